@@ -1,0 +1,80 @@
+//! The command-line definition. Doc comments here are the help text.
+
+use crate::commands::{
+    ask::AskArgs, call::CallArgs, fleet::FleetArgs, kill_switch::KillSwitchArgs, quota::QuotaArgs,
+    reply::ReplyArgs, show::ShowArgs, wake::WakeArgs,
+};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Bounded two-agent discussions between AI agents, on an append-only ledger.
+///
+/// A message never starts an agent: `ask` records a question, `wake`
+/// explicitly reserves one budgeted turn for the recipient, `reply` answers
+/// within that turn, and `show` derives the state by replaying the ledger.
+#[derive(Debug, Parser)]
+#[command(
+    name = "discuss",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+#[command(
+    after_help = "Example:\n  discuss fleet add fleet-alpha agent-a agent-b\n  \
+    discuss ask --from agent-a --to agent-b --fleet fleet-alpha --payload '{\"body\":\"Refactor auth module?\"}'"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The ledger file; created on first write
+    /// [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]
+    #[arg(long, global = true, env = "DISCUSS_LEDGER", value_name = "PATH")]
+    pub ledger: Option<PathBuf>,
+
+    /// Print exactly one JSON object on stdout (errors: one on stderr)
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Recorded as `by` on every record written [default: the OS user name]
+    #[arg(long, global = true, env = "DISCUSS_ACTOR", value_name = "NAME")]
+    pub actor: Option<String>,
+
+    /// When to colour output (never with --json; NO_COLOR turns auto off)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Register agents in fleets, remove them, list fleets
+    Fleet(FleetArgs),
+    /// Start a discussion: the root message from one agent to its peer
+    Ask(AskArgs),
+    /// Reserve one budgeted turn for the recipient of the head
+    Wake(WakeArgs),
+    /// Answer within a reserved turn (a question or a result)
+    Reply(ReplyArgs),
+    /// Show the derived state of a discussion
+    Show(ShowArgs),
+    /// Engage, release or read the global kill-switch
+    #[command(name = "kill-switch")]
+    KillSwitch(KillSwitchArgs),
+    /// Set or show hourly wake quotas
+    Quota(QuotaArgs),
+    /// Take one of the seed's request objects (ask_peer, wake_agent,
+    /// reply_discussion, get_discussion) and answer JSON
+    Call(CallArgs),
+}

@@ -1,0 +1,107 @@
+//! `discuss ask`: the seed's `ask_peer`.
+
+use super::{Context, PayloadArgs};
+use crate::engine::{AskOutcome, AskRequest, plan_ask};
+use crate::error::Result;
+use crate::global::Global;
+use crate::output::{attempt_json, policy_json};
+use clap::Args;
+use serde_json::{Value, json};
+
+/// Start a discussion: the root message (turn 1) from --from to --to.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  discuss ask --from agent-a --to agent-b --fleet fleet-alpha \\\n    \
+    --payload '{\"body\":\"Refactor auth module?\"}' --max-turns 4"
+)]
+pub struct AskArgs {
+    /// The asking agent
+    #[arg(long, value_name = "AGENT")]
+    pub from: String,
+    /// The peer (exactly one: group discussions are refused)
+    #[arg(long, value_name = "AGENT", num_args = 1.., required = true)]
+    pub to: Vec<String>,
+    /// The fleet both agents belong to
+    #[arg(long, value_name = "FLEET")]
+    pub fleet: String,
+    #[command(flatten)]
+    pub payload: PayloadArgs,
+    /// Turn budget, the root included (2 to 32)
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    pub max_turns: i64,
+    /// Conversation deadline after the root, in ms (1000 to 900000)
+    #[arg(long, default_value_t = 300_000, allow_negative_numbers = true)]
+    pub timeout_ms: i64,
+    /// Deadline of each turn, in ms (1000 to 300000, at most --timeout-ms)
+    #[arg(long, default_value_t = 60_000, allow_negative_numbers = true)]
+    pub turn_timeout_ms: i64,
+    /// Reserve the peer's first turn in the same atomic write
+    #[arg(long)]
+    pub wake_peer: bool,
+}
+
+pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
+    let request = AskRequest::new(
+        &args.from,
+        &args.to,
+        &args.fleet,
+        &args.payload.read()?,
+        args.max_turns,
+        args.timeout_ms,
+        args.turn_timeout_ms,
+        args.wake_peer,
+    )?;
+    let outcome = perform(ctx, &request)?;
+    if ctx.out.json {
+        ctx.out.print_json(&to_json(&outcome));
+    } else {
+        ctx.out.print_text(&to_human(ctx, &outcome));
+    }
+    Ok(0)
+}
+
+pub fn perform(ctx: &Context, request: &AskRequest) -> Result<AskOutcome> {
+    ctx.ledger.append(|snapshot| {
+        let global = Global::derive(&snapshot.records);
+        plan_ask(&global, request, &ctx.stamp(snapshot))
+    })
+}
+
+pub fn to_json(outcome: &AskOutcome) -> Value {
+    let d = &outcome.discussion;
+    let root = d.root.as_ref().expect("a new discussion has its root");
+    json!({
+        "discussion_id": d.id,
+        "root_message_id": root.message_id,
+        "head_message_id": d.head().map(|h| h.message_id.clone()),
+        "status": d.status.as_str(),
+        "policy": policy_json(root),
+        "attempt": outcome.attempt.as_ref().map_or(Value::Null, attempt_json),
+    })
+}
+
+fn to_human(ctx: &Context, outcome: &AskOutcome) -> String {
+    let d = &outcome.discussion;
+    let root = d.root.as_ref().expect("a new discussion has its root");
+    let mut text = format!(
+        "{}  {}  {} → {}, {} turns, deadline {}\nroot {}\n",
+        d.id,
+        ctx.out.status(d.status),
+        root.asker,
+        root.peer,
+        root.policy.max_turns,
+        crate::clock::format_ms(root.deadline_ms),
+        root.message_id
+    );
+    match &outcome.attempt {
+        Some(a) => text.push_str(&format!(
+            "woke {} for turn {}: attempt {}\n",
+            a.agent_id, a.turn, a.attempt_id
+        )),
+        None => text.push_str(&format!(
+            "next: discuss wake --agent {} --discussion {} --expected-head {}\n",
+            root.peer, d.id, root.message_id
+        )),
+    }
+    text
+}

@@ -1,0 +1,87 @@
+//! `discuss kill-switch [status] | on --reason TEXT | off`.
+
+use super::Context;
+use crate::clock::format_ms;
+use crate::engine::plan_kill_switch;
+use crate::error::{Error, ErrorCode, Result};
+use crate::global::{Global, KillSwitchState};
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+/// The global halt: while engaged, ask, wake and reply are refused and
+/// supervisors kill their children. Reading is never blocked.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  discuss kill-switch on --reason 'runaway loop in fleet-alpha'\n  discuss kill-switch off"
+)]
+pub struct KillSwitchArgs {
+    #[command(subcommand)]
+    pub command: Option<KillSwitchCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KillSwitchCommand {
+    /// Show whether the switch is engaged (the default)
+    Status,
+    /// Engage the switch
+    On {
+        /// Why; shown to everyone who is refused
+        #[arg(long)]
+        reason: String,
+    },
+    /// Release the switch
+    Off,
+}
+
+pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
+    let state = match &args.command {
+        None | Some(KillSwitchCommand::Status) => {
+            Global::derive(&ctx.ledger.read()?.records).kill_switch
+        }
+        Some(KillSwitchCommand::On { reason }) => {
+            if reason.trim().is_empty() {
+                return Err(
+                    Error::new(ErrorCode::InvalidArgument, "--reason must not be empty")
+                        .hint("say why, e.g. --reason 'runaway loop'"),
+                );
+            }
+            set(ctx, true, Some(reason.clone()))?
+        }
+        Some(KillSwitchCommand::Off) => set(ctx, false, None)?,
+    };
+    if ctx.out.json {
+        ctx.out.print_json(&to_json(&state));
+    } else if state.engaged {
+        ctx.out.print_text(&format!(
+            "kill-switch ENGAGED: {} (since {} by {})\n",
+            state.reason.as_deref().unwrap_or(""),
+            state.changed_at_ms.map(format_ms).unwrap_or_default(),
+            state.changed_by.as_deref().unwrap_or("")
+        ));
+    } else {
+        ctx.out.print_text("kill-switch off\n");
+    }
+    Ok(0)
+}
+
+fn set(ctx: &Context, engaged: bool, reason: Option<String>) -> Result<KillSwitchState> {
+    ctx.ledger.append(|snapshot| {
+        let stamp = ctx.stamp(snapshot);
+        let state = KillSwitchState {
+            engaged,
+            reason: reason.clone(),
+            changed_at_ms: Some(stamp.at_ms),
+            changed_by: Some(stamp.by.clone()),
+        };
+        Ok((plan_kill_switch(engaged, reason, &stamp), state))
+    })
+}
+
+pub fn to_json(state: &KillSwitchState) -> Value {
+    json!({
+        "engaged": state.engaged,
+        "reason": state.reason,
+        "changed_at": state.changed_at_ms.map(format_ms),
+        "changed_by": state.changed_by,
+    })
+}

@@ -1,0 +1,129 @@
+//! One module per command: parse arguments, call the engine, render.
+
+pub mod ask;
+pub mod call;
+pub mod fleet;
+pub mod kill_switch;
+pub mod quota;
+pub mod reply;
+pub mod show;
+pub mod wake;
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::clock::Clock;
+use crate::engine::Stamp;
+use crate::error::{Error, ErrorCode, Result};
+use crate::ledger::{Ledger, Snapshot};
+use crate::output::Output;
+use clap::Args;
+use std::io::Read;
+use std::path::PathBuf;
+
+/// What every command that touches the ledger needs.
+pub struct Context {
+    pub ledger: Ledger,
+    pub clock: Clock,
+    pub actor: String,
+    pub out: Output,
+}
+
+impl Context {
+    pub fn new(global: &GlobalArgs, out: Output) -> Result<Context> {
+        let path = match &global.ledger {
+            Some(path) if !path.as_os_str().is_empty() => path.clone(),
+            _ => crate::user::default_ledger_path().ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    "no ledger path: neither HOME nor XDG_STATE_HOME is set",
+                )
+                .hint("pass --ledger PATH or set DISCUSS_LEDGER")
+            })?,
+        };
+        let actor = match &global.actor {
+            Some(actor) => actor.clone(),
+            None => crate::user::user_name().unwrap_or_else(|| "unknown".into()),
+        };
+        if actor.trim().is_empty() || actor.chars().any(char::is_control) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("actor {actor:?} is empty or has control characters"),
+            ));
+        }
+        Ok(Context {
+            ledger: Ledger::new(path),
+            clock: Clock::from_env()?,
+            actor,
+            out,
+        })
+    }
+
+    /// Time and actor for records written on top of `snapshot`; never
+    /// earlier than the newest record (a clock behind uses its time).
+    pub fn stamp(&self, snapshot: &Snapshot) -> Stamp {
+        let now = self.clock.now_ms();
+        Stamp {
+            at_ms: snapshot.last_at_ms.map_or(now, |last| last.max(now)),
+            by: self.actor.clone(),
+        }
+    }
+
+    /// Now, for readers: never before the newest record.
+    pub fn now(&self, snapshot: &Snapshot) -> i64 {
+        self.stamp(snapshot).at_ms
+    }
+}
+
+/// `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct PayloadArgs {
+    /// The message body as JSON (any JSON value)
+    #[arg(long, value_name = "JSON")]
+    pub payload: Option<String>,
+    /// Read the JSON body from a file, or from stdin with `-`
+    #[arg(long, value_name = "PATH|-")]
+    pub payload_file: Option<PathBuf>,
+}
+
+impl PayloadArgs {
+    pub fn read(&self) -> Result<String> {
+        match (&self.payload, &self.payload_file) {
+            (Some(payload), _) => Ok(payload.clone()),
+            (None, Some(path)) => read_input(path),
+            (None, None) => unreachable!("clap requires one of the group"),
+        }
+    }
+}
+
+/// A file's text, or stdin's for `-`.
+pub fn read_input(path: &std::path::Path) -> Result<String> {
+    let mut text = String::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin().read_to_string(&mut text)
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+    };
+    result.map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .detail("path", path.display().to_string())
+    })?;
+    Ok(text)
+}
+
+/// Runs the parsed command; the exit status on success.
+pub fn run(cli: &Cli, out: Output) -> Result<u8> {
+    let ctx = || Context::new(&cli.global, out.clone());
+    match &cli.command {
+        Command::Fleet(args) => fleet::run(&ctx()?, args),
+        Command::Ask(args) => ask::run(&ctx()?, args),
+        Command::Wake(args) => wake::run(&ctx()?, args),
+        Command::Reply(args) => reply::run(&ctx()?, args),
+        Command::Show(args) => show::run(&ctx()?, args),
+        Command::KillSwitch(args) => kill_switch::run(&ctx()?, args),
+        Command::Quota(args) => quota::run(&ctx()?, args),
+        Command::Call(args) => call::run(&Context::new(&cli.global, out.as_json())?, args),
+    }
+}

@@ -1,0 +1,102 @@
+//! `discuss reply`: the seed's `reply_discussion`.
+
+use super::{Context, PayloadArgs};
+use crate::discussion::Discussion;
+use crate::engine::{ReplyRequest, plan_reply};
+use crate::error::Result;
+use crate::global::Global;
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReplyType {
+    Question,
+    Result,
+}
+
+/// Answer within a reserved turn: a question back, or a result.
+///
+/// A supervised child finds --agent, --discussion, --attempt and --reply-to
+/// in its environment and needs only --type and --payload.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example (inside a supervised run):\n  discuss reply --type result --payload '{\"body\":\"Yes, proceed.\"}' --close"
+)]
+pub struct ReplyArgs {
+    /// The woken agent
+    #[arg(long, env = "DISCUSS_AGENT_ID", value_name = "AGENT")]
+    pub agent: String,
+    /// The discussion
+    #[arg(long, env = "DISCUSS_DISCUSSION_ID", value_name = "DSC")]
+    pub discussion: String,
+    /// The attempt `wake` reserved
+    #[arg(long, env = "DISCUSS_ATTEMPT_ID", value_name = "ATT")]
+    pub attempt: String,
+    /// The head message being answered
+    #[arg(long, env = "DISCUSS_REPLY_TO", value_name = "MSG")]
+    pub reply_to: String,
+    /// A question back to the other agent, or a result
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub kind: ReplyType,
+    #[command(flatten)]
+    pub payload: PayloadArgs,
+    /// End the discussion with this reply
+    #[arg(long)]
+    pub close: bool,
+}
+
+pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
+    let kind = match args.kind {
+        ReplyType::Question => "question",
+        ReplyType::Result => "result",
+    };
+    let request = ReplyRequest::new(
+        &args.agent,
+        &args.discussion,
+        &args.attempt,
+        &args.reply_to,
+        kind,
+        &args.payload.read()?,
+        args.close,
+    )?;
+    let (discussion, message_id) = perform(ctx, &request)?;
+    if ctx.out.json {
+        ctx.out.print_json(&to_json(&discussion, &message_id));
+    } else {
+        ctx.out.print_text(&format!(
+            "{} turn {}: {} → {}\n",
+            discussion.id,
+            discussion.head().map_or(0, |h| h.turn),
+            message_id,
+            ctx.out.status(discussion.status)
+        ));
+    }
+    Ok(0)
+}
+
+pub fn perform(ctx: &Context, request: &ReplyRequest) -> Result<(Discussion, String)> {
+    ctx.ledger.append(|snapshot| {
+        let global = Global::derive(&snapshot.records);
+        plan_reply(
+            &global,
+            &snapshot.discussion(&request.discussion_id),
+            request,
+            &ctx.stamp(snapshot),
+        )
+    })
+}
+
+pub fn to_json(discussion: &Discussion, message_id: &str) -> Value {
+    let turn = discussion
+        .transcript
+        .iter()
+        .find(|e| e.message_id == message_id)
+        .map(|e| e.turn);
+    json!({
+        "discussion_id": discussion.id,
+        "message_id": message_id,
+        "turn": turn,
+        "status": discussion.status.as_str(),
+        "head_message_id": discussion.head().map(|h| h.message_id.clone()),
+    })
+}

@@ -1,0 +1,50 @@
+//! `discuss show`: the seed's `get_discussion`.
+
+use super::Context;
+use crate::discussion::{Discussion, derive};
+use crate::error::{Error, ErrorCode, Result};
+use crate::ids;
+use crate::output::{discussion_human, discussion_json};
+use clap::Args;
+
+/// Show the derived state of a discussion: status, transcript, attempts,
+/// escalation and integrity findings.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  discuss show dsc_… --json | jq -r .status")]
+pub struct ShowArgs {
+    /// The discussion
+    #[arg(value_name = "DSC")]
+    pub discussion: String,
+    /// Leave out the receipts of each transcript entry
+    #[arg(long)]
+    pub no_receipts: bool,
+}
+
+pub fn run(ctx: &Context, args: &ShowArgs) -> Result<u8> {
+    let (discussion, now) = load(ctx, &args.discussion)?;
+    if ctx.out.json {
+        ctx.out
+            .print_json(&discussion_json(&discussion, !args.no_receipts));
+    } else {
+        ctx.out
+            .print_text(&discussion_human(&ctx.out, &discussion, now));
+    }
+    Ok(0)
+}
+
+/// Reads and derives one discussion; `unknown_discussion` when absent.
+pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
+    ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
+    let snapshot = ctx.ledger.read()?;
+    let now = ctx.now(&snapshot);
+    let discussion =
+        derive(discussion_id, &snapshot.discussion(discussion_id), now).ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnknownDiscussion,
+                format!("no discussion {discussion_id} in the ledger"),
+            )
+            .detail("discussion_id", discussion_id)
+            .detail("ledger", ctx.ledger.path().display().to_string())
+        })?;
+    Ok((discussion, now))
+}

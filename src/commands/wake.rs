@@ -1,0 +1,69 @@
+//! `discuss wake`: the seed's `wake_agent`.
+
+use super::Context;
+use crate::clock::format_ms;
+use crate::discussion::{Attempt, Discussion};
+use crate::engine::{WakeRequest, plan_wake};
+use crate::error::Result;
+use crate::global::Global;
+use crate::output::attempt_json;
+use clap::Args;
+use serde_json::{Value, json};
+
+/// Reserve one turn for the recipient of the head: atomic, budgeted.
+///
+/// Charges one turn whatever the outcome. Without a command it only
+/// reserves and prints the attempt; the agent then answers with `reply`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  discuss wake --agent agent-b --discussion dsc_… --expected-head msg_…"
+)]
+pub struct WakeArgs {
+    /// The agent to wake: the recipient of the head
+    #[arg(long, value_name = "AGENT")]
+    pub agent: String,
+    /// The discussion
+    #[arg(long, value_name = "DSC")]
+    pub discussion: String,
+    /// The head message the caller saw; refused as stale_head if it moved
+    #[arg(long, value_name = "MSG")]
+    pub expected_head: String,
+}
+
+pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
+    let request = WakeRequest::new(&args.agent, &args.discussion, &args.expected_head)?;
+    let (discussion, attempt) = perform(ctx, &request)?;
+    if ctx.out.json {
+        ctx.out.print_json(&to_json(&discussion, &attempt));
+    } else {
+        ctx.out.print_text(&format!(
+            "{} holds turn {} of {} until {}\nattempt {}\nreply: discuss reply --agent {} --discussion {} --attempt {} --reply-to {} --type result --payload JSON\n",
+            attempt.agent_id,
+            attempt.turn,
+            discussion.id,
+            format_ms(attempt.deadline_ms),
+            attempt.attempt_id,
+            attempt.agent_id,
+            discussion.id,
+            attempt.attempt_id,
+            attempt.head_message_id,
+        ));
+    }
+    Ok(0)
+}
+
+pub fn perform(ctx: &Context, request: &WakeRequest) -> Result<(Discussion, Attempt)> {
+    ctx.ledger.append(|snapshot| {
+        let global = Global::derive(&snapshot.records);
+        plan_wake(
+            &global,
+            &snapshot.discussion(&request.discussion_id),
+            request,
+            &ctx.stamp(snapshot),
+        )
+    })
+}
+
+pub fn to_json(discussion: &Discussion, attempt: &Attempt) -> Value {
+    json!({"discussion_id": discussion.id, "attempt": attempt_json(attempt)})
+}

@@ -1,0 +1,257 @@
+//! The versioned discussion envelope carried in a message's `payload`.
+
+use crate::error::{Error, ErrorCode, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const SCHEMA: &str = "discussion/v1";
+/// Largest serialized envelope, in UTF-8 bytes.
+pub const MAX_ENVELOPE_BYTES: usize = 65_536;
+
+pub const MAX_TURNS: (i64, i64) = (2, 32);
+pub const TIMEOUT_MS: (i64, i64) = (1_000, 900_000);
+pub const TURN_TIMEOUT_MS: (i64, i64) = (1_000, 300_000);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageType {
+    Ask,
+    Question,
+    Result,
+}
+
+impl MessageType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageType::Ask => "ask",
+            MessageType::Question => "question",
+            MessageType::Result => "result",
+        }
+    }
+}
+
+/// The immutable limits fixed by the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    pub max_turns: u32,
+    pub timeout_ms: i64,
+    pub turn_timeout_ms: i64,
+}
+
+impl Policy {
+    /// Checks the ranges of the seed, each bound inclusive.
+    pub fn new(max_turns: i64, timeout_ms: i64, turn_timeout_ms: i64) -> Result<Policy> {
+        check_range("max_turns", max_turns, MAX_TURNS)?;
+        check_range("timeout_ms", timeout_ms, TIMEOUT_MS)?;
+        check_range("turn_timeout_ms", turn_timeout_ms, TURN_TIMEOUT_MS)?;
+        if turn_timeout_ms > timeout_ms {
+            return Err(Error::new(
+                ErrorCode::OutOfRange,
+                format!(
+                    "turn_timeout_ms ({turn_timeout_ms}) must not exceed timeout_ms ({timeout_ms})"
+                ),
+            )
+            .detail("field", "turn_timeout_ms")
+            .detail("value", turn_timeout_ms)
+            .detail("max", timeout_ms));
+        }
+        Ok(Policy {
+            max_turns: max_turns as u32,
+            timeout_ms,
+            turn_timeout_ms,
+        })
+    }
+
+    pub fn is_valid(&self) -> bool {
+        Policy::new(self.max_turns.into(), self.timeout_ms, self.turn_timeout_ms).is_ok()
+    }
+}
+
+/// `out_of_range` unless `min <= value <= max`.
+pub fn check_range(field: &str, value: i64, (min, max): (i64, i64)) -> Result<()> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::OutOfRange,
+            format!("{field} must be between {min} and {max}, got {value}"),
+        )
+        .detail("field", field)
+        .detail("value", value)
+        .detail("min", min)
+        .detail("max", max))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub schema: String,
+    pub discussion_id: String,
+    pub turn: u32,
+    #[serde(rename = "type")]
+    pub kind: MessageType,
+    pub reply_to_message_id: Option<String>,
+    pub attempt_id: Option<String>,
+    #[serde(default)]
+    pub close: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Policy>,
+    pub body: Value,
+}
+
+impl Envelope {
+    pub fn root(discussion_id: &str, policy: Policy, body: Value) -> Envelope {
+        Envelope {
+            schema: SCHEMA.into(),
+            discussion_id: discussion_id.into(),
+            turn: 1,
+            kind: MessageType::Ask,
+            reply_to_message_id: None,
+            attempt_id: None,
+            close: false,
+            policy: Some(policy),
+            body,
+        }
+    }
+
+    /// Parses a payload as an envelope of `discussion_id`, checking the
+    /// shape its type requires. The error says what is wrong.
+    pub fn parse(payload: &str, discussion_id: &str) -> Result<Envelope, String> {
+        let envelope: Envelope =
+            serde_json::from_str(payload).map_err(|e| format!("envelope does not parse: {e}"))?;
+        if envelope.schema != SCHEMA {
+            return Err(format!("unknown schema {:?}", envelope.schema));
+        }
+        if envelope.discussion_id != discussion_id {
+            return Err(format!(
+                "envelope names discussion {} but the message is correlated to {discussion_id}",
+                envelope.discussion_id
+            ));
+        }
+        if envelope.kind != MessageType::Ask {
+            if envelope.turn < 2 {
+                return Err(format!(
+                    "a {} must have turn >= 2, has {}",
+                    envelope.kind.as_str(),
+                    envelope.turn
+                ));
+            }
+            if envelope.reply_to_message_id.is_none() || envelope.attempt_id.is_none() {
+                return Err("a reply needs reply_to_message_id and attempt_id".into());
+            }
+            if envelope.policy.is_some() {
+                return Err("only the root carries a policy".into());
+            }
+        }
+        Ok(envelope)
+    }
+
+    /// Problems that make this envelope unfit to be a root, if any.
+    pub fn root_problem(&self) -> Option<String> {
+        if self.turn != 1 {
+            return Some(format!("root has turn {}, not 1", self.turn));
+        }
+        if self.reply_to_message_id.is_some() || self.attempt_id.is_some() {
+            return Some("root must not reply to anything or carry an attempt".into());
+        }
+        if self.close {
+            return Some("root must not close".into());
+        }
+        match self.policy {
+            None => Some("root has no policy".into()),
+            Some(policy) if !policy.is_valid() => {
+                Some(format!("root policy out of range: {policy:?}"))
+            }
+            Some(_) => None,
+        }
+    }
+
+    /// Serializes the envelope; `payload_too_large` past 65,536 bytes.
+    pub fn to_payload(&self) -> Result<String> {
+        let payload = serde_json::to_string(self).expect("an envelope always serializes");
+        if payload.len() > MAX_ENVELOPE_BYTES {
+            return Err(Error::new(
+                ErrorCode::PayloadTooLarge,
+                format!(
+                    "the serialized envelope is {} bytes, over the limit of {MAX_ENVELOPE_BYTES}",
+                    payload.len()
+                ),
+            )
+            .detail("envelope_bytes", payload.len())
+            .detail("max_bytes", MAX_ENVELOPE_BYTES)
+            .hint("the limit counts UTF-8 bytes of the whole envelope, metadata included"));
+        }
+        Ok(payload)
+    }
+}
+
+/// Parses a caller's payload (`payload_not_json` when it is not JSON).
+pub fn parse_body(payload: &str) -> Result<Value> {
+    serde_json::from_str(payload).map_err(|e| {
+        Error::new(
+            ErrorCode::PayloadNotJson,
+            format!("payload is not JSON: {e}"),
+        )
+        .hint(r#"pass a JSON value, e.g. --payload '{"body":"Refactor auth module?"}'"#)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_serializes_in_the_documented_order() {
+        let policy = Policy::new(4, 300_000, 60_000).unwrap();
+        let env = Envelope::root("dsc_1", policy, serde_json::json!({"body": "hi"}));
+        assert_eq!(
+            env.to_payload().unwrap(),
+            r#"{"schema":"discussion/v1","discussion_id":"dsc_1","turn":1,"type":"ask","reply_to_message_id":null,"attempt_id":null,"close":false,"policy":{"max_turns":4,"timeout_ms":300000,"turn_timeout_ms":60000},"body":{"body":"hi"}}"#
+        );
+        assert_eq!(
+            Envelope::parse(&env.to_payload().unwrap(), "dsc_1").unwrap(),
+            env
+        );
+        assert!(Envelope::parse(&env.to_payload().unwrap(), "dsc_2").is_err());
+    }
+
+    #[test]
+    fn policy_ranges_are_inclusive() {
+        assert!(Policy::new(2, 1_000, 1_000).is_ok());
+        assert!(Policy::new(32, 900_000, 300_000).is_ok());
+        assert_eq!(
+            Policy::new(1, 1_000, 1_000).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+        assert_eq!(
+            Policy::new(33, 1_000, 1_000).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+        assert_eq!(
+            Policy::new(4, 999, 999).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+        assert_eq!(
+            Policy::new(4, 900_001, 1_000).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+        assert_eq!(
+            Policy::new(4, 900_000, 300_001).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+        assert_eq!(
+            Policy::new(4, 2_000, 2_001).unwrap_err().code,
+            ErrorCode::OutOfRange
+        );
+    }
+
+    #[test]
+    fn replies_need_their_links() {
+        let reply = r#"{"schema":"discussion/v1","discussion_id":"dsc_1","turn":2,"type":"result","reply_to_message_id":null,"attempt_id":"att_1","close":false,"body":1}"#;
+        assert!(
+            Envelope::parse(reply, "dsc_1")
+                .unwrap_err()
+                .contains("reply_to_message_id")
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! The derived state of one discussion.
+
+use super::envelope::{MessageType, Policy};
+use crate::ledger::Record;
+use serde_json::Value;
+
+/// Derived status; the order of the variants is the seed's precedence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Invalid,
+    Closed,
+    Deadman,
+    Expired,
+    Exhausted,
+    Active,
+    Open,
+}
+
+impl Status {
+    pub const ALL: [Status; 7] = [
+        Status::Invalid,
+        Status::Closed,
+        Status::Deadman,
+        Status::Expired,
+        Status::Exhausted,
+        Status::Active,
+        Status::Open,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Invalid => "invalid",
+            Status::Closed => "closed",
+            Status::Deadman => "deadman",
+            Status::Expired => "expired",
+            Status::Exhausted => "exhausted",
+            Status::Active => "active",
+            Status::Open => "open",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// Terminal statuses never reopen (`invalid` included: it fails closed).
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, Status::Active | Status::Open)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptState {
+    Reserved,
+    Started,
+    Completed,
+    Failed,
+    Deadman,
+}
+
+impl AttemptState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptState::Reserved => "reserved",
+            AttemptState::Started => "started",
+            AttemptState::Completed => "completed",
+            AttemptState::Failed => "failed",
+            AttemptState::Deadman => "deadman",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    Malformed,
+    Foreign,
+    Fork,
+    DuplicateOrdinal,
+    ContradictoryReceipts,
+    MalformedRoot,
+}
+
+impl FindingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::Malformed => "malformed",
+            FindingKind::Foreign => "foreign",
+            FindingKind::Fork => "fork",
+            FindingKind::DuplicateOrdinal => "duplicate_ordinal",
+            FindingKind::ContradictoryReceipts => "contradictory_receipts",
+            FindingKind::MalformedRoot => "malformed_root",
+        }
+    }
+
+    /// Whether the finding makes the discussion `invalid` (fail closed).
+    pub fn invalidates(self) -> bool {
+        !matches!(self, FindingKind::Malformed | FindingKind::Foreign)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// The message concerned (for a receipt: the message it names, if any).
+    pub message_id: Option<String>,
+    /// The ledger record that raised the finding.
+    pub record_id: String,
+    pub line: usize,
+    pub detail: String,
+}
+
+/// What the root fixed for the whole discussion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Root {
+    pub message_id: String,
+    pub fleet_id: String,
+    pub asker: String,
+    pub peer: String,
+    pub policy: Policy,
+    pub created_at_ms: i64,
+    /// `created_at_ms + timeout_ms`.
+    pub deadline_ms: i64,
+}
+
+impl Root {
+    /// The other participant of `agent`.
+    pub fn other(&self, agent: &str) -> &str {
+        if agent == self.asker {
+            &self.peer
+        } else {
+            &self.asker
+        }
+    }
+}
+
+/// A valid message of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub turn: u32,
+    pub message_id: String,
+    pub from_agent_id: String,
+    pub to_agent_id: String,
+    pub kind: MessageType,
+    pub reply_to_message_id: Option<String>,
+    pub attempt_id: Option<String>,
+    pub close: bool,
+    pub body: Value,
+    pub at_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub attempt_id: String,
+    pub agent_id: String,
+    pub turn: u32,
+    pub head_message_id: String,
+    pub state: AttemptState,
+    pub reserved_at_ms: i64,
+    /// Clamped to the conversation deadline.
+    pub deadline_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub ended_at_ms: Option<i64>,
+    pub reply_message_id: Option<String>,
+    pub reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub pid: Option<u32>,
+    /// A `completed`, `failed` or `deadman` receipt has been recorded.
+    pub terminal_receipt: bool,
+}
+
+impl Attempt {
+    /// Live: reserved or started and before its deadline.
+    pub fn is_live_at(&self, now_ms: i64) -> bool {
+        matches!(self.state, AttemptState::Reserved | AttemptState::Started)
+            && now_ms < self.deadline_ms
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Escalation {
+    pub receipt_id: String,
+    pub at_ms: i64,
+    pub turns_used: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discussion {
+    pub id: String,
+    /// `None` when the root is missing or unusable (the status is `invalid`).
+    pub root: Option<Root>,
+    pub status: Status,
+    /// The frozen terminal state and when it was reached (not for `invalid`).
+    pub terminal: Option<(Status, i64)>,
+    pub turns_used: u32,
+    pub transcript: Vec<Entry>,
+    pub attempts: Vec<Attempt>,
+    /// Accepted receipts, in ledger order.
+    pub receipts: Vec<Record>,
+    pub escalation: Option<Escalation>,
+    pub findings: Vec<Finding>,
+    pub updated_at_ms: i64,
+}
+
+impl Discussion {
+    /// The newest valid message.
+    pub fn head(&self) -> Option<&Entry> {
+        self.transcript.last()
+    }
+
+    /// The live attempt (there is at most one).
+    pub fn live_attempt(&self) -> Option<&Attempt> {
+        if self.status == Status::Active {
+            self.attempts
+                .iter()
+                .find(|a| matches!(a.state, AttemptState::Reserved | AttemptState::Started))
+        } else {
+            None
+        }
+    }
+
+    pub fn attempt(&self, attempt_id: &str) -> Option<&Attempt> {
+        self.attempts.iter().find(|a| a.attempt_id == attempt_id)
+    }
+
+    pub fn max_turns(&self) -> u32 {
+        self.root.as_ref().map_or(0, |r| r.policy.max_turns)
+    }
+
+    pub fn turns_remaining(&self) -> u32 {
+        self.max_turns().saturating_sub(self.turns_used)
+    }
+}

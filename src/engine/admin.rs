@@ -1,0 +1,57 @@
+//! Operator writes: fleet membership, the kill-switch, quotas.
+
+use super::Stamp;
+use crate::global::Global;
+use crate::ids;
+use crate::ledger::record::{FleetChange, FleetOp, KillSwitch, QuotaSetting};
+use crate::ledger::{Body, Record};
+
+/// Membership changes; idempotent: agents already in (or already out of)
+/// the fleet get no record.
+pub fn plan_fleet(
+    global: &Global,
+    op: FleetOp,
+    fleet_id: &str,
+    agents: &[String],
+    stamp: &Stamp,
+) -> Vec<Record> {
+    let members = global.members(fleet_id);
+    let mut seen = std::collections::BTreeSet::new();
+    agents
+        .iter()
+        .filter(|agent| seen.insert(agent.as_str()))
+        .filter(|agent| {
+            let member = members.is_some_and(|m| m.contains(*agent));
+            (op == FleetOp::Add) != member
+        })
+        .map(|agent| {
+            stamp.record(
+                ids::RECORD,
+                Body::Fleet(FleetChange {
+                    op,
+                    fleet_id: fleet_id.into(),
+                    agent_id: agent.clone(),
+                }),
+            )
+        })
+        .collect()
+}
+
+/// Every change is recorded, even to the same state: the ledger keeps who
+/// engaged or released the switch, when, and why.
+pub fn plan_kill_switch(engaged: bool, reason: Option<String>, stamp: &Stamp) -> Vec<Record> {
+    vec![stamp.record(
+        ids::RECORD,
+        Body::KillSwitch(KillSwitch { engaged, reason }),
+    )]
+}
+
+pub fn plan_quota(agent_id: Option<String>, wakes_per_hour: u32, stamp: &Stamp) -> Vec<Record> {
+    vec![stamp.record(
+        ids::RECORD,
+        Body::Quota(QuotaSetting {
+            agent_id,
+            wakes_per_hour,
+        }),
+    )]
+}

@@ -1,0 +1,99 @@
+//! `ask`: the root message, and with `--wake-peer` the first reservation.
+
+use super::{AskRequest, Stamp, finish_plan};
+use crate::discussion::{Attempt, Discussion};
+use crate::error::{Error, ErrorCode, Result};
+use crate::global::Global;
+use crate::ids;
+use crate::ledger::record::{Message, RESERVED, Receipt};
+use crate::ledger::{Body, Record};
+
+#[derive(Debug, Clone)]
+pub struct AskOutcome {
+    pub discussion: Discussion,
+    pub attempt: Option<Attempt>,
+}
+
+/// Checks in the contract's order: `kill_switch_engaged`, `unknown_fleet`,
+/// `not_in_fleet`, then (with wake_peer) `wake_quota_exceeded`.
+pub fn plan_ask(
+    global: &Global,
+    request: &AskRequest,
+    stamp: &Stamp,
+) -> Result<(Vec<Record>, AskOutcome)> {
+    global.check_kill_switch()?;
+    let Some(members) = global.members(&request.fleet) else {
+        return Err(Error::new(
+            ErrorCode::UnknownFleet,
+            format!("no fleet {}", request.fleet),
+        )
+        .detail("fleet_id", request.fleet.as_str())
+        .hint(format!(
+            "register the agents first: `discuss fleet add {} {} {}`",
+            request.fleet, request.from, request.to
+        )));
+    };
+    let missing: Vec<&str> = [request.from.as_str(), request.to.as_str()]
+        .into_iter()
+        .filter(|agent| !members.contains(*agent))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::new(
+            ErrorCode::NotInFleet,
+            format!(
+                "{} not a member of fleet {}",
+                missing.join(" and "),
+                request.fleet
+            ),
+        )
+        .detail("fleet_id", request.fleet.as_str())
+        .detail("agent_ids", missing.clone())
+        .hint(format!(
+            "`discuss fleet add {} {}` registers them",
+            request.fleet,
+            missing.join(" ")
+        )));
+    }
+    if request.wake_peer {
+        global.check_quota(&request.to, stamp.at_ms)?;
+    }
+    let root = stamp.record(
+        ids::MESSAGE,
+        Body::Message(Message {
+            fleet_id: request.fleet.clone(),
+            from_agent_id: request.from.clone(),
+            to_agent_id: request.to.clone(),
+            correlation_id: Some(request.discussion_id.clone()),
+            payload: request.envelope.clone(),
+        }),
+    );
+    let mut records = vec![root.clone()];
+    let attempt_id = request.wake_peer.then(|| ids::new_id(ids::ATTEMPT));
+    if let Some(attempt_id) = &attempt_id {
+        let conversation_deadline = stamp.at_ms + request.policy.timeout_ms;
+        records.push(stamp.record(
+            ids::RECEIPT,
+            Body::Receipt(Receipt {
+                receipt: RESERVED.into(),
+                discussion_id: request.discussion_id.clone(),
+                attempt_id: Some(attempt_id.clone()),
+                agent_id: Some(request.to.clone()),
+                turn: Some(2),
+                head_message_id: Some(root.id.clone()),
+                deadline_ms: Some(
+                    (stamp.at_ms + request.policy.turn_timeout_ms).min(conversation_deadline),
+                ),
+                ..Receipt::default()
+            }),
+        ));
+    }
+    let (records, discussion) = finish_plan(&request.discussion_id, &[], records, stamp)?;
+    let attempt = attempt_id.and_then(|id| discussion.attempt(&id).cloned());
+    Ok((
+        records,
+        AskOutcome {
+            discussion,
+            attempt,
+        },
+    ))
+}

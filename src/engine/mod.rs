@@ -1,0 +1,127 @@
+//! Operations on the ledger, as pure plans: the current records + a
+//! validated request → the records to append, or the contract error.
+//!
+//! A plan runs under the ledger's exclusive lock (see `commands`). Every
+//! plan is checked by deriving the discussion with its new records: a plan
+//! that would make a discussion `invalid` is refused as an internal error,
+//! and a plan that makes it `exhausted` gets its one escalation receipt.
+
+mod admin;
+mod ask;
+mod attempt_end;
+mod reply;
+mod request;
+mod wake;
+
+pub use admin::{plan_fleet, plan_kill_switch, plan_quota};
+pub use ask::{AskOutcome, plan_ask};
+pub use attempt_end::{AttemptEnd, plan_attempt_end, plan_started};
+pub use reply::plan_reply;
+pub use request::{AskRequest, ReplyRequest, WakeRequest};
+pub use wake::plan_wake;
+
+use crate::discussion::{Discussion, Status, derive};
+use crate::error::{Error, ErrorCode, Result};
+use crate::ids;
+use crate::ledger::record::{ESCALATED, Receipt};
+use crate::ledger::{Body, Record};
+
+/// Time and actor of the records one operation writes.
+#[derive(Debug, Clone)]
+pub struct Stamp {
+    pub at_ms: i64,
+    pub by: String,
+}
+
+impl Stamp {
+    pub fn record(&self, prefix: &str, body: Body) -> Record {
+        Record {
+            id: ids::new_id(prefix),
+            at_ms: self.at_ms,
+            by: self.by.clone(),
+            body,
+            line: 0,
+        }
+    }
+}
+
+/// Derives a discussion with `new` records appended, adds the escalation
+/// receipt when they make it `exhausted`, and refuses a plan that would
+/// make it `invalid`. Returns all records to write and the new state.
+pub fn finish_plan(
+    discussion_id: &str,
+    existing: &[&Record],
+    mut new: Vec<Record>,
+    stamp: &Stamp,
+) -> Result<(Vec<Record>, Discussion)> {
+    let derive_with = |new: &[Record]| {
+        let all: Vec<&Record> = existing.iter().copied().chain(new.iter()).collect();
+        derive(discussion_id, &all, stamp.at_ms).expect("the plan adds records")
+    };
+    let mut state = derive_with(&new);
+    if state.status == Status::Exhausted && state.escalation.is_none() {
+        new.push(stamp.record(
+            ids::RECEIPT,
+            Body::Receipt(Receipt {
+                receipt: ESCALATED.into(),
+                discussion_id: discussion_id.into(),
+                turns_used: Some(state.turns_used),
+                ..Receipt::default()
+            }),
+        ));
+        state = derive_with(&new);
+    }
+    if state.status == Status::Invalid {
+        let detail = state
+            .findings
+            .last()
+            .map(|f| f.detail.clone())
+            .unwrap_or_default();
+        return Err(Error::new(
+            ErrorCode::Internal,
+            format!("refusing a write that would make {discussion_id} invalid: {detail}"),
+        ));
+    }
+    Ok((new, state))
+}
+
+/// The state checks `wake` and `reply` share, in the contract's order after
+/// the kill-switch: `unknown_discussion`, `discussion_invalid`,
+/// `discussion_terminal`.
+pub fn writable_discussion(
+    discussion_id: &str,
+    records: &[&Record],
+    now_ms: i64,
+) -> Result<Discussion> {
+    let Some(discussion) = derive(discussion_id, records, now_ms) else {
+        return Err(Error::new(
+            ErrorCode::UnknownDiscussion,
+            format!("no discussion {discussion_id} in the ledger"),
+        )
+        .detail("discussion_id", discussion_id));
+    };
+    if discussion.status == Status::Invalid {
+        return Err(Error::new(
+            ErrorCode::DiscussionInvalid,
+            format!("{discussion_id} is invalid and takes no more writes"),
+        )
+        .detail("discussion_id", discussion_id)
+        .detail("findings", discussion.findings.len())
+        .hint(format!(
+            "see its integrity findings with `discuss show {discussion_id}`"
+        )));
+    }
+    if discussion.status.is_terminal() {
+        return Err(Error::new(
+            ErrorCode::DiscussionTerminal,
+            format!(
+                "{discussion_id} is {}; terminal discussions never reopen",
+                discussion.status.as_str()
+            ),
+        )
+        .detail("discussion_id", discussion_id)
+        .detail("status", discussion.status.as_str())
+        .hint("start a new discussion with `discuss ask`"));
+    }
+    Ok(discussion)
+}

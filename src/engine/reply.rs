@@ -1,0 +1,96 @@
+//! `reply`: the woken agent's message and its `completed` receipt.
+
+use super::{ReplyRequest, Stamp, finish_plan, writable_discussion};
+use crate::discussion::{AttemptState, Discussion};
+use crate::error::{Error, ErrorCode, Result};
+use crate::global::Global;
+use crate::ids;
+use crate::ledger::record::{COMPLETED, Message, Receipt};
+use crate::ledger::{Body, Record};
+
+/// Checks in the contract's order: `kill_switch_engaged`,
+/// `unknown_discussion`, `discussion_invalid`, `discussion_terminal`,
+/// `unknown_attempt`, `not_attempt_agent`, `attempt_not_live`, `stale_head`;
+/// then the exact envelope size.
+pub fn plan_reply(
+    global: &Global,
+    existing: &[&Record],
+    request: &ReplyRequest,
+    stamp: &Stamp,
+) -> Result<(Vec<Record>, (Discussion, String))> {
+    global.check_kill_switch()?;
+    let discussion = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
+    let (Some(root), Some(head)) = (&discussion.root, discussion.head()) else {
+        unreachable!("a discussion that is not invalid has a root and a head")
+    };
+    let Some(attempt) = discussion.attempt(&request.attempt_id) else {
+        return Err(Error::new(
+            ErrorCode::UnknownAttempt,
+            format!("{} has no attempt {}", discussion.id, request.attempt_id),
+        )
+        .detail("attempt_id", request.attempt_id.as_str())
+        .hint("reply with the attempt id that `discuss wake` printed"));
+    };
+    if attempt.agent_id != request.agent {
+        return Err(Error::new(
+            ErrorCode::NotAttemptAgent,
+            format!(
+                "{} was reserved for {}, not {}",
+                attempt.attempt_id, attempt.agent_id, request.agent
+            ),
+        )
+        .detail("agent_id", attempt.agent_id.as_str()));
+    }
+    if !matches!(
+        attempt.state,
+        AttemptState::Reserved | AttemptState::Started
+    ) {
+        return Err(Error::new(
+            ErrorCode::AttemptNotLive,
+            format!(
+                "{} is {}; only a live attempt can reply",
+                attempt.attempt_id,
+                attempt.state.as_str()
+            ),
+        )
+        .detail("attempt_id", attempt.attempt_id.as_str())
+        .detail("state", attempt.state.as_str())
+        .hint("no retries: a new turn needs a new `discuss wake`"));
+    }
+    if request.reply_to != head.message_id {
+        return Err(Error::new(
+            ErrorCode::StaleHead,
+            format!(
+                "the head of {} is {}, not {}",
+                discussion.id, head.message_id, request.reply_to
+            ),
+        )
+        .detail("head_message_id", head.message_id.as_str())
+        .hint(format!("reply to the head: --reply-to {}", head.message_id)));
+    }
+    let envelope = request.envelope(attempt.turn)?;
+    let message = stamp.record(
+        ids::MESSAGE,
+        Body::Message(Message {
+            fleet_id: root.fleet_id.clone(),
+            from_agent_id: request.agent.clone(),
+            to_agent_id: root.other(&request.agent).to_owned(),
+            correlation_id: Some(discussion.id.clone()),
+            payload: envelope,
+        }),
+    );
+    let completed = stamp.record(
+        ids::RECEIPT,
+        Body::Receipt(Receipt {
+            receipt: COMPLETED.into(),
+            discussion_id: discussion.id.clone(),
+            attempt_id: Some(attempt.attempt_id.clone()),
+            agent_id: Some(request.agent.clone()),
+            message_id: Some(message.id.clone()),
+            ..Receipt::default()
+        }),
+    );
+    let message_id = message.id.clone();
+    let (records, state) = finish_plan(&discussion.id, existing, vec![message, completed], stamp)?;
+    Ok((records, (state, message_id)))
+}

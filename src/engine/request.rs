@@ -1,0 +1,168 @@
+//! Validated requests. Everything that needs no ledger is checked here,
+//! before the lock is taken.
+
+use crate::discussion::{Envelope, MessageType, Policy, envelope::parse_body};
+use crate::error::{Error, ErrorCode, Result};
+use crate::ids;
+use serde_json::Value;
+
+#[derive(Debug, Clone)]
+pub struct AskRequest {
+    pub from: String,
+    pub to: String,
+    pub fleet: String,
+    pub policy: Policy,
+    pub wake_peer: bool,
+    pub discussion_id: String,
+    /// The serialized root envelope, within the size limit.
+    pub envelope: String,
+}
+
+impl AskRequest {
+    /// `to` holds every recipient given: more than one is a group.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        from: &str,
+        to: &[String],
+        fleet: &str,
+        payload: &str,
+        max_turns: i64,
+        timeout_ms: i64,
+        turn_timeout_ms: i64,
+        wake_peer: bool,
+    ) -> Result<AskRequest> {
+        let recipients: Vec<&str> = to
+            .iter()
+            .flat_map(|t| t.split(','))
+            .map(str::trim)
+            .collect();
+        if recipients.len() != 1 {
+            return Err(Error::new(
+                ErrorCode::GroupNotSupported,
+                format!(
+                    "a discussion has exactly two agents; got {} recipients",
+                    recipients.len()
+                ),
+            )
+            .detail(
+                "to_agent_ids",
+                recipients.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+            .hint("ask each peer in a discussion of its own"));
+        }
+        let to = recipients[0];
+        ids::check_name("from_agent_id", from)?;
+        ids::check_name("to_agent_id", to)?;
+        ids::check_name("fleet_id", fleet)?;
+        if from == to {
+            return Err(
+                Error::new(ErrorCode::SameAgent, format!("{from} cannot ask itself"))
+                    .detail("agent_id", from)
+                    .hint("a discussion is between two distinct agents"),
+            );
+        }
+        let policy = Policy::new(max_turns, timeout_ms, turn_timeout_ms)?;
+        let body = parse_body(payload)?;
+        let discussion_id = ids::new_id(ids::DISCUSSION);
+        let envelope = Envelope::root(&discussion_id, policy, body).to_payload()?;
+        Ok(AskRequest {
+            from: from.into(),
+            to: to.into(),
+            fleet: fleet.into(),
+            policy,
+            wake_peer,
+            discussion_id,
+            envelope,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WakeRequest {
+    pub agent: String,
+    pub discussion_id: String,
+    pub expected_head: String,
+}
+
+impl WakeRequest {
+    pub fn new(agent: &str, discussion_id: &str, expected_head: &str) -> Result<WakeRequest> {
+        ids::check_name("agent_id", agent)?;
+        ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
+        ids::check_server_id("expected_head_message_id", ids::MESSAGE, expected_head)?;
+        Ok(WakeRequest {
+            agent: agent.into(),
+            discussion_id: discussion_id.into(),
+            expected_head: expected_head.into(),
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ReplyRequest {
+    pub agent: String,
+    pub discussion_id: String,
+    pub attempt_id: String,
+    pub reply_to: String,
+    pub kind: MessageType,
+    pub body: Value,
+    pub close: bool,
+}
+
+impl ReplyRequest {
+    pub fn new(
+        agent: &str,
+        discussion_id: &str,
+        attempt_id: &str,
+        reply_to: &str,
+        kind: &str,
+        payload: &str,
+        close: bool,
+    ) -> Result<ReplyRequest> {
+        ids::check_name("agent_id", agent)?;
+        ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
+        ids::check_server_id("attempt_id", ids::ATTEMPT, attempt_id)?;
+        ids::check_server_id("reply_to_message_id", ids::MESSAGE, reply_to)?;
+        let kind = match kind {
+            "question" => MessageType::Question,
+            "result" => MessageType::Result,
+            other => {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("type must be \"question\" or \"result\", got {other:?}"),
+                )
+                .detail("field", "type"));
+            }
+        };
+        let body = parse_body(payload)?;
+        let request = ReplyRequest {
+            agent: agent.into(),
+            discussion_id: discussion_id.into(),
+            attempt_id: attempt_id.into(),
+            reply_to: reply_to.into(),
+            kind,
+            body,
+            close,
+        };
+        // The turn is known only under the lock; the smallest turn (2)
+        // gives the smallest envelope, so this refuses what can never fit
+        // and the exact check runs again in the plan.
+        request.envelope(2)?;
+        Ok(request)
+    }
+
+    /// The serialized envelope of this reply at `turn`.
+    pub fn envelope(&self, turn: u32) -> Result<String> {
+        Envelope {
+            schema: crate::discussion::envelope::SCHEMA.into(),
+            discussion_id: self.discussion_id.clone(),
+            turn,
+            kind: self.kind,
+            reply_to_message_id: Some(self.reply_to.clone()),
+            attempt_id: Some(self.attempt_id.clone()),
+            close: self.close,
+            policy: None,
+            body: self.body.clone(),
+        }
+        .to_payload()
+    }
+}

@@ -1,0 +1,94 @@
+//! `wake`: the atomic, budgeted reservation of one turn.
+
+use super::{Stamp, WakeRequest, finish_plan, writable_discussion};
+use crate::clock::format_ms;
+use crate::discussion::{Attempt, Discussion};
+use crate::error::{Error, ErrorCode, Result};
+use crate::global::Global;
+use crate::ids;
+use crate::ledger::record::{RESERVED, Receipt};
+use crate::ledger::{Body, Record};
+
+/// Checks in the contract's order: `kill_switch_engaged`,
+/// `unknown_discussion`, `discussion_invalid`, `discussion_terminal`,
+/// `stale_head`, `not_recipient`, `turn_already_active`,
+/// `wake_quota_exceeded`.
+pub fn plan_wake(
+    global: &Global,
+    existing: &[&Record],
+    request: &WakeRequest,
+    stamp: &Stamp,
+) -> Result<(Vec<Record>, (Discussion, Attempt))> {
+    global.check_kill_switch()?;
+    let discussion = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
+    let (Some(root), Some(head)) = (&discussion.root, discussion.head()) else {
+        unreachable!("a discussion that is not invalid has a root and a head")
+    };
+    if head.message_id != request.expected_head {
+        return Err(Error::new(
+            ErrorCode::StaleHead,
+            format!(
+                "the head of {} is {}, not {}",
+                discussion.id, head.message_id, request.expected_head
+            ),
+        )
+        .detail("head_message_id", head.message_id.as_str())
+        .detail("expected_head_message_id", request.expected_head.as_str())
+        .hint(format!(
+            "read the new head first: `discuss show {}`",
+            discussion.id
+        )));
+    }
+    if head.to_agent_id != request.agent {
+        return Err(Error::new(
+            ErrorCode::NotRecipient,
+            format!(
+                "the head of {} is addressed to {}, not {}",
+                discussion.id, head.to_agent_id, request.agent
+            ),
+        )
+        .detail("to_agent_id", head.to_agent_id.as_str())
+        .hint(format!("wake {} instead", head.to_agent_id)));
+    }
+    if let Some(live) = discussion.live_attempt() {
+        return Err(Error::new(
+            ErrorCode::TurnAlreadyActive,
+            format!(
+                "{} already holds turn {} of {} until {}",
+                live.agent_id,
+                live.turn,
+                discussion.id,
+                format_ms(live.deadline_ms)
+            ),
+        )
+        .detail("attempt_id", live.attempt_id.as_str())
+        .detail("agent_id", live.agent_id.as_str())
+        .detail("deadline_at", format_ms(live.deadline_ms))
+        .hint(format!(
+            "wait for it: `discuss wait {} --until open,terminal`",
+            discussion.id
+        )));
+    }
+    global.check_quota(&request.agent, stamp.at_ms)?;
+    let attempt_id = ids::new_id(ids::ATTEMPT);
+    let deadline = (stamp.at_ms + root.policy.turn_timeout_ms).min(root.deadline_ms);
+    let reservation = stamp.record(
+        ids::RECEIPT,
+        Body::Receipt(Receipt {
+            receipt: RESERVED.into(),
+            discussion_id: discussion.id.clone(),
+            attempt_id: Some(attempt_id.clone()),
+            agent_id: Some(request.agent.clone()),
+            turn: Some(discussion.turns_used + 1),
+            head_message_id: Some(head.message_id.clone()),
+            deadline_ms: Some(deadline),
+            ..Receipt::default()
+        }),
+    );
+    let (records, state) = finish_plan(&discussion.id, existing, vec![reservation], stamp)?;
+    let attempt = state
+        .attempt(&attempt_id)
+        .cloned()
+        .expect("the reservation was accepted");
+    Ok((records, (state, attempt)))
+}

@@ -1,0 +1,193 @@
+//! The one error type of `discuss`: every failure carries its contract code,
+//! which fixes the exit status, plus a message, structured details and hints.
+
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Contract error codes (`cli.md`, "Errors and exit statuses").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// A bug caught before it reached the ledger.
+    Internal,
+    IoError,
+    LedgerUnreadable,
+    Usage,
+    InvalidArgument,
+    InvalidId,
+    OutOfRange,
+    PayloadNotJson,
+    PayloadTooLarge,
+    SameAgent,
+    GroupNotSupported,
+    UnknownField,
+    UnknownFleet,
+    NotInFleet,
+    UnknownDiscussion,
+    UnknownAttempt,
+    StaleHead,
+    TurnAlreadyActive,
+    NotRecipient,
+    NotAttemptAgent,
+    AttemptNotLive,
+    DiscussionTerminal,
+    WakeQuotaExceeded,
+    KillSwitchEngaged,
+    DiscussionInvalid,
+    IntegrityFindings,
+    WaitTimeout,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            Internal => "internal",
+            IoError => "io_error",
+            LedgerUnreadable => "ledger_unreadable",
+            Usage => "usage",
+            InvalidArgument => "invalid_argument",
+            InvalidId => "invalid_id",
+            OutOfRange => "out_of_range",
+            PayloadNotJson => "payload_not_json",
+            PayloadTooLarge => "payload_too_large",
+            SameAgent => "same_agent",
+            GroupNotSupported => "group_not_supported",
+            UnknownField => "unknown_field",
+            UnknownFleet => "unknown_fleet",
+            NotInFleet => "not_in_fleet",
+            UnknownDiscussion => "unknown_discussion",
+            UnknownAttempt => "unknown_attempt",
+            StaleHead => "stale_head",
+            TurnAlreadyActive => "turn_already_active",
+            NotRecipient => "not_recipient",
+            NotAttemptAgent => "not_attempt_agent",
+            AttemptNotLive => "attempt_not_live",
+            DiscussionTerminal => "discussion_terminal",
+            WakeQuotaExceeded => "wake_quota_exceeded",
+            KillSwitchEngaged => "kill_switch_engaged",
+            DiscussionInvalid => "discussion_invalid",
+            IntegrityFindings => "integrity_findings",
+            WaitTimeout => "wait_timeout",
+        }
+    }
+
+    /// Exit status of the contract's table.
+    pub fn exit_status(self) -> u8 {
+        use ErrorCode::*;
+        match self {
+            Internal | IoError | LedgerUnreadable => 1,
+            Usage => 2,
+            InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
+            | SameAgent | GroupNotSupported | UnknownField => 3,
+            UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt => 4,
+            StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
+            | DiscussionTerminal => 5,
+            WakeQuotaExceeded | KillSwitchEngaged => 6,
+            DiscussionInvalid | IntegrityFindings => 7,
+            WaitTimeout => 10,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure of a command, as the user sees it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Boxed to keep `Result<T, Error>` small.
+    pub details: Box<Map<String, Value>>,
+    pub hints: Vec<String>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+            details: Box::default(),
+            hints: Vec::new(),
+        }
+    }
+
+    pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    pub fn exit_status(&self) -> u8 {
+        self.code.exit_status()
+    }
+
+    /// An I/O failure on `what` (a path or an action).
+    pub fn io(what: impl fmt::Display, err: &std::io::Error) -> Self {
+        Error::new(ErrorCode::IoError, format!("{what}: {err}")).detail(
+            "os_error",
+            err.raw_os_error().map(Value::from).unwrap_or(Value::Null),
+        )
+    }
+
+    /// The `{"error":{...}}` object printed on stderr in JSON mode.
+    pub fn to_json(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("code".into(), self.code.as_str().into());
+        error.insert("message".into(), self.message.clone().into());
+        error.insert("details".into(), Value::Object((*self.details).clone()));
+        if !self.hints.is_empty() {
+            error.insert("hints".into(), self.hints.clone().into());
+        }
+        let mut root = Map::new();
+        root.insert("error".into(), Value::Object(error));
+        Value::Object(root)
+    }
+
+    /// `error[code]: message` followed by `hint:` lines.
+    pub fn to_human(&self) -> String {
+        let mut text = format!("error[{}]: {}\n", self.code, self.message);
+        for hint in &self.hints {
+            text.push_str("hint: ");
+            text.push_str(hint);
+            text.push('\n');
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_follow_the_contract_table() {
+        assert_eq!(ErrorCode::IoError.exit_status(), 1);
+        assert_eq!(ErrorCode::PayloadTooLarge.exit_status(), 3);
+        assert_eq!(ErrorCode::UnknownAttempt.exit_status(), 4);
+        assert_eq!(ErrorCode::DiscussionTerminal.exit_status(), 5);
+        assert_eq!(ErrorCode::KillSwitchEngaged.exit_status(), 6);
+        assert_eq!(ErrorCode::DiscussionInvalid.exit_status(), 7);
+        assert_eq!(ErrorCode::WaitTimeout.exit_status(), 10);
+    }
+
+    #[test]
+    fn human_form_has_code_and_hints() {
+        let err = Error::new(ErrorCode::StaleHead, "head moved").hint("run show");
+        assert_eq!(
+            err.to_human(),
+            "error[stale_head]: head moved\nhint: run show\n"
+        );
+        assert_eq!(err.to_json()["error"]["code"], "stale_head");
+    }
+}

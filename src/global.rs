@@ -1,0 +1,199 @@
+//! State that is not one discussion's: fleets, the kill-switch, quotas and
+//! the wake reservations that quotas count.
+
+use crate::clock::format_ms;
+use crate::error::{Error, ErrorCode, Result};
+use crate::ledger::record::{FleetOp, RESERVED};
+use crate::ledger::{Body, Record};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub const DEFAULT_WAKES_PER_HOUR: u32 = 30;
+pub const QUOTA_WINDOW_MS: i64 = 3_600_000;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KillSwitchState {
+    pub engaged: bool,
+    pub reason: Option<String>,
+    pub changed_at_ms: Option<i64>,
+    pub changed_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Global {
+    pub fleets: BTreeMap<String, BTreeSet<String>>,
+    pub kill_switch: KillSwitchState,
+    /// The default quota, when one was ever set.
+    pub default_quota: Option<u32>,
+    pub agent_quotas: BTreeMap<String, u32>,
+    /// `at_ms` of every wake reservation, per woken agent.
+    pub reservations: HashMap<String, Vec<i64>>,
+}
+
+impl Global {
+    pub fn derive(records: &[Record]) -> Global {
+        let mut global = Global::default();
+        for record in records {
+            match &record.body {
+                Body::Fleet(change) => {
+                    let members = global.fleets.entry(change.fleet_id.clone()).or_default();
+                    match change.op {
+                        FleetOp::Add => {
+                            members.insert(change.agent_id.clone());
+                        }
+                        FleetOp::Remove => {
+                            members.remove(&change.agent_id);
+                        }
+                    }
+                }
+                Body::KillSwitch(switch) => {
+                    global.kill_switch = KillSwitchState {
+                        engaged: switch.engaged,
+                        reason: switch.reason.clone(),
+                        changed_at_ms: Some(record.at_ms),
+                        changed_by: Some(record.by.clone()),
+                    };
+                }
+                Body::Quota(quota) => match &quota.agent_id {
+                    Some(agent) => {
+                        global
+                            .agent_quotas
+                            .insert(agent.clone(), quota.wakes_per_hour);
+                    }
+                    None => global.default_quota = Some(quota.wakes_per_hour),
+                },
+                Body::Receipt(receipt) if receipt.receipt == RESERVED => {
+                    if let Some(agent) = &receipt.agent_id {
+                        global
+                            .reservations
+                            .entry(agent.clone())
+                            .or_default()
+                            .push(record.at_ms);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A fleet exists while it has at least one member.
+        global.fleets.retain(|_, members| !members.is_empty());
+        global
+    }
+
+    pub fn members(&self, fleet_id: &str) -> Option<&BTreeSet<String>> {
+        self.fleets.get(fleet_id)
+    }
+
+    pub fn check_kill_switch(&self) -> Result<()> {
+        if !self.kill_switch.engaged {
+            return Ok(());
+        }
+        let reason = self.kill_switch.reason.clone().unwrap_or_default();
+        let mut err = Error::new(
+            ErrorCode::KillSwitchEngaged,
+            format!("the global kill-switch is engaged: {reason}"),
+        )
+        .detail("reason", reason)
+        .hint("an operator releases it with `discuss kill-switch off`");
+        if let Some(at) = self.kill_switch.changed_at_ms {
+            err = err.detail("changed_at", format_ms(at));
+        }
+        Err(err)
+    }
+
+    pub fn quota_of(&self, agent: &str) -> u32 {
+        self.agent_quotas
+            .get(agent)
+            .copied()
+            .unwrap_or(self.default_quota.unwrap_or(DEFAULT_WAKES_PER_HOUR))
+    }
+
+    /// Reservations of `agent` in the rolling hour `(now - 60 min, now]`.
+    pub fn wakes_in_window(&self, agent: &str, now_ms: i64) -> Vec<i64> {
+        let mut times: Vec<i64> = self
+            .reservations
+            .get(agent)
+            .map(|all| {
+                all.iter()
+                    .copied()
+                    .filter(|&t| t > now_ms - QUOTA_WINDOW_MS && t <= now_ms)
+                    .collect()
+            })
+            .unwrap_or_default();
+        times.sort_unstable();
+        times
+    }
+
+    /// `wake_quota_exceeded` when one more reservation for `agent` would
+    /// pass its hourly quota; details carry `retry_after_ms`.
+    pub fn check_quota(&self, agent: &str, now_ms: i64) -> Result<()> {
+        let quota = self.quota_of(agent);
+        let window = self.wakes_in_window(agent, now_ms);
+        if (window.len() as u64) < u64::from(quota) {
+            return Ok(());
+        }
+        let mut err = Error::new(
+            ErrorCode::WakeQuotaExceeded,
+            format!(
+                "{agent} was woken {} times in the last hour; its quota is {quota}",
+                window.len()
+            ),
+        )
+        .detail("agent_id", agent)
+        .detail("wakes_per_hour", quota)
+        .detail("wakes_in_window", window.len());
+        if quota == 0 {
+            err = err
+                .detail("retry_after_ms", serde_json::Value::Null)
+                .hint(format!(
+                    "the quota of {agent} is 0; raise it with `discuss quota set N --agent {agent}`"
+                ));
+        } else {
+            // The window drops below the quota when its oldest surplus
+            // reservation leaves it.
+            let leaving = window[window.len() - quota as usize];
+            let retry_at = leaving + QUOTA_WINDOW_MS;
+            err = err
+                .detail("retry_after_ms", retry_at - now_ms)
+                .detail("retry_at", format_ms(retry_at))
+                .hint(format!(
+                    "the next wake of {agent} is allowed at {}",
+                    format_ms(retry_at)
+                ));
+        }
+        Err(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn global_with(reservations: &[i64], quota: u32) -> Global {
+        let mut global = Global::default();
+        global
+            .reservations
+            .insert("b".into(), reservations.to_vec());
+        global.agent_quotas.insert("b".into(), quota);
+        global
+    }
+
+    #[test]
+    fn the_window_is_a_rolling_hour() {
+        let global = global_with(&[0, 1_000, 2_000], 3);
+        let err = global.check_quota("b", 10_000).unwrap_err();
+        assert_eq!(err.details["retry_after_ms"], QUOTA_WINDOW_MS - 10_000);
+        // At exactly 60 minutes the oldest one has left the window.
+        assert!(global.check_quota("b", QUOTA_WINDOW_MS).is_ok());
+        assert!(global.check_quota("b", QUOTA_WINDOW_MS - 1).is_err());
+    }
+
+    #[test]
+    fn default_quota_is_thirty() {
+        let global = Global::default();
+        assert_eq!(global.quota_of("anyone"), 30);
+        let zero = global_with(&[], 0);
+        assert_eq!(
+            zero.check_quota("b", 0).unwrap_err().details["retry_after_ms"],
+            serde_json::Value::Null
+        );
+    }
+}

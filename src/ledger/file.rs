@@ -1,0 +1,144 @@
+//! The ledger file: shared-locked reads, exclusive-locked
+//! read-validate-append steps, torn-tail repair and `fsync` before success.
+
+use super::record::Record;
+use super::snapshot::Snapshot;
+use crate::error::{Error, Result};
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct Ledger {
+    path: PathBuf,
+}
+
+impl Ledger {
+    pub fn new(path: PathBuf) -> Self {
+        Ledger { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where torn tails are kept: `<ledger>.torn`.
+    pub fn torn_path(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".torn");
+        PathBuf::from(name)
+    }
+
+    /// Reads the ledger under a shared lock. A ledger that does not exist
+    /// yet reads as empty; reading never creates it.
+    pub fn read(&self) -> Result<Snapshot> {
+        let mut file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Snapshot::default());
+            }
+            Err(err) => return Err(self.io_error(&err)),
+        };
+        file.lock_shared().map_err(|e| self.io_error(&e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| self.io_error(&e))?;
+        Ok(Snapshot::parse(&bytes))
+    }
+
+    /// One read-validate-append step under the exclusive lock.
+    ///
+    /// `plan` sees the current snapshot and returns the records to append
+    /// (possibly none) and a result. All records are written with one
+    /// `write`, then `fsync`ed; only then is the result returned.
+    pub fn append<T>(&self, plan: impl FnOnce(&Snapshot) -> Result<(Vec<Record>, T)>) -> Result<T> {
+        let mut file = self.open_for_append()?;
+        file.lock().map_err(|e| self.io_error(&e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| self.io_error(&e))?;
+        let mut snapshot = Snapshot::parse(&bytes);
+        let (records, result) = plan(&snapshot)?;
+        if records.is_empty() {
+            return Ok(result);
+        }
+        if snapshot.torn_tail > 0 {
+            let keep = bytes.len() - snapshot.torn_tail;
+            self.move_torn_tail(&file, &bytes[keep..], keep as u64)?;
+            snapshot.torn_tail = 0;
+        }
+        let lines: String = records.iter().map(Record::to_line).collect();
+        let before = file.metadata().map_err(|e| self.io_error(&e))?.len();
+        if let Err(err) = file
+            .write_all(lines.as_bytes())
+            .and_then(|()| file.sync_data())
+        {
+            // Cut back what may have reached the file, so no later append
+            // glues onto half a line; the next writer repairs it otherwise.
+            let _ = file.set_len(before).and_then(|()| file.sync_data());
+            return Err(self.io_error(&err));
+        }
+        Ok(result)
+    }
+
+    fn open_for_append(&self) -> Result<File> {
+        let mut options = OpenOptions::new();
+        options.read(true).append(true).mode(0o600);
+        match options.open(&self.path) {
+            Ok(file) => return Ok(file),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(self.io_error(&err)),
+        }
+        let parent = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|e| Error::io(parent.display(), &e))?;
+        // create_new decides which of several racing writers created the
+        // file; the creator makes its directory entry durable.
+        match options.clone().create_new(true).open(&self.path) {
+            Ok(file) => {
+                File::open(parent)
+                    .and_then(|dir| dir.sync_all())
+                    .map_err(|e| Error::io(parent.display(), &e))?;
+                Ok(file)
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                options.open(&self.path).map_err(|e| self.io_error(&e))
+            }
+            Err(err) => Err(self.io_error(&err)),
+        }
+    }
+
+    /// Appends a torn tail to `<ledger>.torn` (followed by `\n`, so tails
+    /// kept from several crashes stay apart) and truncates the ledger back
+    /// to its last complete line.
+    fn move_torn_tail(&self, ledger: &File, tail: &[u8], keep: u64) -> Result<()> {
+        let torn_path = self.torn_path();
+        let mut torn = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(&torn_path)
+            .map_err(|e| Error::io(torn_path.display(), &e))?;
+        let mut kept = tail.to_vec();
+        kept.push(b'\n');
+        torn.write_all(&kept)
+            .and_then(|()| torn.sync_data())
+            .map_err(|e| Error::io(torn_path.display(), &e))?;
+        ledger
+            .set_len(keep)
+            .and_then(|()| ledger.sync_data())
+            .map_err(|e| self.io_error(&e))
+    }
+
+    fn io_error(&self, err: &std::io::Error) -> Error {
+        Error::io(self.path.display(), err)
+    }
+}

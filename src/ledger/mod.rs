@@ -1,0 +1,9 @@
+//! The append-only JSON-lines ledger: format, file handling, snapshots.
+
+mod file;
+pub mod record;
+mod snapshot;
+
+pub use file::Ledger;
+pub use record::{Body, Record};
+pub use snapshot::{Snapshot, UnreadableLine};

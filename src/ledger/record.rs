@@ -1,0 +1,307 @@
+//! Ledger format v1 (`ledger.md`): one JSON object per line.
+//!
+//! Parsing is lenient where the format allows other writers (unknown extra
+//! fields are ignored) and strict where it must be (a line that is not a
+//! record of a known `v` and `kind` with its required fields is reported as
+//! unreadable and skipped).
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+pub const FORMAT_VERSION: u64 = 1;
+
+/// One record of the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub id: String,
+    pub at_ms: i64,
+    pub by: String,
+    pub body: Body,
+    /// 1-based line number in the ledger; 0 for a record not yet written.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Message(Message),
+    Receipt(Receipt),
+    Fleet(FleetChange),
+    KillSwitch(KillSwitch),
+    Quota(QuotaSetting),
+}
+
+/// A P2P substrate message; discussion messages carry the envelope in `payload`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Message {
+    pub fleet_id: String,
+    pub from_agent_id: String,
+    pub to_agent_id: String,
+    #[serde(default)]
+    pub correlation_id: Option<String>,
+    pub payload: String,
+}
+
+/// A lifecycle receipt. Which fields a receipt needs depends on its name;
+/// the derivation checks that, so a receipt with missing fields becomes a
+/// `contradictory_receipts` finding of its discussion rather than vanishing.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct Receipt {
+    pub receipt: String,
+    pub discussion_id: String,
+    #[serde(default)]
+    pub attempt_id: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub turn: Option<u32>,
+    #[serde(default)]
+    pub head_message_id: Option<String>,
+    #[serde(default)]
+    pub deadline_ms: Option<i64>,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<i32>,
+    #[serde(default)]
+    pub turns_used: Option<u32>,
+}
+
+pub const RESERVED: &str = "discussion.attempt.reserved";
+pub const STARTED: &str = "discussion.attempt.started";
+pub const COMPLETED: &str = "discussion.attempt.completed";
+pub const FAILED: &str = "discussion.attempt.failed";
+pub const DEADMAN: &str = "discussion.attempt.deadman";
+pub const ESCALATED: &str = "discussion.escalated";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FleetOp {
+    Add,
+    Remove,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FleetChange {
+    pub op: FleetOp,
+    pub fleet_id: String,
+    pub agent_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct KillSwitch {
+    pub engaged: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct QuotaSetting {
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    pub wakes_per_hour: u32,
+}
+
+pub const MAX_WAKES_PER_HOUR: u32 = 100_000;
+
+#[derive(Deserialize)]
+struct Header {
+    v: u64,
+    kind: String,
+    id: String,
+    at_ms: i64,
+    by: String,
+}
+
+impl Record {
+    /// The discussion a record belongs to, if any.
+    pub fn discussion_id(&self) -> Option<&str> {
+        match &self.body {
+            Body::Message(m) => m.correlation_id.as_deref(),
+            Body::Receipt(r) => Some(&r.discussion_id),
+            _ => None,
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self.body {
+            Body::Message(_) => "message",
+            Body::Receipt(_) => "receipt",
+            Body::Fleet(_) => "fleet",
+            Body::KillSwitch(_) => "kill_switch",
+            Body::Quota(_) => "quota",
+        }
+    }
+
+    /// Parses one line (without its `\n`). The error explains why the line
+    /// is not a record.
+    pub fn parse(line: &[u8], line_no: usize) -> Result<Record, String> {
+        let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
+        if !value.is_object() {
+            return Err("not a JSON object".into());
+        }
+        let header = Header::deserialize(&value).map_err(|e| format!("bad record header: {e}"))?;
+        if header.v != FORMAT_VERSION {
+            return Err(format!("unknown format version v={}", header.v));
+        }
+        let body = match header.kind.as_str() {
+            "message" => Message::deserialize(&value).map(Body::Message),
+            "receipt" => Receipt::deserialize(&value).map(Body::Receipt),
+            "fleet" => FleetChange::deserialize(&value).map(Body::Fleet),
+            "kill_switch" => KillSwitch::deserialize(&value).map(Body::KillSwitch),
+            "quota" => QuotaSetting::deserialize(&value).map(Body::Quota),
+            other => return Err(format!("unknown kind {other:?}")),
+        }
+        .map_err(|e| format!("bad {} record: {e}", header.kind))?;
+        Ok(Record {
+            id: header.id,
+            at_ms: header.at_ms,
+            by: header.by,
+            body,
+            line: line_no,
+        })
+    }
+
+    /// The record as one JSON object, fields in a stable, readable order.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("v".into(), FORMAT_VERSION.into());
+        map.insert("kind".into(), self.kind().into());
+        map.insert("id".into(), self.id.clone().into());
+        map.insert("at_ms".into(), self.at_ms.into());
+        map.insert("by".into(), self.by.clone().into());
+        let mut put = |key: &str, value: Value| {
+            map.insert(key.into(), value);
+        };
+        match &self.body {
+            Body::Message(m) => {
+                put("fleet_id", m.fleet_id.clone().into());
+                put("from_agent_id", m.from_agent_id.clone().into());
+                put("to_agent_id", m.to_agent_id.clone().into());
+                put("correlation_id", m.correlation_id.clone().into());
+                put("payload", m.payload.clone().into());
+            }
+            Body::Receipt(r) => {
+                put("receipt", r.receipt.clone().into());
+                put("discussion_id", r.discussion_id.clone().into());
+                let optional: [(&str, Option<Value>); 11] = [
+                    ("attempt_id", r.attempt_id.clone().map(Value::from)),
+                    ("agent_id", r.agent_id.clone().map(Value::from)),
+                    ("turn", r.turn.map(Value::from)),
+                    (
+                        "head_message_id",
+                        r.head_message_id.clone().map(Value::from),
+                    ),
+                    ("deadline_ms", r.deadline_ms.map(Value::from)),
+                    ("pid", r.pid.map(Value::from)),
+                    ("message_id", r.message_id.clone().map(Value::from)),
+                    ("reason", r.reason.clone().map(Value::from)),
+                    ("exit_code", r.exit_code.map(Value::from)),
+                    ("signal", r.signal.map(Value::from)),
+                    ("turns_used", r.turns_used.map(Value::from)),
+                ];
+                for (key, value) in optional {
+                    if let Some(value) = value {
+                        put(key, value);
+                    }
+                }
+            }
+            Body::Fleet(f) => {
+                put(
+                    "op",
+                    match f.op {
+                        FleetOp::Add => "add",
+                        FleetOp::Remove => "remove",
+                    }
+                    .into(),
+                );
+                put("fleet_id", f.fleet_id.clone().into());
+                put("agent_id", f.agent_id.clone().into());
+            }
+            Body::KillSwitch(k) => {
+                put("engaged", k.engaged.into());
+                put("reason", k.reason.clone().into());
+            }
+            Body::Quota(q) => {
+                put("agent_id", q.agent_id.clone().into());
+                put("wakes_per_hour", q.wakes_per_hour.into());
+            }
+        }
+        Value::Object(map)
+    }
+
+    /// The record as one ledger line, `\n` included.
+    pub fn to_line(&self) -> String {
+        let mut line = self.to_json().to_string();
+        line.push('\n');
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt() -> Record {
+        Record {
+            id: "rcp_1".into(),
+            at_ms: 5,
+            by: "op".into(),
+            body: Body::Receipt(Receipt {
+                receipt: RESERVED.into(),
+                discussion_id: "dsc_1".into(),
+                attempt_id: Some("att_1".into()),
+                turn: Some(2),
+                ..Receipt::default()
+            }),
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn round_trips_through_a_line() {
+        let record = receipt();
+        let line = record.to_line();
+        assert!(line.starts_with(r#"{"v":1,"kind":"receipt","id":"rcp_1","at_ms":5"#));
+        let parsed = Record::parse(line.trim_end().as_bytes(), 3).unwrap();
+        assert_eq!(parsed, Record { line: 3, ..record });
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_record() {
+        assert!(
+            Record::parse(b"garbage", 1)
+                .unwrap_err()
+                .contains("not JSON")
+        );
+        assert!(
+            Record::parse(b"[1]", 1)
+                .unwrap_err()
+                .contains("not a JSON object")
+        );
+        let v2 = br#"{"v":2,"kind":"fleet","id":"rec_1","at_ms":1,"by":"x","op":"add","fleet_id":"f","agent_id":"a"}"#;
+        assert!(Record::parse(v2, 1).unwrap_err().contains("version"));
+        let odd = br#"{"v":1,"kind":"weather","id":"rec_1","at_ms":1,"by":"x"}"#;
+        assert!(Record::parse(odd, 1).unwrap_err().contains("unknown kind"));
+        let missing = br#"{"v":1,"kind":"fleet","id":"rec_1","at_ms":1,"by":"x","op":"add"}"#;
+        assert!(Record::parse(missing, 1).is_err());
+    }
+
+    #[test]
+    fn ignores_extra_fields_of_other_writers() {
+        let line = br#"{"v":1,"kind":"kill_switch","id":"rec_1","at_ms":1,"by":"x","engaged":true,"reason":null,"extra":7}"#;
+        let record = Record::parse(line, 1).unwrap();
+        assert_eq!(
+            record.body,
+            Body::KillSwitch(KillSwitch {
+                engaged: true,
+                reason: None
+            })
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! `discuss`: bounded two-agent discussions on an append-only ledger.
+//!
+//! The ledger (`ledger`) is the only source of truth; `discussion` derives
+//! state from it as a pure function; `engine` plans writes; `commands` are
+//! the CLI on top.
+
+pub mod app;
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod discussion;
+pub mod engine;
+pub mod error;
+pub mod global;
+pub mod ids;
+pub mod ledger;
+pub mod output;
+pub mod user;

@@ -1,0 +1,415 @@
+//! Rendering: the JSON views of the contract and the human tables. Colour
+//! is decided here and nowhere else.
+
+use crate::cli::ColorChoice;
+use crate::clock::format_ms;
+use crate::discussion::{Attempt, Discussion, Entry, Root, Status};
+use crate::error::Error;
+use crate::ledger::{Body, Record};
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use serde_json::{Map, Value, json};
+use std::io::{IsTerminal, Write};
+
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub json: bool,
+    pub color: bool,
+}
+
+impl Output {
+    /// Colour only on a terminal, never with `--json`; `NO_COLOR` turns
+    /// `auto` off; `--color always|never` overrides both.
+    pub fn new(json: bool, choice: ColorChoice) -> Output {
+        let color = !json
+            && match choice {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => {
+                    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                        && std::io::stdout().is_terminal()
+                }
+            };
+        Output { json, color }
+    }
+
+    pub fn as_json(&self) -> Output {
+        Output {
+            json: true,
+            color: false,
+        }
+    }
+
+    /// Prints one JSON object on stdout.
+    pub fn print_json(&self, value: &Value) {
+        write_stdout(&format!("{value}\n"));
+    }
+
+    pub fn print_text(&self, text: &str) {
+        write_stdout(text);
+    }
+
+    /// The error on stderr: one JSON object in JSON mode, else
+    /// `error[code]: message` and `hint:` lines.
+    pub fn print_error(&self, error: &Error) {
+        let text = if self.json {
+            format!("{}\n", error.to_json())
+        } else if self.color {
+            let human = error.to_human();
+            human.replacen("error[", "\x1b[1;31merror\x1b[0m[", 1)
+        } else {
+            error.to_human()
+        };
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+
+    pub fn status(&self, status: Status) -> String {
+        if !self.color {
+            return status.as_str().to_owned();
+        }
+        let code = match status {
+            Status::Invalid => "1;31",
+            Status::Closed => "32",
+            Status::Deadman | Status::Expired => "31",
+            Status::Exhausted => "33",
+            Status::Active => "1;36",
+            Status::Open => "36",
+        };
+        format!("\x1b[{code}m{}\x1b[0m", status.as_str())
+    }
+}
+
+/// A closed pipe (`discuss list | head -1`) is not an error: the reader
+/// has what it wanted, and every write to the ledger is done by the time
+/// anything is printed, so the process ends quietly with success.
+fn write_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error[io_error]: writing to stdout: {err}"
+            );
+            std::process::exit(1);
+        }
+    }
+}
+
+fn time(ms: Option<i64>) -> Value {
+    ms.map(format_ms).map_or(Value::Null, Value::from)
+}
+
+pub fn policy_json(root: &Root) -> Value {
+    json!({
+        "max_turns": root.policy.max_turns,
+        "timeout_ms": root.policy.timeout_ms,
+        "turn_timeout_ms": root.policy.turn_timeout_ms,
+        "conversation_deadline_at": format_ms(root.deadline_ms),
+    })
+}
+
+pub fn attempt_json(attempt: &Attempt) -> Value {
+    json!({
+        "attempt_id": attempt.attempt_id,
+        "agent_id": attempt.agent_id,
+        "turn": attempt.turn,
+        "head_message_id": attempt.head_message_id,
+        "state": attempt.state.as_str(),
+        "reserved_at": format_ms(attempt.reserved_at_ms),
+        "deadline_at": format_ms(attempt.deadline_ms),
+        "started_at": time(attempt.started_at_ms),
+        "ended_at": time(attempt.ended_at_ms),
+        "reply_message_id": attempt.reply_message_id,
+        "reason": attempt.reason,
+        "exit_code": attempt.exit_code,
+        "signal": attempt.signal,
+        "pid": attempt.pid,
+    })
+}
+
+/// A receipt as `show` lists it: ledger fields, times as `*_at`.
+pub fn receipt_json(record: &Record) -> Value {
+    let Body::Receipt(receipt) = &record.body else {
+        return Value::Null;
+    };
+    let mut map = Map::new();
+    map.insert("receipt_id".into(), record.id.clone().into());
+    map.insert("receipt".into(), receipt.receipt.clone().into());
+    map.insert("at".into(), format_ms(record.at_ms).into());
+    map.insert("by".into(), record.by.clone().into());
+    if let Value::Object(fields) = record.to_json() {
+        for (key, value) in fields {
+            match key.as_str() {
+                "v" | "kind" | "id" | "at_ms" | "by" | "receipt" | "discussion_id" => {}
+                "deadline_ms" => {
+                    map.insert("deadline_at".into(), time(value.as_i64()));
+                }
+                _ => {
+                    map.insert(key, value);
+                }
+            }
+        }
+    }
+    Value::Object(map)
+}
+
+fn head_json(head: &Entry) -> Value {
+    json!({
+        "message_id": head.message_id,
+        "turn": head.turn,
+        "from_agent_id": head.from_agent_id,
+        "to_agent_id": head.to_agent_id,
+    })
+}
+
+/// The receipts tied to a message: those of the attempts that answered it
+/// and the `completed` receipt that produced it.
+fn receipts_of<'a>(
+    discussion: &'a Discussion,
+    message_id: &'a str,
+) -> impl Iterator<Item = &'a Record> {
+    discussion.receipts.iter().filter(move |record| {
+        let Body::Receipt(receipt) = &record.body else {
+            return false;
+        };
+        let answered = receipt
+            .attempt_id
+            .as_deref()
+            .and_then(|id| discussion.attempt(id))
+            .is_some_and(|a| a.head_message_id == message_id);
+        answered || receipt.message_id.as_deref() == Some(message_id)
+    })
+}
+
+pub fn entry_json(discussion: &Discussion, entry: &Entry, include_receipts: bool) -> Value {
+    let mut value = json!({
+        "turn": entry.turn,
+        "message_id": entry.message_id,
+        "from_agent_id": entry.from_agent_id,
+        "to_agent_id": entry.to_agent_id,
+        "type": entry.kind.as_str(),
+        "reply_to_message_id": entry.reply_to_message_id,
+        "attempt_id": entry.attempt_id,
+        "close": entry.close,
+        "payload": entry.body,
+        "at": format_ms(entry.at_ms),
+    });
+    if include_receipts {
+        value["receipts"] = receipts_of(discussion, &entry.message_id)
+            .map(receipt_json)
+            .collect();
+    }
+    value
+}
+
+/// The `show` object of the contract.
+pub fn discussion_json(discussion: &Discussion, include_receipts: bool) -> Value {
+    let root = discussion.root.as_ref();
+    json!({
+        "discussion_id": discussion.id,
+        "fleet_id": root.map(|r| r.fleet_id.clone()),
+        "participants": root.map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
+        "policy": root.map_or(Value::Null, policy_json),
+        "status": discussion.status.as_str(),
+        "terminal_at": time(discussion.terminal.map(|(_, at)| at).filter(|_| discussion.status.is_terminal())),
+        "created_at": time(root.map(|r| r.created_at_ms)),
+        "updated_at": format_ms(discussion.updated_at_ms),
+        "turns_used": discussion.turns_used,
+        "turns_remaining": discussion.turns_remaining(),
+        "head": discussion.head().map_or(Value::Null, head_json),
+        "transcript": discussion.transcript.iter().map(|e| entry_json(discussion, e, include_receipts)).collect::<Vec<_>>(),
+        "attempts": discussion.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
+        "escalation": discussion.escalation.as_ref().map_or(Value::Null, |e| json!({
+            "receipt_id": e.receipt_id,
+            "at": format_ms(e.at_ms),
+            "turns_used": e.turns_used,
+        })),
+        "integrity_findings": discussion.findings.iter().map(|f| json!({
+            "kind": f.kind.as_str(),
+            "message_id": f.message_id,
+            "line": f.line,
+            "detail": f.detail,
+            "record_id": f.record_id,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// "in 41s" / "3m ago" relative to `now_ms`.
+pub fn relative(ms: i64, now_ms: i64) -> String {
+    let delta = ms - now_ms;
+    let secs = delta.unsigned_abs() / 1000;
+    let span = if secs < 60 {
+        format!("{secs}s")
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else if secs < 86_400 {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    } else {
+        format!("{}d{:02}h", secs / 86_400, (secs % 86_400) / 3600)
+    };
+    if delta >= 0 {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    }
+}
+
+/// Shortens `text` to `max` characters, with an ellipsis.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
+    short.push('…');
+    short
+}
+
+/// Terminal width for tables: `COLUMNS`, else the terminal's, else 100.
+pub fn table_width() -> u16 {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .or_else(|| comfy_table::Table::new().width())
+        .unwrap_or(100)
+}
+
+pub fn new_table(headers: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(table_width())
+        .set_header(headers.iter().copied());
+    table
+}
+
+/// The human view of `show`: a header, then transcript, attempts, findings.
+pub fn discussion_human(out: &Output, discussion: &Discussion, now_ms: i64) -> String {
+    let mut text = String::new();
+    let status = out.status(discussion.status);
+    let Some(root) = &discussion.root else {
+        text.push_str(&format!(
+            "{}  {status}  (no usable root message)\n",
+            discussion.id
+        ));
+        text.push_str(&findings_table(discussion));
+        return text;
+    };
+    text.push_str(&format!(
+        "{}  {status}\nparticipants  {} (asker) ⇄ {} (peer) in fleet {}\n",
+        discussion.id, root.asker, root.peer, root.fleet_id
+    ));
+    text.push_str(&format!(
+        "budget        {} of {} turns used, {} remaining; {}s per turn\n",
+        discussion.turns_used,
+        root.policy.max_turns,
+        discussion.turns_remaining(),
+        root.policy.turn_timeout_ms / 1000
+    ));
+    text.push_str(&format!(
+        "created       {} ({})\ndeadline      {} ({})\n",
+        format_ms(root.created_at_ms),
+        relative(root.created_at_ms, now_ms),
+        format_ms(root.deadline_ms),
+        relative(root.deadline_ms, now_ms)
+    ));
+    if let Some(head) = discussion.head() {
+        text.push_str(&format!(
+            "head          {} (turn {}) → {}\n",
+            head.message_id, head.turn, head.to_agent_id
+        ));
+    }
+    if let Some(live) = discussion.live_attempt() {
+        text.push_str(&format!(
+            "live          {} holds turn {} until {} ({})\n",
+            live.agent_id,
+            live.turn,
+            format_ms(live.deadline_ms),
+            relative(live.deadline_ms, now_ms)
+        ));
+    }
+    if let Some(escalation) = &discussion.escalation {
+        text.push_str(&format!(
+            "escalated     {} at {} after {} turns\n",
+            escalation.receipt_id,
+            format_ms(escalation.at_ms),
+            escalation.turns_used
+        ));
+    }
+    let mut transcript = new_table(&["turn", "type", "from → to", "message", "body", "at"]);
+    for entry in &discussion.transcript {
+        let kind = if entry.close {
+            format!("{} (close)", entry.kind.as_str())
+        } else {
+            entry.kind.as_str().to_owned()
+        };
+        transcript.add_row(vec![
+            entry.turn.to_string(),
+            kind,
+            format!("{} → {}", entry.from_agent_id, entry.to_agent_id),
+            entry.message_id.clone(),
+            shorten(&entry.body.to_string(), 200),
+            format_ms(entry.at_ms),
+        ]);
+    }
+    text.push_str(&format!("\nTranscript\n{transcript}\n"));
+    if !discussion.attempts.is_empty() {
+        let mut attempts = new_table(&[
+            "turn", "attempt", "agent", "state", "reserved", "ended", "reason",
+        ]);
+        for a in &discussion.attempts {
+            attempts.add_row(vec![
+                a.turn.to_string(),
+                a.attempt_id.clone(),
+                a.agent_id.clone(),
+                a.state.as_str().to_owned(),
+                format_ms(a.reserved_at_ms),
+                a.ended_at_ms
+                    .map(format_ms)
+                    .unwrap_or_else(|| format!("due {}", format_ms(a.deadline_ms))),
+                a.reason.clone().unwrap_or_default(),
+            ]);
+        }
+        text.push_str(&format!("\nAttempts\n{attempts}\n"));
+    }
+    text.push_str(&findings_table(discussion));
+    text
+}
+
+fn findings_table(discussion: &Discussion) -> String {
+    if discussion.findings.is_empty() {
+        return String::new();
+    }
+    let mut findings = new_table(&["kind", "line", "record", "detail"]);
+    for f in &discussion.findings {
+        findings.add_row(vec![
+            f.kind.as_str().to_owned(),
+            f.line.to_string(),
+            f.record_id.clone(),
+            f.detail.clone(),
+        ]);
+    }
+    format!("\nIntegrity findings\n{findings}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_naturally() {
+        assert_eq!(relative(41_000, 0), "in 41s");
+        assert_eq!(relative(0, 180_000), "3m00s ago");
+        assert_eq!(relative(7_200_000, 0), "in 2h00m");
+    }
+
+    #[test]
+    fn shortening_counts_characters() {
+        assert_eq!(shorten("ééééé", 3), "éé…");
+        assert_eq!(shorten("abc", 3), "abc");
+    }
+}
