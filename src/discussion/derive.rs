@@ -31,7 +31,14 @@ pub fn derive(id: &str, records: &[&Record], now_ms: i64) -> Option<Discussion> 
     fold.choose_root(records, &envelopes);
 
     let mut clock = first.at_ms;
-    for (record, envelope) in records.iter().zip(&envelopes) {
+    // Without a root there is nothing to fold against: the one
+    // malformed_root finding says it all.
+    let foldable = if fold.root_record.is_some() {
+        records.len()
+    } else {
+        0
+    };
+    for (record, envelope) in records.iter().zip(&envelopes).take(foldable) {
         clock = clock.max(record.at_ms);
         fold.advance(clock);
         match (&record.body, envelope) {
@@ -42,7 +49,7 @@ pub fn derive(id: &str, records: &[&Record], now_ms: i64) -> Option<Discussion> 
             _ => {}
         }
     }
-    fold.d.updated_at_ms = clock;
+    fold.d.updated_at_ms = records.iter().map(|r| r.at_ms).fold(clock, i64::max);
     fold.advance(now_ms.max(clock));
     Some(fold.finish())
 }

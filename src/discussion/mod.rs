@@ -7,3 +7,6 @@ mod state;
 pub use derive::derive;
 pub use envelope::{Envelope, MessageType, Policy};
 pub use state::*;
+
+#[cfg(test)]
+mod tests;

@@ -3,7 +3,7 @@
 
 use super::record::Record;
 use super::snapshot::Snapshot;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -43,7 +43,7 @@ impl Ledger {
         file.lock_shared().map_err(|e| self.io_error(&e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
-            .map_err(|e| self.io_error(&e))?;
+            .map_err(|e| self.unreadable(&e))?;
         Ok(Snapshot::parse(&bytes))
     }
 
@@ -57,7 +57,7 @@ impl Ledger {
         file.lock().map_err(|e| self.io_error(&e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
-            .map_err(|e| self.io_error(&e))?;
+            .map_err(|e| self.unreadable(&e))?;
         let mut snapshot = Snapshot::parse(&bytes);
         let (records, result) = plan(&snapshot)?;
         if records.is_empty() {
@@ -140,5 +140,15 @@ impl Ledger {
 
     fn io_error(&self, err: &std::io::Error) -> Error {
         Error::io(self.path.display(), err)
+    }
+
+    /// The ledger exists but cannot be read (a directory, a device error).
+    fn unreadable(&self, err: &std::io::Error) -> Error {
+        Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!("cannot read the ledger {}: {err}", self.path.display()),
+        )
+        .detail("path", self.path.display().to_string())
+        .hint("check --ledger / DISCUSS_LEDGER points at the ledger file")
     }
 }

@@ -1,0 +1,440 @@
+//! Unit and property tests of the pure derivation.
+
+use super::*;
+use crate::engine::{AskRequest, AttemptEnd, ReplyRequest, Stamp, WakeRequest};
+use crate::engine::{plan_ask, plan_attempt_end, plan_reply, plan_started, plan_wake};
+use crate::global::Global;
+use crate::ledger::Record;
+use crate::ledger::record::{ESCALATED, FAILED, RESERVED, Receipt};
+use proptest::prelude::*;
+
+/// An in-memory ledger driven through the engine's plans.
+struct Sim {
+    records: Vec<Record>,
+    now: i64,
+    dsc: String,
+}
+
+impl Sim {
+    fn new(max_turns: i64, timeout_ms: i64, turn_timeout_ms: i64) -> Sim {
+        let request = AskRequest::new(
+            "a",
+            &["b".into()],
+            "f",
+            "{}",
+            max_turns,
+            timeout_ms,
+            turn_timeout_ms,
+            false,
+        )
+        .unwrap();
+        let mut sim = Sim {
+            records: Vec::new(),
+            now: 1_000_000,
+            dsc: request.discussion_id.clone(),
+        };
+        sim.records.extend(crate::engine::plan_fleet(
+            &Global::default(),
+            crate::ledger::record::FleetOp::Add,
+            "f",
+            &["a".into(), "b".into()],
+            &sim.stamp(),
+        ));
+        let global = Global::derive(&sim.records);
+        let (new, _) = plan_ask(&global, &request, &sim.stamp()).unwrap();
+        sim.push(new);
+        sim
+    }
+
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            at_ms: self.now,
+            by: "sim".into(),
+        }
+    }
+
+    fn push(&mut self, new: Vec<Record>) {
+        for mut record in new {
+            record.line = self.records.len() + 1;
+            self.records.push(record);
+        }
+    }
+
+    fn mine(&self) -> Vec<&Record> {
+        self.records
+            .iter()
+            .filter(|r| r.discussion_id() == Some(self.dsc.as_str()))
+            .collect()
+    }
+
+    fn state(&self) -> Discussion {
+        derive(&self.dsc, &self.mine(), self.now).unwrap()
+    }
+
+    fn wake(&mut self) -> Option<String> {
+        let state = self.state();
+        let head = state.head()?.clone();
+        let request = WakeRequest::new(&head.to_agent_id, &self.dsc, &head.message_id).ok()?;
+        let global = Global::derive(&self.records);
+        let (new, (_, attempt)) = plan_wake(&global, &self.mine(), &request, &self.stamp()).ok()?;
+        self.push(new);
+        Some(attempt.attempt_id)
+    }
+
+    fn live(&self) -> Option<Attempt> {
+        self.state().live_attempt().cloned()
+    }
+
+    fn reply(&mut self, kind: &str, close: bool) -> bool {
+        let Some(attempt) = self.live() else {
+            return false;
+        };
+        let request = ReplyRequest::new(
+            &attempt.agent_id,
+            &self.dsc,
+            &attempt.attempt_id,
+            &attempt.head_message_id,
+            kind,
+            "{}",
+            close,
+        )
+        .unwrap();
+        let global = Global::derive(&self.records);
+        match plan_reply(&global, &self.mine(), &request, &self.stamp()) {
+            Ok((new, _)) => {
+                self.push(new);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn end(&mut self, deadman: bool) {
+        let Some(attempt) = self.state().attempts.last().cloned() else {
+            return;
+        };
+        let end = AttemptEnd {
+            deadman,
+            reason: "exited_without_reply".into(),
+            exit_code: Some(1),
+            signal: None,
+        };
+        if let Ok((new, _)) = plan_attempt_end(
+            &self.dsc,
+            &attempt.attempt_id,
+            &end,
+            &self.mine(),
+            &self.stamp(),
+        ) {
+            self.push(new);
+        }
+    }
+
+    fn start(&mut self) {
+        let Some(attempt) = self.live() else { return };
+        let (new, ()) = plan_started(
+            &self.dsc,
+            &attempt.attempt_id,
+            42,
+            &self.mine(),
+            &self.stamp(),
+        )
+        .unwrap();
+        self.push(new);
+    }
+
+    fn raw_receipt(&mut self, receipt: Receipt) {
+        let record = self
+            .stamp()
+            .record(crate::ids::RECEIPT, crate::ledger::Body::Receipt(receipt));
+        self.push(vec![record]);
+    }
+}
+
+#[test]
+fn live_until_the_deadline_millisecond_then_deadman() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    sim.wake().unwrap();
+    let deadline = sim.state().attempts[0].deadline_ms;
+    assert_eq!(deadline, sim.now + 5_000);
+    assert_eq!(
+        derive(&sim.dsc, &sim.mine(), deadline - 1).unwrap().status,
+        Status::Active
+    );
+    let at = derive(&sim.dsc, &sim.mine(), deadline).unwrap();
+    assert_eq!(at.status, Status::Deadman);
+    assert_eq!(at.terminal, Some((Status::Deadman, deadline)));
+    assert_eq!(at.attempts[0].ended_at_ms, Some(deadline));
+}
+
+#[test]
+fn expired_exactly_at_the_conversation_deadline() {
+    let sim = Sim::new(4, 10_000, 5_000);
+    let deadline = sim.state().root.unwrap().deadline_ms;
+    assert_eq!(
+        derive(&sim.dsc, &sim.mine(), deadline - 1).unwrap().status,
+        Status::Open
+    );
+    assert_eq!(
+        derive(&sim.dsc, &sim.mine(), deadline).unwrap().status,
+        Status::Expired
+    );
+}
+
+#[test]
+fn deadman_beats_expired_at_the_same_instant() {
+    let mut sim = Sim::new(4, 10_000, 10_000);
+    sim.now += 3_000;
+    sim.wake().unwrap();
+    let state = sim.state();
+    let deadline = state.root.as_ref().unwrap().deadline_ms;
+    assert_eq!(
+        state.attempts[0].deadline_ms, deadline,
+        "clamped to the conversation deadline"
+    );
+    assert_eq!(
+        derive(&sim.dsc, &sim.mine(), deadline).unwrap().terminal,
+        Some((Status::Deadman, deadline))
+    );
+}
+
+#[test]
+fn a_late_failed_receipt_of_a_lapsed_attempt_is_recorded_as_deadman() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    sim.wake().unwrap();
+    sim.now += 6_000;
+    sim.end(false);
+    let state = sim.state();
+    assert!(state.findings.is_empty(), "{:?}", state.findings);
+    assert_eq!(state.status, Status::Deadman);
+    assert_eq!(state.attempts[0].state, AttemptState::Deadman);
+    let last = sim.records.last().unwrap();
+    let crate::ledger::Body::Receipt(receipt) = &last.body else {
+        panic!()
+    };
+    assert_eq!(
+        receipt.receipt,
+        crate::ledger::record::DEADMAN,
+        "the plan records deadman past the deadline"
+    );
+}
+
+#[test]
+fn a_reply_after_the_deadline_is_contradictory() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    let attempt = sim.wake().unwrap();
+    let head = sim.state().head().unwrap().message_id.clone();
+    sim.now += 5_000;
+    // Forge what a careless tool might append: a reply past the deadline.
+    let request = ReplyRequest::new("b", &sim.dsc, &attempt, &head, "result", "{}", true).unwrap();
+    let envelope = request.envelope(2).unwrap();
+    let message = sim.stamp().record(
+        crate::ids::MESSAGE,
+        crate::ledger::Body::Message(crate::ledger::record::Message {
+            fleet_id: "f".into(),
+            from_agent_id: "b".into(),
+            to_agent_id: "a".into(),
+            correlation_id: Some(sim.dsc.clone()),
+            payload: envelope,
+        }),
+    );
+    sim.push(vec![message]);
+    let state = sim.state();
+    assert_eq!(state.status, Status::Invalid);
+    assert_eq!(state.findings[0].kind, FindingKind::ContradictoryReceipts);
+}
+
+#[test]
+fn failing_the_last_turn_exhausts_and_escalates_once() {
+    let mut sim = Sim::new(2, 100_000, 5_000);
+    sim.wake().unwrap();
+    sim.end(false);
+    let state = sim.state();
+    assert_eq!(state.status, Status::Exhausted);
+    assert_eq!(state.escalation.as_ref().unwrap().turns_used, 2);
+    // A second escalation is contradictory.
+    let dsc = sim.dsc.clone();
+    sim.raw_receipt(Receipt {
+        receipt: ESCALATED.into(),
+        discussion_id: dsc,
+        ..Receipt::default()
+    });
+    let state = sim.state();
+    assert_eq!(state.status, Status::Invalid);
+    assert_eq!(state.findings[0].detail, "a second escalation");
+}
+
+#[test]
+fn closing_on_the_last_turn_is_closed_not_exhausted() {
+    let mut sim = Sim::new(2, 100_000, 5_000);
+    sim.wake().unwrap();
+    assert!(sim.reply("result", true));
+    let state = sim.state();
+    assert_eq!(state.status, Status::Closed);
+    assert!(state.escalation.is_none());
+}
+
+#[test]
+fn an_escalation_of_an_open_discussion_is_contradictory() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    let dsc = sim.dsc.clone();
+    sim.raw_receipt(Receipt {
+        receipt: ESCALATED.into(),
+        discussion_id: dsc,
+        ..Receipt::default()
+    });
+    assert_eq!(sim.state().status, Status::Invalid);
+}
+
+#[test]
+fn a_second_reservation_while_one_is_live_is_contradictory() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    sim.wake().unwrap();
+    let state = sim.state();
+    let head = state.head().unwrap().message_id.clone();
+    let dsc = sim.dsc.clone();
+    sim.raw_receipt(Receipt {
+        receipt: RESERVED.into(),
+        discussion_id: dsc,
+        attempt_id: Some("att_second".into()),
+        agent_id: Some("b".into()),
+        turn: Some(3),
+        head_message_id: Some(head),
+        deadline_ms: Some(sim.now + 1_000),
+        ..Receipt::default()
+    });
+    let state = sim.state();
+    assert_eq!(state.status, Status::Invalid);
+    assert!(
+        state.findings[0].detail.contains("while attempt"),
+        "{:?}",
+        state.findings
+    );
+}
+
+#[test]
+fn a_failed_receipt_for_a_completed_attempt_is_contradictory() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    let attempt = sim.wake().unwrap();
+    assert!(sim.reply("question", false));
+    let dsc = sim.dsc.clone();
+    sim.raw_receipt(Receipt {
+        receipt: FAILED.into(),
+        discussion_id: dsc,
+        attempt_id: Some(attempt),
+        reason: Some("late".into()),
+        ..Receipt::default()
+    });
+    assert_eq!(sim.state().status, Status::Invalid);
+}
+
+#[test]
+fn records_with_a_clock_that_went_back_are_taken_at_the_previous_time() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    sim.wake().unwrap();
+    let reserved_at = sim.now;
+    // A reply stamped earlier than the reservation is folded at its time.
+    sim.now -= 10_000;
+    let mut records = sim.records.clone();
+    let attempt = derive(&sim.dsc, &sim.mine(), reserved_at).unwrap().attempts[0].clone();
+    let request = ReplyRequest::new(
+        "b",
+        &sim.dsc,
+        &attempt.attempt_id,
+        &attempt.head_message_id,
+        "result",
+        "{}",
+        true,
+    )
+    .unwrap();
+    let global = Global::derive(&records);
+    let mine: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.discussion_id() == Some(sim.dsc.as_str()))
+        .collect();
+    let (new, _) = plan_reply(&global, &mine, &request, &sim.stamp()).unwrap();
+    records.extend(new);
+    let mine: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.discussion_id() == Some(sim.dsc.as_str()))
+        .collect();
+    let state = derive(&sim.dsc, &mine, sim.now).unwrap();
+    assert_eq!(state.status, Status::Closed);
+    assert_eq!(state.transcript[1].at_ms, reserved_at);
+}
+
+#[test]
+fn started_then_completed_is_the_full_lifecycle() {
+    let mut sim = Sim::new(4, 100_000, 5_000);
+    sim.wake().unwrap();
+    sim.start();
+    assert_eq!(sim.state().attempts[0].state, AttemptState::Started);
+    assert_eq!(sim.state().attempts[0].pid, Some(42));
+    assert!(sim.reply("result", false));
+    let state = sim.state();
+    assert_eq!(state.attempts[0].state, AttemptState::Completed);
+    assert_eq!(state.receipts.len(), 3);
+    assert_eq!(state.status, Status::Open);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Wake,
+    Start,
+    Reply { question: bool, close: bool },
+    Fail,
+    Deadman,
+    Advance(i64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => Just(Op::Wake),
+        1 => Just(Op::Start),
+        3 => (any::<bool>(), prop::bool::weighted(0.2)).prop_map(|(question, close)| Op::Reply { question, close }),
+        1 => Just(Op::Fail),
+        1 => Just(Op::Deadman),
+        2 => (0i64..8_000).prop_map(Op::Advance),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Random sequences of valid operations never yield `invalid`, never
+    /// change a terminal status, keep the budget, and escalate exactly when
+    /// exhausted.
+    #[test]
+    fn valid_operations_never_invalidate_and_terminals_never_change(
+        max_turns in 2i64..6,
+        timeout_ms in 5_000i64..60_000,
+        ops in prop::collection::vec(op(), 1..40),
+    ) {
+        let turn_timeout_ms = (timeout_ms / 3).max(1_000);
+        let mut sim = Sim::new(max_turns, timeout_ms, turn_timeout_ms);
+        let mut frozen: Option<(Status, i64)> = None;
+        for op in ops {
+            match op {
+                Op::Wake => { sim.wake(); }
+                Op::Start => sim.start(),
+                Op::Reply { question, close } => { sim.reply(if question { "question" } else { "result" }, close); }
+                Op::Fail => sim.end(false),
+                Op::Deadman => sim.end(true),
+                Op::Advance(ms) => sim.now += ms,
+            }
+            let state = sim.state();
+            prop_assert_ne!(state.status, Status::Invalid, "findings: {:?}", state.findings);
+            prop_assert!(state.findings.is_empty());
+            prop_assert!(state.turns_used <= max_turns as u32);
+            prop_assert_eq!(state.escalation.is_some(), state.status == Status::Exhausted);
+            if let Some(before) = frozen {
+                prop_assert_eq!(state.terminal, Some(before));
+            }
+            if state.status.is_terminal() {
+                frozen = state.terminal;
+            }
+            let turns: Vec<u32> = state.transcript.iter().map(|e| e.turn).collect();
+            prop_assert!(turns.windows(2).all(|w| w[0] < w[1]), "turns ordered: {:?}", turns);
+        }
+    }
+}

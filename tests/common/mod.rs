@@ -1,0 +1,218 @@
+//! Test harness: the built binary with a private ledger, a cleared
+//! environment and a pinned clock that tests move instead of sleeping.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::PathBuf;
+use tempfile::TempDir;
+
+/// 2026-11-30T00:00:00Z
+pub const T0: i64 = 1_795_996_800_000;
+
+pub struct Env {
+    pub dir: TempDir,
+    pub now_ms: i64,
+}
+
+pub struct Outcome {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Outcome {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
+    }
+
+    /// The `{"error":{...}}` object of a failed `--json` command.
+    pub fn error(&self) -> Value {
+        let v: Value = serde_json::from_str(&self.stderr)
+            .unwrap_or_else(|e| panic!("stderr is not JSON ({e}): {}", self.stderr));
+        v["error"].clone()
+    }
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+            now_ms: T0,
+        }
+    }
+
+    pub fn ledger(&self) -> PathBuf {
+        self.dir.path().join("state/ledger.jsonl")
+    }
+
+    pub fn ledger_bytes(&self) -> Vec<u8> {
+        std::fs::read(self.ledger()).unwrap_or_default()
+    }
+
+    pub fn advance(&mut self, ms: i64) {
+        self.now_ms += ms;
+    }
+
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::cargo_bin("discuss").unwrap();
+        cmd.env_clear()
+            .env("DISCUSS_LEDGER", self.ledger())
+            .env("DISCUSS_NOW", self.now_ms.to_string())
+            .env("DISCUSS_ACTOR", "tester")
+            .current_dir(self.dir.path());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Outcome {
+        self.run_stdin(args, "")
+    }
+
+    pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Outcome {
+        let output = self
+            .command()
+            .args(args)
+            .write_stdin(stdin)
+            .output()
+            .unwrap();
+        Outcome {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// Runs with `--json`, expects success, returns stdout as JSON.
+    pub fn ok(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        assert_eq!(out.status, 0, "{args:?} failed: {}", out.stderr);
+        out.json()
+    }
+
+    /// Runs with `--json`, expects the error `code` with `exit`, and checks
+    /// that the ledger did not change. Returns the error object.
+    pub fn fails(&self, args: &[&str], code: &str, exit: i32) -> Value {
+        let before = self.ledger_bytes();
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        assert_eq!(out.status, exit, "{args:?}: stderr {}", out.stderr);
+        assert!(
+            out.stdout.is_empty(),
+            "nothing on stdout on failure: {}",
+            out.stdout
+        );
+        let error = out.error();
+        assert_eq!(error["code"], code, "{args:?}: {error}");
+        assert_eq!(self.ledger_bytes(), before, "{args:?} changed the ledger");
+        error
+    }
+
+    pub fn fleet(&self) {
+        self.ok(&[
+            "fleet",
+            "add",
+            "fleet-alpha",
+            "agent-a",
+            "agent-b",
+            "agent-c",
+        ]);
+    }
+
+    /// A fleet and a discussion a → b; returns (discussion_id, root_id).
+    pub fn discussion(&self, extra: &[&str]) -> (String, String) {
+        self.fleet();
+        let mut args = vec![
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-b",
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            r#"{"body":"Refactor auth module?"}"#,
+        ];
+        args.extend_from_slice(extra);
+        let v = self.ok(&args);
+        (
+            v["discussion_id"].as_str().unwrap().into(),
+            v["root_message_id"].as_str().unwrap().into(),
+        )
+    }
+
+    /// Wakes `agent` on `head`; returns the attempt id.
+    pub fn wake(&self, dsc: &str, agent: &str, head: &str) -> String {
+        let v = self.ok(&[
+            "wake",
+            "--agent",
+            agent,
+            "--discussion",
+            dsc,
+            "--expected-head",
+            head,
+        ]);
+        v["attempt"]["attempt_id"].as_str().unwrap().into()
+    }
+
+    /// Replies in `attempt`; returns the new message id.
+    pub fn reply(
+        &self,
+        dsc: &str,
+        agent: &str,
+        attempt: &str,
+        head: &str,
+        kind: &str,
+        close: bool,
+    ) -> String {
+        let mut args = vec![
+            "reply",
+            "--agent",
+            agent,
+            "--discussion",
+            dsc,
+            "--attempt",
+            attempt,
+            "--reply-to",
+            head,
+            "--type",
+            kind,
+            "--payload",
+            r#"{"body":"ok"}"#,
+        ];
+        if close {
+            args.push("--close");
+        }
+        self.ok(&args)["message_id"].as_str().unwrap().into()
+    }
+
+    pub fn show(&self, dsc: &str) -> Value {
+        self.ok(&["show", dsc])
+    }
+
+    pub fn status(&self, dsc: &str) -> String {
+        self.show(dsc)["status"].as_str().unwrap().into()
+    }
+
+    /// Appends raw lines to the ledger, as another tool would.
+    pub fn append_raw(&self, text: &str) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.ledger())
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// The ledger's records as JSON values (complete lines only).
+    pub fn records(&self) -> Vec<Value> {
+        String::from_utf8_lossy(&self.ledger_bytes())
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}

@@ -1,0 +1,41 @@
+//! The README's examples run as written, on the default ledger of a
+//! private HOME.
+
+mod common;
+use common::*;
+
+#[test]
+fn quickstart_runs_a_whole_discussion_on_the_default_ledger() {
+    let env = Env::new();
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let bin_dir = bin.parent().unwrap();
+    let home = env.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .env("HOME", &home)
+        .env("DISCUSS_NOW", T0.to_string())
+        .env("COLUMNS", "120")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("agent-b: question -> open"), "{stdout}");
+    assert!(stdout.contains("agent-a: result -> open"), "{stdout}");
+    assert!(stdout.contains("agent-b: result -> closed"), "{stdout}");
+    let ledger = home.join(".local/state/discuss/ledger.jsonl");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("discussion.attempt.completed"))
+            .count(),
+        3
+    );
+}

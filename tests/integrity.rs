@@ -1,0 +1,216 @@
+//! Ledgers with injected problems give the findings ledger.md prescribes.
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+
+fn message(dsc: &str, id: &str, fleet: &str, from: &str, to: &str, payload: &str) -> String {
+    json!({"v":1,"kind":"message","id":id,"at_ms":T0,"by":"other-tool","fleet_id":fleet,
+        "from_agent_id":from,"to_agent_id":to,"correlation_id":dsc,"payload":payload})
+    .to_string()
+        + "\n"
+}
+
+fn reply_envelope(dsc: &str, turn: u32, reply_to: &str, attempt: &str) -> String {
+    json!({"schema":"discussion/v1","discussion_id":dsc,"turn":turn,"type":"result",
+        "reply_to_message_id":reply_to,"attempt_id":attempt,"close":false,"body":{}})
+    .to_string()
+}
+
+fn finding_kinds(show: &Value) -> Vec<String> {
+    show["integrity_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_foreign_message_is_excluded_without_invalidating() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.append_raw(&message(
+        &dsc,
+        "msg_foreign",
+        "fleet-alpha",
+        "agent-c",
+        "agent-a",
+        &reply_envelope(&dsc, 2, &root, &att),
+    ));
+    env.append_raw(&message(
+        &dsc,
+        "msg_other_fleet",
+        "fleet-beta",
+        "agent-b",
+        "agent-a",
+        &reply_envelope(&dsc, 2, &root, &att),
+    ));
+    let show = env.show(&dsc);
+    assert_eq!(finding_kinds(&show), ["foreign", "foreign"]);
+    assert_eq!(show["status"], "active");
+    assert_eq!(show["transcript"].as_array().unwrap().len(), 1);
+    // The real reply still works.
+    env.reply(&dsc, "agent-b", &att, &root, "result", true);
+    assert_eq!(env.status(&dsc), "closed");
+}
+
+#[test]
+fn a_malformed_envelope_is_excluded_without_invalidating() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    env.append_raw(&message(
+        &dsc,
+        "msg_bad",
+        "fleet-alpha",
+        "agent-b",
+        "agent-a",
+        "{not an envelope",
+    ));
+    env.append_raw(&message(
+        &dsc,
+        "msg_schema",
+        "fleet-alpha",
+        "agent-b",
+        "agent-a",
+        r#"{"schema":"discussion/v9"}"#,
+    ));
+    let show = env.show(&dsc);
+    assert_eq!(finding_kinds(&show), ["malformed", "malformed"]);
+    assert_eq!(show["integrity_findings"][0]["message_id"], "msg_bad");
+    assert_eq!(show["status"], "open");
+}
+
+#[test]
+fn a_receipt_for_an_unknown_attempt_is_contradictory() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    let line = json!({"v":1,"kind":"receipt","id":"rcp_x","at_ms":T0,"by":"x","receipt":"discussion.attempt.failed",
+        "discussion_id":dsc,"attempt_id":"att_nobody","agent_id":"agent-b","reason":"spawn_failed"});
+    env.append_raw(&format!("{line}\n"));
+    let show = env.show(&dsc);
+    assert_eq!(finding_kinds(&show), ["contradictory_receipts"]);
+    assert_eq!(show["status"], "invalid");
+}
+
+#[test]
+fn a_duplicate_reservation_of_a_turn_is_a_duplicate_ordinal() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    env.wake(&dsc, "agent-b", &root);
+    let line = json!({"v":1,"kind":"receipt","id":"rcp_dup","at_ms":T0,"by":"x","receipt":"discussion.attempt.reserved",
+        "discussion_id":dsc,"attempt_id":"att_dup","agent_id":"agent-b","turn":2,"head_message_id":root,"deadline_ms":T0+1000});
+    env.append_raw(&format!("{line}\n"));
+    let show = env.show(&dsc);
+    assert_eq!(finding_kinds(&show), ["duplicate_ordinal"]);
+    assert_eq!(show["status"], "invalid");
+}
+
+#[test]
+fn a_second_root_or_a_missing_root_is_malformed_root() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    let root_payload = env
+        .records()
+        .iter()
+        .find(|r| r["kind"] == "message")
+        .unwrap()["payload"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.append_raw(&message(
+        &dsc,
+        "msg_root2",
+        "fleet-alpha",
+        "agent-a",
+        "agent-b",
+        &root_payload,
+    ));
+    let show = env.show(&dsc);
+    assert_eq!(finding_kinds(&show), ["malformed_root"]);
+    assert_eq!(show["status"], "invalid");
+
+    let orphan = "dsc_orphan";
+    let line = json!({"v":1,"kind":"receipt","id":"rcp_o","at_ms":T0,"by":"x","receipt":"discussion.escalated","discussion_id":orphan});
+    env.append_raw(&format!("{line}\n"));
+    let show = env.show(orphan);
+    assert_eq!(show["status"], "invalid");
+    assert_eq!(finding_kinds(&show), ["malformed_root"]);
+    assert_eq!(show["participants"], json!([]));
+}
+
+#[test]
+fn a_garbage_line_never_stops_replay() {
+    let env = Env::new();
+    env.fleet();
+    env.append_raw("this is not json\n[1,2]\n{\"v\":7,\"kind\":\"message\"}\n");
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "result", true);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "closed");
+    assert!(show["integrity_findings"].as_array().unwrap().is_empty());
+    let bytes = String::from_utf8(env.ledger_bytes()).unwrap();
+    assert!(
+        bytes.contains("this is not json\n"),
+        "garbage is kept as it is"
+    );
+}
+
+#[test]
+fn a_torn_tail_is_ignored_by_readers_and_moved_aside_by_the_next_writer() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let torn =
+        r#"{"v":1,"kind":"receipt","id":"rcp_torn","at_ms":1,"by":"x","receipt":"discussion.attem"#;
+    env.append_raw(torn);
+    let before = env.ledger_bytes();
+    assert_eq!(env.status(&dsc), "open");
+    assert_eq!(env.ledger_bytes(), before, "reading never repairs");
+    // A refused write leaves the torn tail where it is.
+    env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-a",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+        "not_recipient",
+        5,
+    );
+    env.wake(&dsc, "agent-b", &root);
+    let torn_file = std::fs::read_to_string(env.ledger().with_extension("jsonl.torn")).unwrap();
+    assert_eq!(torn_file, format!("{torn}\n"));
+    let bytes = env.ledger_bytes();
+    assert!(bytes.ends_with(b"\n"));
+    assert!(!String::from_utf8_lossy(&bytes).contains("rcp_torn"));
+    assert_eq!(env.status(&dsc), "active");
+    // A second torn tail is appended to the same file, never overwriting.
+    env.append_raw("{\"half");
+    env.ok(&["fleet", "add", "fleet-alpha", "agent-z"]);
+    let torn_file = std::fs::read_to_string(env.ledger().with_extension("jsonl.torn")).unwrap();
+    assert_eq!(torn_file, format!("{torn}\n{{\"half\n"));
+}
+
+#[test]
+fn ledger_and_folder_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.fleet();
+    let file_mode = std::fs::metadata(env.ledger())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    let dir_mode = std::fs::metadata(env.ledger().parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(file_mode, 0o600);
+    assert_eq!(dir_mode, 0o700);
+}
