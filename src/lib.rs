@@ -15,4 +15,5 @@ pub mod global;
 pub mod ids;
 pub mod ledger;
 pub mod output;
+pub mod supervisor;
 pub mod user;

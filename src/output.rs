@@ -128,6 +128,7 @@ pub fn attempt_json(attempt: &Attempt) -> Value {
         "exit_code": attempt.exit_code,
         "signal": attempt.signal,
         "pid": attempt.pid,
+        "detail": attempt.detail,
     })
 }
 

@@ -570,7 +570,8 @@ fn quota_limits_wakes_per_rolling_hour() {
         6,
     );
     let retry = err["details"]["retry_after_ms"].as_i64().unwrap();
-    assert!((3_539_000..=3_540_000).contains(&retry), "{retry}");
+    // Each process's pinned clock runs on from its start: allow a second.
+    assert!((3_539_000..=3_541_000).contains(&retry), "{retry}");
     // ask --wake-peer is held to the same quota.
     env.fails(&ask_args(&["--wake-peer"]), "wake_quota_exceeded", 6);
     env.advance(retry + 1_000);

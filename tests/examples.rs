@@ -39,3 +39,44 @@ fn quickstart_runs_a_whole_discussion_on_the_default_ledger() {
         3
     );
 }
+
+#[test]
+fn supervised_example_holds_a_multi_turn_discussion_between_two_scripted_agents() {
+    let env = Env::new();
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/supervised.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("DISCUSS", &bin)
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", T0.to_string())
+        .env("COLUMNS", "120")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("agent-b saw: {\"body\":\"Refactor auth module?\"}"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("agent-a saw: {\"body\":\"Which module first, session or token?\"}"),
+        "{stderr}"
+    );
+    let records = env.records();
+    let dsc = records.iter().find(|r| r["kind"] == "message").unwrap()["correlation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "closed");
+    assert_eq!(show["transcript"].as_array().unwrap().len(), 4);
+    let started = records
+        .iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.started")
+        .count();
+    assert_eq!(started, 3, "three supervised turns");
+}

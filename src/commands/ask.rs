@@ -1,6 +1,6 @@
 //! `discuss ask`: the seed's `ask_peer`.
 
-use super::{Context, PayloadArgs};
+use super::{Context, PayloadArgs, SuperviseArgs};
 use crate::engine::{AskOutcome, AskRequest, plan_ask};
 use crate::error::Result;
 use crate::global::Global;
@@ -38,6 +38,8 @@ pub struct AskArgs {
     /// Reserve the peer's first turn in the same atomic write
     #[arg(long)]
     pub wake_peer: bool,
+    #[command(flatten)]
+    pub supervise: SuperviseArgs,
 }
 
 pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
@@ -51,7 +53,37 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
         args.turn_timeout_ms,
         args.wake_peer,
     )?;
+    let supervise = args.supervise.options()?;
+    if supervise.is_some() && !args.wake_peer {
+        return Err(crate::error::Error::new(
+            crate::error::ErrorCode::InvalidArgument,
+            "a command after -- runs the peer's first turn: it needs --wake-peer",
+        )
+        .hint("add --wake-peer, or wake the peer later with `discuss wake ... -- CMD`"));
+    }
+    let reserved_at = std::time::Instant::now();
     let outcome = perform(ctx, &request)?;
+    if let (Some(options), Some(attempt)) = (supervise, &outcome.attempt) {
+        let supervised =
+            crate::supervisor::run(ctx, &outcome.discussion, attempt, &options, reserved_at)?;
+        if ctx.out.json {
+            // Status and head as they are after the supervised turn.
+            let (now, _) = super::show::load(ctx, &outcome.discussion.id)?;
+            let mut value = to_json(&AskOutcome {
+                discussion: now,
+                attempt: Some(supervised.attempt.clone()),
+            });
+            value["attempt"] = supervised.to_json();
+            ctx.out.print_json(&value);
+        } else {
+            ctx.out.print_text(&to_human(ctx, &outcome));
+            ctx.out.print_text(&super::wake::supervised_human(
+                &outcome.discussion.id,
+                &supervised,
+            ));
+        }
+        return Ok(supervised.exit_status());
+    }
     if ctx.out.json {
         ctx.out.print_json(&to_json(&outcome));
     } else {

@@ -95,6 +95,57 @@ impl PayloadArgs {
     }
 }
 
+/// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
+#[derive(Debug, Args)]
+pub struct SuperviseArgs {
+    /// Grace period between SIGTERM and SIGKILL of a supervised run, in ms
+    #[arg(
+        long,
+        default_value_t = 2000,
+        value_name = "MS",
+        allow_negative_numbers = true
+    )]
+    pub kill_grace_ms: i64,
+    /// Capture the command's stdout; if it exits 0 without replying, post
+    /// the output as a `result` reply (JSON body when it is JSON, else {"text": ...})
+    #[arg(long)]
+    pub reply_from_stdout: bool,
+    /// With --reply-from-stdout: close the discussion with that reply
+    #[arg(long, requires = "reply_from_stdout")]
+    pub close_on_reply: bool,
+    /// The agent's command, run for exactly this turn (argv, never a shell)
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+impl SuperviseArgs {
+    /// The supervision options, or `None` without a command. Checked
+    /// before anything is reserved.
+    pub fn options(&self) -> Result<Option<crate::supervisor::Options>> {
+        crate::discussion::envelope::check_range(
+            "kill_grace_ms",
+            self.kill_grace_ms,
+            (0, 300_000),
+        )?;
+        if self.command.is_empty() {
+            if self.reply_from_stdout {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "--reply-from-stdout needs a command after --",
+                )
+                .hint("e.g. discuss wake ... --reply-from-stdout -- ./agent.sh"));
+            }
+            return Ok(None);
+        }
+        Ok(Some(crate::supervisor::Options {
+            command: self.command.clone(),
+            kill_grace: std::time::Duration::from_millis(self.kill_grace_ms as u64),
+            reply_from_stdout: self.reply_from_stdout,
+            close_on_reply: self.close_on_reply,
+        }))
+    }
+}
+
 /// A file's text, or stdin's for `-`.
 pub fn read_input(path: &std::path::Path) -> Result<String> {
     let mut text = String::new();

@@ -1,6 +1,6 @@
 //! `discuss wake`: the seed's `wake_agent`.
 
-use super::Context;
+use super::{Context, SuperviseArgs};
 use crate::clock::format_ms;
 use crate::discussion::{Attempt, Discussion};
 use crate::engine::{WakeRequest, plan_wake};
@@ -28,11 +28,26 @@ pub struct WakeArgs {
     /// The head message the caller saw; refused as stale_head if it moved
     #[arg(long, value_name = "MSG")]
     pub expected_head: String,
+    #[command(flatten)]
+    pub supervise: SuperviseArgs,
 }
 
 pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
     let request = WakeRequest::new(&args.agent, &args.discussion, &args.expected_head)?;
+    let supervise = args.supervise.options()?;
+    let reserved_at = std::time::Instant::now();
     let (discussion, attempt) = perform(ctx, &request)?;
+    if let Some(options) = supervise {
+        let outcome = crate::supervisor::run(ctx, &discussion, &attempt, &options, reserved_at)?;
+        if ctx.out.json {
+            ctx.out
+                .print_json(&json!({"discussion_id": discussion.id, "attempt": outcome.to_json()}));
+        } else {
+            ctx.out
+                .print_text(&supervised_human(&discussion.id, &outcome));
+        }
+        return Ok(outcome.exit_status());
+    }
     if ctx.out.json {
         ctx.out.print_json(&to_json(&discussion, &attempt));
     } else {
@@ -66,4 +81,24 @@ pub fn perform(ctx: &Context, request: &WakeRequest) -> Result<(Discussion, Atte
 
 pub fn to_json(discussion: &Discussion, attempt: &Attempt) -> Value {
     json!({"discussion_id": discussion.id, "attempt": attempt_json(attempt)})
+}
+
+/// One line on how a supervised attempt ended.
+pub fn supervised_human(discussion_id: &str, outcome: &crate::supervisor::Outcome) -> String {
+    let a = &outcome.attempt;
+    let mut line = format!(
+        "{discussion_id} turn {} ({}): {}",
+        a.turn, a.agent_id, outcome.outcome
+    );
+    if let Some(reason) = &outcome.reason {
+        line.push_str(&format!(" ({reason})"));
+    }
+    if let Some(code) = outcome.exit_code {
+        line.push_str(&format!(", exit code {code}"));
+    }
+    if let Some(message) = &outcome.reply_message_id {
+        line.push_str(&format!(", reply {message}"));
+    }
+    line.push('\n');
+    line
 }

@@ -451,6 +451,7 @@ impl Fold {
             exit_code: None,
             signal: None,
             pid: None,
+            detail: None,
             terminal_receipt: false,
         });
         Ok(())
@@ -524,6 +525,7 @@ impl Fold {
                 attempt.terminal_receipt = true;
                 attempt.exit_code = r.exit_code;
                 attempt.signal = r.signal;
+                attempt.detail = r.detail.clone();
                 if lapsed {
                     if !failed {
                         attempt.reason = r.reason.clone().or(attempt.reason.take());

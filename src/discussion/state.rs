@@ -165,6 +165,7 @@ pub struct Attempt {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub pid: Option<u32>,
+    pub detail: Option<String>,
     /// A `completed`, `failed` or `deadman` receipt has been recorded.
     pub terminal_receipt: bool,
 }

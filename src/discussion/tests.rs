@@ -118,6 +118,7 @@ impl Sim {
             reason: "exited_without_reply".into(),
             exit_code: Some(1),
             signal: None,
+            detail: None,
         };
         if let Ok((new, _)) = plan_attempt_end(
             &self.dsc,

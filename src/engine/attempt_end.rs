@@ -15,6 +15,7 @@ pub struct AttemptEnd {
     pub reason: String,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    pub detail: Option<String>,
 }
 
 /// The `started` receipt, while the attempt is still reserved.
@@ -87,6 +88,7 @@ pub fn plan_attempt_end(
             }),
             exit_code: end.exit_code,
             signal: end.signal,
+            detail: end.detail.clone(),
             ..Receipt::default()
         }),
     );

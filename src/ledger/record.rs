@@ -70,6 +70,10 @@ pub struct Receipt {
     pub signal: Option<i32>,
     #[serde(default)]
     pub turns_used: Option<u32>,
+    /// Free text on failed and deadman receipts (e.g. the OS error of a
+    /// spawn failure). An addition to ledger v1's fields.
+    #[serde(default)]
+    pub detail: Option<String>,
 }
 
 pub const RESERVED: &str = "discussion.attempt.reserved";
@@ -189,7 +193,7 @@ impl Record {
             Body::Receipt(r) => {
                 put("receipt", r.receipt.clone().into());
                 put("discussion_id", r.discussion_id.clone().into());
-                let optional: [(&str, Option<Value>); 11] = [
+                let optional: [(&str, Option<Value>); 12] = [
                     ("attempt_id", r.attempt_id.clone().map(Value::from)),
                     ("agent_id", r.agent_id.clone().map(Value::from)),
                     ("turn", r.turn.map(Value::from)),
@@ -204,6 +208,7 @@ impl Record {
                     ("exit_code", r.exit_code.map(Value::from)),
                     ("signal", r.signal.map(Value::from)),
                     ("turns_used", r.turns_used.map(Value::from)),
+                    ("detail", r.detail.clone().map(Value::from)),
                 ];
                 for (key, value) in optional {
                     if let Some(value) = value {

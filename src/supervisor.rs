@@ -1,0 +1,453 @@
+//! Supervised attempts (`wake -- CMD`, `ask --wake-peer -- CMD`): run the
+//! woken agent's command for exactly its turn and record how it ended.
+//!
+//! The child runs in its own process group, so the whole group can be
+//! signalled; it dies with the supervisor (parent-death signal); the
+//! supervisor is a child subreaper, so grandchildren orphaned by the child
+//! are reaped here rather than left as zombies elsewhere. The turn is
+//! measured with the monotonic clock from the reservation.
+
+use crate::commands::Context;
+use crate::discussion::{Attempt, AttemptState, Discussion, derive};
+use crate::engine::{AttemptEnd, ReplyRequest, plan_attempt_end, plan_reply, plan_started};
+use crate::error::{Error, ErrorCode, Result};
+use crate::global::Global;
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often the child, the clock and the ledger's size are looked at.
+const POLL: Duration = Duration::from_millis(20);
+/// How much stdout `--reply-from-stdout` keeps: a body never fits more.
+const MAX_CAPTURE: usize = crate::discussion::envelope::MAX_ENVELOPE_BYTES;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub command: Vec<String>,
+    pub kill_grace: Duration,
+    pub reply_from_stdout: bool,
+    pub close_on_reply: bool,
+}
+
+/// How the supervised attempt ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub attempt: Attempt,
+    pub outcome: &'static str,
+    pub reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub reply_message_id: Option<String>,
+}
+
+impl Outcome {
+    /// 0 completed, 8 failed, 9 deadman.
+    pub fn exit_status(&self) -> u8 {
+        match self.outcome {
+            "completed" => 0,
+            "deadman" => 9,
+            _ => 8,
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = crate::output::attempt_json(&self.attempt);
+        value["outcome"] = self.outcome.into();
+        value["reason"] = self.reason.clone().into();
+        value["exit_code"] = self.exit_code.into();
+        value["reply_message_id"] = self.reply_message_id.clone().into();
+        value
+    }
+}
+
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    SIGNALLED.store(signal, Ordering::SeqCst);
+}
+
+/// SIGINT, SIGTERM and SIGHUP to the supervisor end the attempt cleanly.
+fn catch_signals() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Runs the command for `attempt`, reserved at `reserved_at` (monotonic).
+pub fn run(
+    ctx: &Context,
+    discussion: &Discussion,
+    attempt: &Attempt,
+    options: &Options,
+    reserved_at: Instant,
+) -> Result<Outcome> {
+    catch_signals();
+    let turn = Duration::from_millis((attempt.deadline_ms - attempt.reserved_at_ms).max(0) as u64);
+    let deadline = reserved_at + turn;
+    let head_body = discussion
+        .head()
+        .map(|h| h.body.to_string())
+        .unwrap_or_default();
+
+    let mut child = match spawn(ctx, discussion, attempt, options) {
+        Ok(child) => child,
+        Err(err) => {
+            let end = AttemptEnd {
+                deadman: false,
+                reason: "spawn_failed".into(),
+                exit_code: None,
+                signal: None,
+                detail: Some(format!("{}: {err}", options.command[0])),
+            };
+            return finish(ctx, discussion, attempt, end);
+        }
+    };
+    let pgid = child.id() as libc::pid_t;
+    ctx.ledger.append(|snapshot| {
+        plan_started(
+            &discussion.id,
+            &attempt.attempt_id,
+            child.id(),
+            &snapshot.discussion(&discussion.id),
+            &ctx.stamp(snapshot),
+        )
+    })?;
+
+    // Feed stdin and drain a captured stdout on their own threads, so a
+    // child that reads or writes nothing never blocks the supervisor.
+    if let Some(mut stdin) = child.stdin.take() {
+        std::thread::spawn(move || {
+            let _ = stdin
+                .write_all(head_body.as_bytes())
+                .and_then(|()| stdin.write_all(b"\n"));
+        });
+    }
+    let captured = child
+        .stdout
+        .take()
+        .map(|stdout| std::thread::spawn(move || capture(stdout)));
+
+    let mut seen_len = ledger_len(ctx);
+    let ending = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| Error::io("waiting for the child", &e))?
+        {
+            kill_group(pgid, libc::SIGKILL);
+            break Ending::Exited(status);
+        }
+        let signal = SIGNALLED.load(Ordering::SeqCst);
+        if signal != 0 {
+            break Ending::Killed {
+                reason: "interrupted",
+                status: stop_group(&mut child, pgid, options.kill_grace),
+            };
+        }
+        if Instant::now() >= deadline {
+            break Ending::Killed {
+                reason: "deadline",
+                status: stop_group(&mut child, pgid, options.kill_grace),
+            };
+        }
+        // Look at the ledger only when it has grown.
+        let len = ledger_len(ctx);
+        if len != seen_len {
+            seen_len = len;
+            if Global::derive(&ctx.ledger.read()?.records)
+                .kill_switch
+                .engaged
+            {
+                break Ending::Killed {
+                    reason: "kill_switch",
+                    status: stop_group(&mut child, pgid, options.kill_grace),
+                };
+            }
+        }
+        std::thread::sleep(POLL);
+    };
+    reap_orphans();
+    let stdout = captured.and_then(|handle| handle.join().ok());
+
+    let (status, end) = match ending {
+        Ending::Killed { reason, status } => {
+            let end = AttemptEnd {
+                deadman: reason == "deadline",
+                reason: reason.into(),
+                exit_code: status.and_then(|s| s.code()),
+                signal: status.and_then(|s| s.signal()),
+                detail: None,
+            };
+            (status, end)
+        }
+        Ending::Exited(status) => {
+            let end = AttemptEnd {
+                deadman: false,
+                reason: "exited_without_reply".into(),
+                exit_code: status.code(),
+                signal: status.signal(),
+                detail: None,
+            };
+            (Some(status), end)
+        }
+    };
+    let replied = current_attempt(ctx, discussion, attempt)?.state == AttemptState::Completed;
+    if !replied
+        && options.reply_from_stdout
+        && status.is_some_and(|s| s.success())
+        && end.reason == "exited_without_reply"
+    {
+        return reply_from_stdout(
+            ctx,
+            discussion,
+            attempt,
+            options,
+            stdout.unwrap_or_default(),
+            end,
+        );
+    }
+    finish(ctx, discussion, attempt, end)
+}
+
+enum Ending {
+    Exited(ExitStatus),
+    Killed {
+        reason: &'static str,
+        status: Option<ExitStatus>,
+    },
+}
+
+fn spawn(
+    ctx: &Context,
+    discussion: &Discussion,
+    attempt: &Attempt,
+    options: &Options,
+) -> std::io::Result<Child> {
+    let ledger = std::path::absolute(ctx.ledger.path())?;
+    let mut command = Command::new(&options.command[0]);
+    command
+        .args(&options.command[1..])
+        .env("DISCUSS_LEDGER", ledger)
+        .env("DISCUSS_DISCUSSION_ID", &discussion.id)
+        .env("DISCUSS_ATTEMPT_ID", &attempt.attempt_id)
+        .env("DISCUSS_AGENT_ID", &attempt.agent_id)
+        .env("DISCUSS_REPLY_TO", &attempt.head_message_id)
+        .env("DISCUSS_TURN", attempt.turn.to_string())
+        .env(
+            "DISCUSS_DEADLINE_AT",
+            crate::clock::format_ms(attempt.deadline_ms),
+        )
+        .stdin(Stdio::piped())
+        .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
+        .process_group(0);
+    if std::env::var_os("DISCUSS_NOW").is_some() {
+        // A pinned clock carries on in the child from where ours is now.
+        command.env("DISCUSS_NOW", ctx.clock.now_ms().to_string());
+    }
+    if options.reply_from_stdout {
+        command.stdout(Stdio::piped());
+    } else {
+        command.stdout(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?));
+    }
+    // SAFETY: getpid before the fork; prctl, getppid and _exit are
+    // async-signal-safe, as the code between fork and exec must be.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1); // the supervisor died before prctl took effect
+            }
+            Ok(())
+        });
+    }
+    command.spawn()
+}
+
+/// Up to MAX_CAPTURE + 1 bytes of stdout; the rest is read and dropped so
+/// the child never blocks on a full pipe.
+fn capture(mut stdout: std::process::ChildStdout) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        match stdout.read(&mut buffer) {
+            Ok(0) | Err(_) => return kept,
+            Ok(n) => {
+                let room = (MAX_CAPTURE + 1).saturating_sub(kept.len());
+                kept.extend_from_slice(&buffer[..n.min(room)]);
+            }
+        }
+    }
+}
+
+fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: plain syscall; ESRCH (group gone) is fine.
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
+/// SIGTERM to the group, SIGKILL after the grace period; waits for the child.
+fn stop_group(child: &mut Child, pgid: libc::pid_t, grace: Duration) -> Option<ExitStatus> {
+    kill_group(pgid, libc::SIGTERM);
+    let until = Instant::now() + grace;
+    let mut status = None;
+    while Instant::now() < until {
+        if let Ok(Some(s)) = child.try_wait() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Whatever is left of the group (a grandchild, a child ignoring TERM).
+    kill_group(pgid, libc::SIGKILL);
+    status.or_else(|| child.wait().ok())
+}
+
+/// Reaps grandchildren re-parented to us (we are a subreaper) until none
+/// are left or a second has passed.
+fn reap_orphans() {
+    let until = Instant::now() + Duration::from_secs(1);
+    loop {
+        // SAFETY: waitpid on any child, without blocking.
+        let pid = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+        match pid {
+            -1 => return, // ECHILD: nothing left
+            0 if Instant::now() >= until => return,
+            0 => std::thread::sleep(Duration::from_millis(5)),
+            _ => {}
+        }
+    }
+}
+
+fn ledger_len(ctx: &Context) -> u64 {
+    std::fs::metadata(ctx.ledger.path())
+        .map(|m| m.len())
+        .unwrap_or(0)
+}
+
+fn current_attempt(ctx: &Context, discussion: &Discussion, attempt: &Attempt) -> Result<Attempt> {
+    let snapshot = ctx.ledger.read()?;
+    let state = derive(
+        &discussion.id,
+        &snapshot.discussion(&discussion.id),
+        ctx.now(&snapshot),
+    );
+    Ok(state
+        .and_then(|d| d.attempt(&attempt.attempt_id).cloned())
+        .unwrap_or_else(|| attempt.clone()))
+}
+
+/// Posts a child's stdout as its `result` reply.
+fn reply_from_stdout(
+    ctx: &Context,
+    discussion: &Discussion,
+    attempt: &Attempt,
+    options: &Options,
+    stdout: Vec<u8>,
+    mut end: AttemptEnd,
+) -> Result<Outcome> {
+    let text = String::from_utf8_lossy(&stdout);
+    if text.trim().is_empty() {
+        end.reason = "empty_output".into();
+        end.detail = Some("the command exited 0 without output and without a reply".into());
+        return finish(ctx, discussion, attempt, end);
+    }
+    if stdout.len() > MAX_CAPTURE {
+        end.reason = "output_too_large".into();
+        end.detail = Some(format!("stdout is over {MAX_CAPTURE} bytes"));
+        return finish(ctx, discussion, attempt, end);
+    }
+    let body = serde_json::from_str::<serde_json::Value>(&text)
+        .unwrap_or_else(|_| serde_json::json!({ "text": text }));
+    let request = ReplyRequest::new(
+        &attempt.agent_id,
+        &discussion.id,
+        &attempt.attempt_id,
+        &attempt.head_message_id,
+        "result",
+        &body.to_string(),
+        options.close_on_reply,
+    );
+    let posted = request.and_then(|request| {
+        ctx.ledger.append(|snapshot| {
+            let global = Global::derive(&snapshot.records);
+            plan_reply(
+                &global,
+                &snapshot.discussion(&discussion.id),
+                &request,
+                &ctx.stamp(snapshot),
+            )
+        })
+    });
+    match posted {
+        Ok((state, message_id)) => Ok(Outcome {
+            attempt: state
+                .attempt(&attempt.attempt_id)
+                .cloned()
+                .unwrap_or_else(|| attempt.clone()),
+            outcome: "completed",
+            reason: None,
+            exit_code: end.exit_code,
+            reply_message_id: Some(message_id),
+        }),
+        Err(err) if err.code == ErrorCode::PayloadTooLarge => {
+            end.reason = "output_too_large".into();
+            end.detail = Some(err.message);
+            finish(ctx, discussion, attempt, end)
+        }
+        Err(err) => {
+            end.reason = "reply_refused".into();
+            end.detail = Some(format!("{}: {}", err.code, err.message));
+            finish(ctx, discussion, attempt, end)
+        }
+    }
+}
+
+/// Records the end (unless the attempt completed) and reports the outcome
+/// from the ledger's point of view.
+fn finish(
+    ctx: &Context,
+    discussion: &Discussion,
+    attempt: &Attempt,
+    end: AttemptEnd,
+) -> Result<Outcome> {
+    let state = ctx.ledger.append(|snapshot| {
+        plan_attempt_end(
+            &discussion.id,
+            &attempt.attempt_id,
+            &end,
+            &snapshot.discussion(&discussion.id),
+            &ctx.stamp(snapshot),
+        )
+    })?;
+    let current = state
+        .and_then(|d| d.attempt(&attempt.attempt_id).cloned())
+        .unwrap_or_else(|| attempt.clone());
+    let outcome = match current.state {
+        AttemptState::Completed => "completed",
+        AttemptState::Deadman => "deadman",
+        _ => "failed",
+    };
+    Ok(Outcome {
+        reason: if outcome == "completed" {
+            None
+        } else {
+            current.reason.clone()
+        },
+        exit_code: current.exit_code.or(end.exit_code),
+        reply_message_id: current.reply_message_id.clone(),
+        attempt: current,
+        outcome,
+    })
+}

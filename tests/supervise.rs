@@ -1,0 +1,406 @@
+//! Supervised attempts with real child processes. Turn timeouts are 1-2 s
+//! here: the supervisor measures turns with the monotonic clock, so these
+//! are the only tests that spend real time.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("discuss")
+        .display()
+        .to_string()
+}
+
+fn wake_args<'a>(dsc: &'a str, agent: &'a str, head: &'a str, cmd: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "wake",
+        "--agent",
+        agent,
+        "--discussion",
+        dsc,
+        "--expected-head",
+        head,
+        "--kill-grace-ms",
+        "300",
+        "--",
+    ];
+    args.extend_from_slice(cmd);
+    args
+}
+
+fn supervised(env: &Env, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let out = env.run(&all);
+    let json = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|_| panic!("stdout: {} stderr: {}", out.stdout, out.stderr));
+    (out.status, json)
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok()
+}
+
+/// Waits (bounded) for an event in the ledger, not for time to pass.
+fn wait_for(env: &Env, what: impl Fn(&[Value]) -> bool) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !what(&env.records()) {
+        assert!(Instant::now() < until, "timed out waiting for the ledger");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn started_pid(env: &Env) -> i32 {
+    env.records()
+        .iter()
+        .find(|r| r["receipt"] == "discussion.attempt.started")
+        .unwrap()["pid"]
+        .as_i64()
+        .unwrap() as i32
+}
+
+fn spawn_supervisor(env: &Env, args: &[&str]) -> Child {
+    Command::new(bin())
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env("DISCUSS_ACTOR", "tester")
+        .current_dir(env.dir.path())
+        .arg("--json")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_child_that_replies_completes_with_the_contract_environment_and_stdin() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
+    let script = format!(
+        "cat > stdin.json; env | grep '^DISCUSS_' | sort > env.txt; echo noise; {} reply --type result --payload '{{\"body\":\"Yes\"}}' --close",
+        bin()
+    );
+    let (status, out) = supervised(
+        &env,
+        &wake_args(&dsc, "agent-b", &root, &["sh", "-c", &script]),
+    );
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(out["attempt"]["outcome"], "completed");
+    assert_eq!(out["attempt"]["exit_code"], 0);
+    assert!(out["attempt"]["reply_message_id"].is_string());
+    assert_eq!(env.status(&dsc), "closed");
+    let stdin = std::fs::read_to_string(env.dir.path().join("stdin.json")).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdin).unwrap(),
+        serde_json::json!({"body":"Refactor auth module?"})
+    );
+    let vars = std::fs::read_to_string(env.dir.path().join("env.txt")).unwrap();
+    let att = out["attempt"]["attempt_id"].as_str().unwrap();
+    for expected in [
+        format!("DISCUSS_ATTEMPT_ID={att}"),
+        format!("DISCUSS_DISCUSSION_ID={dsc}"),
+        "DISCUSS_AGENT_ID=agent-b".to_owned(),
+        format!("DISCUSS_REPLY_TO={root}"),
+        "DISCUSS_TURN=2".to_owned(),
+        format!("DISCUSS_LEDGER={}", env.ledger().display()),
+        format!(
+            "DISCUSS_DEADLINE_AT={}",
+            out["attempt"]["deadline_at"].as_str().unwrap()
+        ),
+    ] {
+        assert!(
+            vars.lines().any(|l| l == expected),
+            "{expected} missing from\n{vars}"
+        );
+    }
+    let show = env.show(&dsc);
+    assert!(show["attempts"][0]["pid"].as_i64().is_some());
+    assert!(show["attempts"][0]["started_at"].is_string());
+}
+
+#[test]
+fn a_child_that_exits_without_reply_fails_and_is_not_retried() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
+    let (status, out) = supervised(
+        &env,
+        &wake_args(&dsc, "agent-b", &root, &["sh", "-c", "exit 3"]),
+    );
+    assert_eq!(status, 8);
+    assert_eq!(out["attempt"]["outcome"], "failed");
+    assert_eq!(out["attempt"]["reason"], "exited_without_reply");
+    assert_eq!(out["attempt"]["exit_code"], 3);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "open");
+    assert_eq!(show["turns_used"], 2, "the failed turn is charged");
+    assert_eq!(
+        show["attempts"].as_array().unwrap().len(),
+        1,
+        "never retried"
+    );
+}
+
+#[test]
+fn a_command_that_cannot_start_is_spawn_failed() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let (status, out) = supervised(
+        &env,
+        &wake_args(&dsc, "agent-b", &root, &["/no/such/agent"]),
+    );
+    assert_eq!(status, 8);
+    assert_eq!(out["attempt"]["reason"], "spawn_failed");
+    assert!(
+        out["attempt"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("No such file"),
+        "{out}"
+    );
+    assert!(
+        !env.records()
+            .iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    );
+}
+
+#[test]
+fn the_deadline_kills_a_term_ignoring_child_and_its_grandchild() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1000"]);
+    let script = "trap '' TERM; sleep 60 & echo $! > grandchild.pid; sleep 60";
+    let started = Instant::now();
+    let (status, out) = supervised(
+        &env,
+        &wake_args(&dsc, "agent-b", &root, &["sh", "-c", script]),
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(status, 9, "{out}");
+    assert_eq!(out["attempt"]["outcome"], "deadman");
+    assert_eq!(out["attempt"]["reason"], "deadline");
+    assert_eq!(
+        out["attempt"]["signal"], 9,
+        "TERM was ignored, KILL ended it"
+    );
+    let child = started_pid(&env);
+    let grandchild: i32 = std::fs::read_to_string(env.dir.path().join("grandchild.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!alive(child), "child {child} is gone, not even a zombie");
+    assert!(
+        !alive(grandchild),
+        "grandchild {grandchild} is gone, not even a zombie"
+    );
+    assert_eq!(env.status(&dsc), "deadman");
+    let deadman = env
+        .records()
+        .iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.deadman")
+        .count();
+    assert_eq!(deadman, 1);
+}
+
+#[test]
+fn the_kill_switch_during_a_run_kills_the_child() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "20000"]);
+    let mut supervisor =
+        spawn_supervisor(&env, &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]));
+    wait_for(&env, |r| {
+        r.iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    });
+    env.ok(&["kill-switch", "on", "--reason", "test"]);
+    let status = supervisor.wait().unwrap();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(supervisor.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert_eq!(status.code(), Some(8));
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["attempt"]["reason"], "kill_switch");
+    assert!(!alive(started_pid(&env)));
+}
+
+#[test]
+fn sigint_to_the_supervisor_ends_the_attempt_as_interrupted() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "20000"]);
+    let mut supervisor =
+        spawn_supervisor(&env, &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]));
+    wait_for(&env, |r| {
+        r.iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    });
+    unsafe { libc::kill(supervisor.id() as i32, libc::SIGINT) };
+    let status = supervisor.wait().unwrap();
+    assert_eq!(status.code(), Some(8));
+    assert!(!alive(started_pid(&env)));
+    let show = env.show(&dsc);
+    assert_eq!(show["attempts"][0]["state"], "failed");
+    assert_eq!(show["attempts"][0]["reason"], "interrupted");
+}
+
+#[test]
+fn a_supervisor_killed_outright_takes_its_child_along_and_the_attempt_lapses() {
+    let mut env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "20000"]);
+    let mut supervisor =
+        spawn_supervisor(&env, &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]));
+    wait_for(&env, |r| {
+        r.iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    });
+    let child = started_pid(&env);
+    supervisor.kill().unwrap();
+    supervisor.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while alive(child)
+        && std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    {
+        assert!(
+            Instant::now() < until,
+            "child {child} outlived its supervisor"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(env.status(&dsc), "active", "nothing recorded the end yet");
+    env.advance(21_000);
+    assert_eq!(env.status(&dsc), "deadman");
+}
+
+#[test]
+fn a_failed_final_attempt_exhausts_and_escalates_once() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--max-turns", "2"]);
+    let (status, _) = supervised(&env, &wake_args(&dsc, "agent-b", &root, &["false"]));
+    assert_eq!(status, 8);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "exhausted");
+    assert_eq!(show["escalation"]["turns_used"], 2);
+    let records = env.records();
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r["receipt"] == "discussion.escalated")
+            .count(),
+        1
+    );
+    let n = records.len();
+    assert_eq!(
+        records[n - 2]["receipt"],
+        "discussion.attempt.failed",
+        "in the same write"
+    );
+    assert_eq!(records[n - 1]["receipt"], "discussion.escalated");
+}
+
+#[test]
+fn reply_from_stdout_posts_json_or_text_and_refuses_empty_or_oversized_output() {
+    let env = Env::new();
+    let stdout_wake = |dsc: &str, root: &str, script: &str, close: bool| {
+        let mut args = vec![
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            dsc,
+            "--expected-head",
+            root,
+            "--reply-from-stdout",
+        ];
+        if close {
+            args.push("--close-on-reply");
+        }
+        args.extend(["--", "sh", "-c", script]);
+        supervised(&env, &args)
+    };
+    let (dsc, root) = env.discussion(&[]);
+    let (status, out) = stdout_wake(&dsc, &root, r#"echo '{"answer":42}'"#, true);
+    assert_eq!(status, 0, "{out}");
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "closed");
+    assert_eq!(
+        show["transcript"][1]["payload"],
+        serde_json::json!({"answer":42})
+    );
+    assert_eq!(show["transcript"][1]["type"], "result");
+
+    let (dsc, root) = env.discussion(&[]);
+    let (status, _) = stdout_wake(&dsc, &root, "printf 'plain words'", false);
+    assert_eq!(status, 0);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "open");
+    assert_eq!(
+        show["transcript"][1]["payload"],
+        serde_json::json!({"text":"plain words"})
+    );
+
+    let (dsc, root) = env.discussion(&[]);
+    let (status, out) = stdout_wake(&dsc, &root, "true", false);
+    assert_eq!(status, 8);
+    assert_eq!(out["attempt"]["reason"], "empty_output");
+
+    let (dsc, root) = env.discussion(&[]);
+    let (status, out) = stdout_wake(&dsc, &root, "head -c 70000 /dev/zero | tr '\\0' x", false);
+    assert_eq!(status, 8);
+    assert_eq!(out["attempt"]["reason"], "output_too_large");
+
+    // A non-zero exit posts nothing.
+    let (dsc, root) = env.discussion(&[]);
+    let (status, out) = stdout_wake(&dsc, &root, "echo '{}'; exit 2", false);
+    assert_eq!(status, 8);
+    assert_eq!(out["attempt"]["reason"], "exited_without_reply");
+}
+
+#[test]
+fn ask_with_wake_peer_runs_the_first_turn() {
+    let env = Env::new();
+    env.fleet();
+    let out = env.run(&[
+        "--json",
+        "ask",
+        "--from",
+        "agent-a",
+        "--to",
+        "agent-b",
+        "--fleet",
+        "fleet-alpha",
+        "--payload",
+        "{}",
+        "--wake-peer",
+        "--reply-from-stdout",
+        "--close-on-reply",
+        "--",
+        "echo",
+        "done",
+    ]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let v = out.json();
+    assert_eq!(v["status"], "closed");
+    assert_eq!(v["attempt"]["outcome"], "completed");
+    assert_eq!(v["head_message_id"], v["attempt"]["reply_message_id"]);
+    // A command without --wake-peer is refused before anything is written.
+    env.fails(
+        &[
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-b",
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            "{}",
+            "--",
+            "true",
+        ],
+        "invalid_argument",
+        3,
+    );
+}
