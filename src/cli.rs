@@ -1,8 +1,17 @@
 //! The command-line definition. Doc comments here are the help text.
 
 use crate::commands::{
-    ask::AskArgs, call::CallArgs, fleet::FleetArgs, kill_switch::KillSwitchArgs, quota::QuotaArgs,
-    reply::ReplyArgs, show::ShowArgs, wake::WakeArgs,
+    ask::AskArgs,
+    call::CallArgs,
+    fleet::FleetArgs,
+    kill_switch::KillSwitchArgs,
+    list::{InboxArgs, ListArgs},
+    quota::QuotaArgs,
+    reply::ReplyArgs,
+    show::ShowArgs,
+    verify::VerifyArgs,
+    wait::WaitArgs,
+    wake::WakeArgs,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -77,4 +86,21 @@ pub enum Command {
     /// Take one of the seed's request objects (ask_peer, wake_agent,
     /// reply_discussion, get_discussion) and answer JSON
     Call(CallArgs),
+    /// List discussions, newest first
+    List(ListArgs),
+    /// Open discussions whose head is addressed to an agent (reads only)
+    Inbox(InboxArgs),
+    /// Replay the whole ledger and report problems (exit 7 when any)
+    Verify(VerifyArgs),
+    /// Wait until a discussion reaches a status (exit 10 on timeout)
+    Wait(WaitArgs),
+    /// Print a completion script
+    #[command(
+        after_help = "Example:\n  discuss completions bash > ~/.local/share/bash-completion/completions/discuss"
+    )]
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }

@@ -5,6 +5,7 @@
 //! the CLI on top.
 
 pub mod app;
+pub mod assets;
 pub mod cli;
 pub mod clock;
 pub mod commands;

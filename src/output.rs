@@ -278,6 +278,22 @@ pub fn table_width() -> u16 {
         .unwrap_or(100)
 }
 
+/// Keeps the given columns (ids, times) whole: a wrapped id cannot be
+/// copied into the next command. The other columns take what is left.
+pub fn keep_whole(table: &mut Table, columns: &[usize]) {
+    for &index in columns {
+        if let Some(column) = table.column_mut(index) {
+            column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
+}
+
+/// `HH:MM:SS.mmm` of a time, for tables whose header gives the date.
+pub fn clock_time(ms: i64) -> String {
+    let full = format_ms(ms);
+    full.get(11..23).map(str::to_owned).unwrap_or(full)
+}
+
 pub fn new_table(headers: &[&str]) -> Table {
     let mut table = Table::new();
     table
@@ -341,7 +357,7 @@ pub fn discussion_human(out: &Output, discussion: &Discussion, now_ms: i64) -> S
             escalation.turns_used
         ));
     }
-    let mut transcript = new_table(&["turn", "type", "from → to", "message", "body", "at"]);
+    let mut transcript = new_table(&["turn", "at", "from → to", "type", "message", "body"]);
     for entry in &discussion.transcript {
         let kind = if entry.close {
             format!("{} (close)", entry.kind.as_str())
@@ -350,31 +366,33 @@ pub fn discussion_human(out: &Output, discussion: &Discussion, now_ms: i64) -> S
         };
         transcript.add_row(vec![
             entry.turn.to_string(),
-            kind,
+            clock_time(entry.at_ms),
             format!("{} → {}", entry.from_agent_id, entry.to_agent_id),
+            kind,
             entry.message_id.clone(),
             shorten(&entry.body.to_string(), 200),
-            format_ms(entry.at_ms),
         ]);
     }
+    keep_whole(&mut transcript, &[0, 1, 2, 3, 4]);
     text.push_str(&format!("\nTranscript\n{transcript}\n"));
     if !discussion.attempts.is_empty() {
         let mut attempts = new_table(&[
-            "turn", "attempt", "agent", "state", "reserved", "ended", "reason",
+            "turn", "agent", "state", "reserved", "ended", "attempt", "reason",
         ]);
         for a in &discussion.attempts {
             attempts.add_row(vec![
                 a.turn.to_string(),
-                a.attempt_id.clone(),
                 a.agent_id.clone(),
                 a.state.as_str().to_owned(),
-                format_ms(a.reserved_at_ms),
+                clock_time(a.reserved_at_ms),
                 a.ended_at_ms
-                    .map(format_ms)
-                    .unwrap_or_else(|| format!("due {}", format_ms(a.deadline_ms))),
+                    .map(clock_time)
+                    .unwrap_or_else(|| format!("due {}", clock_time(a.deadline_ms))),
+                a.attempt_id.clone(),
                 a.reason.clone().unwrap_or_default(),
             ]);
         }
+        keep_whole(&mut attempts, &[0, 1, 2, 3, 4, 5]);
         text.push_str(&format!("\nAttempts\n{attempts}\n"));
     }
     text.push_str(&findings_table(discussion));
@@ -394,6 +412,7 @@ fn findings_table(discussion: &Discussion) -> String {
             f.detail.clone(),
         ]);
     }
+    keep_whole(&mut findings, &[0, 1, 2]);
     format!("\nIntegrity findings\n{findings}\n")
 }
 

@@ -4,9 +4,12 @@ pub mod ask;
 pub mod call;
 pub mod fleet;
 pub mod kill_switch;
+pub mod list;
 pub mod quota;
 pub mod reply;
 pub mod show;
+pub mod verify;
+pub mod wait;
 pub mod wake;
 
 use crate::cli::{Cli, Command, GlobalArgs};
@@ -176,5 +179,13 @@ pub fn run(cli: &Cli, out: Output) -> Result<u8> {
         Command::KillSwitch(args) => kill_switch::run(&ctx()?, args),
         Command::Quota(args) => quota::run(&ctx()?, args),
         Command::Call(args) => call::run(&Context::new(&cli.global, out.as_json())?, args),
+        Command::List(args) => list::run(&ctx()?, args),
+        Command::Inbox(args) => list::inbox(&ctx()?, args),
+        Command::Verify(args) => verify::run(&ctx()?, args),
+        Command::Wait(args) => wait::run(&ctx()?, args),
+        Command::Completions { shell } => {
+            out.print_text(&String::from_utf8_lossy(&crate::assets::completion(*shell)));
+            Ok(0)
+        }
     }
 }

@@ -1,0 +1,409 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[discuss] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'discuss'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'discuss'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand fleet 'Register agents in fleets, remove them, list fleets'
+            cand ask 'Start a discussion: the root message from one agent to its peer'
+            cand wake 'Reserve one budgeted turn for the recipient of the head'
+            cand reply 'Answer within a reserved turn (a question or a result)'
+            cand show 'Show the derived state of a discussion'
+            cand kill-switch 'Engage, release or read the global kill-switch'
+            cand quota 'Set or show hourly wake quotas'
+            cand call 'Take one of the seed''s request objects (ask_peer, wake_agent, reply_discussion, get_discussion) and answer JSON'
+            cand list 'List discussions, newest first'
+            cand inbox 'Open discussions whose head is addressed to an agent (reads only)'
+            cand verify 'Replay the whole ledger and report problems (exit 7 when any)'
+            cand wait 'Wait until a discussion reaches a status (exit 10 on timeout)'
+            cand completions 'Print a completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;fleet'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand add 'Add agents to a fleet (creating it); agents already in it are skipped'
+            cand remove 'Remove agents from a fleet; discussions under way are not touched'
+            cand list 'List fleets and their members'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;fleet;add'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;fleet;remove'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;fleet;list'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;fleet;help'= {
+            cand add 'Add agents to a fleet (creating it); agents already in it are skipped'
+            cand remove 'Remove agents from a fleet; discussions under way are not touched'
+            cand list 'List fleets and their members'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;fleet;help;add'= {
+        }
+        &'discuss;fleet;help;remove'= {
+        }
+        &'discuss;fleet;help;list'= {
+        }
+        &'discuss;fleet;help;help'= {
+        }
+        &'discuss;ask'= {
+            cand --from 'The asking agent'
+            cand --to 'The peer (exactly one: group discussions are refused)'
+            cand --fleet 'The fleet both agents belong to'
+            cand --payload 'The message body as JSON (any JSON value)'
+            cand --payload-file 'Read the JSON body from a file, or from stdin with `-`'
+            cand --max-turns 'Turn budget, the root included (2 to 32)'
+            cand --timeout-ms 'Conversation deadline after the root, in ms (1000 to 900000)'
+            cand --turn-timeout-ms 'Deadline of each turn, in ms (1000 to 300000, at most --timeout-ms)'
+            cand --kill-grace-ms 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --wake-peer 'Reserve the peer''s first turn in the same atomic write'
+            cand --reply-from-stdout 'Capture the command''s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
+            cand --close-on-reply 'With --reply-from-stdout: close the discussion with that reply'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;wake'= {
+            cand --agent 'The agent to wake: the recipient of the head'
+            cand --discussion 'The discussion'
+            cand --expected-head 'The head message the caller saw; refused as stale_head if it moved'
+            cand --kill-grace-ms 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --reply-from-stdout 'Capture the command''s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
+            cand --close-on-reply 'With --reply-from-stdout: close the discussion with that reply'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;reply'= {
+            cand --agent 'The woken agent'
+            cand --discussion 'The discussion'
+            cand --attempt 'The attempt `wake` reserved'
+            cand --reply-to 'The head message being answered'
+            cand --type 'A question back to the other agent, or a result'
+            cand --payload 'The message body as JSON (any JSON value)'
+            cand --payload-file 'Read the JSON body from a file, or from stdin with `-`'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --close 'End the discussion with this reply'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;show'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --no-receipts 'Leave out the receipts of each transcript entry'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;kill-switch'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand status 'Show whether the switch is engaged (the default)'
+            cand on 'Engage the switch'
+            cand off 'Release the switch'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;kill-switch;status'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;kill-switch;on'= {
+            cand --reason 'Why; shown to everyone who is refused'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;kill-switch;off'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;kill-switch;help'= {
+            cand status 'Show whether the switch is engaged (the default)'
+            cand on 'Engage the switch'
+            cand off 'Release the switch'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;kill-switch;help;status'= {
+        }
+        &'discuss;kill-switch;help;on'= {
+        }
+        &'discuss;kill-switch;help;off'= {
+        }
+        &'discuss;kill-switch;help;help'= {
+        }
+        &'discuss;quota'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand set 'Set the quota of one agent, or the default (30 when never set)'
+            cand show 'Show the default, each agent''s quota and its wakes in the last hour'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;quota;set'= {
+            cand --agent 'The agent; without it, the default is set'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;quota;show'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;quota;help'= {
+            cand set 'Set the quota of one agent, or the default (30 when never set)'
+            cand show 'Show the default, each agent''s quota and its wakes in the last hour'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;quota;help;set'= {
+        }
+        &'discuss;quota;help;show'= {
+        }
+        &'discuss;quota;help;help'= {
+        }
+        &'discuss;call'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;list'= {
+            cand --status 'Only these statuses (repeatable or comma-separated; `terminal` for closed, deadman, expired, exhausted and invalid)'
+            cand --agent 'Only discussions this agent takes part in'
+            cand --fleet 'Only discussions of this fleet'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;inbox'= {
+            cand --agent 'The agent'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;verify'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;wait'= {
+            cand --until 'Statuses to wait for (comma-separated; `terminal` for any terminal one)'
+            cand --timeout-ms 'Give up after this many ms (default: wait as long as it takes)'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;completions'= {
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;help'= {
+            cand fleet 'Register agents in fleets, remove them, list fleets'
+            cand ask 'Start a discussion: the root message from one agent to its peer'
+            cand wake 'Reserve one budgeted turn for the recipient of the head'
+            cand reply 'Answer within a reserved turn (a question or a result)'
+            cand show 'Show the derived state of a discussion'
+            cand kill-switch 'Engage, release or read the global kill-switch'
+            cand quota 'Set or show hourly wake quotas'
+            cand call 'Take one of the seed''s request objects (ask_peer, wake_agent, reply_discussion, get_discussion) and answer JSON'
+            cand list 'List discussions, newest first'
+            cand inbox 'Open discussions whose head is addressed to an agent (reads only)'
+            cand verify 'Replay the whole ledger and report problems (exit 7 when any)'
+            cand wait 'Wait until a discussion reaches a status (exit 10 on timeout)'
+            cand completions 'Print a completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;help;fleet'= {
+            cand add 'Add agents to a fleet (creating it); agents already in it are skipped'
+            cand remove 'Remove agents from a fleet; discussions under way are not touched'
+            cand list 'List fleets and their members'
+        }
+        &'discuss;help;fleet;add'= {
+        }
+        &'discuss;help;fleet;remove'= {
+        }
+        &'discuss;help;fleet;list'= {
+        }
+        &'discuss;help;ask'= {
+        }
+        &'discuss;help;wake'= {
+        }
+        &'discuss;help;reply'= {
+        }
+        &'discuss;help;show'= {
+        }
+        &'discuss;help;kill-switch'= {
+            cand status 'Show whether the switch is engaged (the default)'
+            cand on 'Engage the switch'
+            cand off 'Release the switch'
+        }
+        &'discuss;help;kill-switch;status'= {
+        }
+        &'discuss;help;kill-switch;on'= {
+        }
+        &'discuss;help;kill-switch;off'= {
+        }
+        &'discuss;help;quota'= {
+            cand set 'Set the quota of one agent, or the default (30 when never set)'
+            cand show 'Show the default, each agent''s quota and its wakes in the last hour'
+        }
+        &'discuss;help;quota;set'= {
+        }
+        &'discuss;help;quota;show'= {
+        }
+        &'discuss;help;call'= {
+        }
+        &'discuss;help;list'= {
+        }
+        &'discuss;help;inbox'= {
+        }
+        &'discuss;help;verify'= {
+        }
+        &'discuss;help;wait'= {
+        }
+        &'discuss;help;completions'= {
+        }
+        &'discuss;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

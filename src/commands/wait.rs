@@ -1,0 +1,94 @@
+//! `discuss wait`: poll until a discussion reaches one of some statuses.
+
+use super::Context;
+use super::list::parse_statuses;
+use crate::discussion::derive;
+use crate::error::{Error, ErrorCode, Result};
+use crate::ids;
+use crate::output::discussion_json;
+use clap::Args;
+use std::time::{Duration, Instant};
+
+/// Poll the ledger (waking nothing) until the discussion's status is one of
+/// those given; exit 10 (wait_timeout) when the timeout passes first.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  discuss wait dsc_… --until closed,exhausted --timeout-ms 60000"
+)]
+pub struct WaitArgs {
+    /// The discussion
+    #[arg(value_name = "DSC")]
+    pub discussion: String,
+    /// Statuses to wait for (comma-separated; `terminal` for any terminal one)
+    #[arg(
+        long,
+        value_name = "STATUS[,STATUS...]",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub until: Vec<String>,
+    /// Give up after this many ms (default: wait as long as it takes)
+    #[arg(long, value_name = "N")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Often enough to notice a reply promptly, rarely enough to cost nothing.
+const POLL: Duration = Duration::from_millis(50);
+
+pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
+    ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
+    let wanted = parse_statuses(&args.until)?;
+    let started = Instant::now();
+    let mut seen_len = None;
+    let mut snapshot = ctx.ledger.read()?;
+    loop {
+        // Re-read only when the ledger has grown; deadlines move the status
+        // too, so derive again on every tick regardless.
+        let len = std::fs::metadata(ctx.ledger.path()).map(|m| m.len()).ok();
+        if len != seen_len {
+            seen_len = len;
+            snapshot = ctx.ledger.read()?;
+        }
+        let now = ctx.now(&snapshot);
+        let discussion = derive(
+            &args.discussion,
+            &snapshot.discussion(&args.discussion),
+            now,
+        )
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnknownDiscussion,
+                format!("no discussion {} in the ledger", args.discussion),
+            )
+            .detail("discussion_id", args.discussion.as_str())
+        })?;
+        if wanted.contains(&discussion.status) {
+            if ctx.out.json {
+                ctx.out.print_json(&discussion_json(&discussion, true));
+            } else {
+                ctx.out.print_text(&format!(
+                    "{} is {}\n",
+                    discussion.id,
+                    ctx.out.status(discussion.status)
+                ));
+            }
+            return Ok(0);
+        }
+        if args
+            .timeout_ms
+            .is_some_and(|t| started.elapsed() >= Duration::from_millis(t))
+        {
+            return Err(Error::new(
+                ErrorCode::WaitTimeout,
+                format!(
+                    "{} is still {} after {} ms",
+                    discussion.id,
+                    discussion.status.as_str(),
+                    args.timeout_ms.unwrap_or(0)
+                ),
+            )
+            .detail("status", discussion.status.as_str()));
+        }
+        std::thread::sleep(POLL);
+    }
+}

@@ -1,0 +1,233 @@
+//! Operator and script readers: list, inbox, verify, wait; human output
+//! snapshots; a broken pipe.
+
+mod common;
+use common::*;
+use serde_json::json;
+use std::process::{Command, Stdio};
+
+#[test]
+fn list_filters_and_orders_newest_first_without_writing() {
+    let mut env = Env::new();
+    let (first, root) = env.discussion(&[]);
+    env.advance(1_000);
+    let (second, _) = env.discussion(&[]);
+    env.advance(1_000);
+    let att = env.wake(&first, "agent-b", &root);
+    env.reply(&first, "agent-b", &att, &root, "result", true);
+    let before = env.ledger_bytes();
+    let all = env.ok(&["list"]);
+    let ids: Vec<&str> = all["discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["discussion_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [first.as_str(), second.as_str()],
+        "the closed one was updated last"
+    );
+    let row = &all["discussions"][0];
+    assert_eq!(row["status"], "closed");
+    assert_eq!(row["participants"], json!(["agent-a", "agent-b"]));
+    assert_eq!(row["turns_used"], 2);
+    assert_eq!(row["max_turns"], 4);
+    assert_eq!(row["head_to_agent_id"], "agent-a");
+    assert_eq!(row["escalated"], false);
+    assert_eq!(row["fleet_id"], "fleet-alpha");
+    let open = env.ok(&["list", "--status", "open"]);
+    assert_eq!(open["discussions"].as_array().unwrap().len(), 1);
+    let terminal = env.ok(&["list", "--status", "terminal"]);
+    assert_eq!(terminal["discussions"][0]["discussion_id"], first.as_str());
+    assert_eq!(
+        env.ok(&["list", "--agent", "agent-c"])["discussions"],
+        json!([])
+    );
+    assert_eq!(
+        env.ok(&["list", "--fleet", "fleet-beta"])["discussions"],
+        json!([])
+    );
+    env.fails(&["list", "--status", "sleeping"], "invalid_argument", 3);
+    assert_eq!(env.ledger_bytes(), before, "list writes nothing");
+}
+
+#[test]
+fn inbox_shows_what_an_agent_could_be_woken_for_and_writes_nothing() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let (busy, busy_root) = env.discussion(&[]);
+    env.wake(&busy, "agent-b", &busy_root);
+    let before = env.ledger_bytes();
+    let inbox = env.ok(&["inbox", "--agent", "agent-b"]);
+    let ids: Vec<&str> = inbox["discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["discussion_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [dsc.as_str()],
+        "only open discussions addressed to agent-b"
+    );
+    assert_eq!(
+        env.ok(&["inbox", "--agent", "agent-a"])["discussions"],
+        json!([])
+    );
+    assert_eq!(
+        env.ledger_bytes(),
+        before,
+        "inbox writes nothing and wakes nothing"
+    );
+    assert_eq!(env.status(&dsc), "open");
+    let _ = root;
+}
+
+#[test]
+fn verify_is_clean_then_reports_every_kind_of_problem() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    let clean = env.ok(&["verify"]);
+    assert_eq!(clean["ok"], true);
+    assert_eq!(clean["discussions"], 1);
+    let human = env.run(&["verify"]);
+    assert_eq!(human.status, 0);
+    assert!(human.stdout.starts_with("ok: "), "{}", human.stdout);
+    env.append_raw("garbage\n");
+    let line = json!({"v":1,"kind":"receipt","id":"rcp_x","at_ms":T0,"by":"x","receipt":"discussion.escalated","discussion_id":dsc});
+    env.append_raw(&format!("{line}\n{{\"torn"));
+    let out = env.run(&["--json", "verify"]);
+    assert_eq!(out.status, 7);
+    let report = out.json();
+    assert_eq!(report["ok"], false);
+    assert_eq!(
+        report["unreadable_lines"][0]["line"], 5,
+        "3 fleet records and the root come first"
+    );
+    assert_eq!(report["torn_tail_bytes"], 6);
+    assert_eq!(
+        report["invalid_discussions"][0]["discussion_id"],
+        dsc.as_str()
+    );
+    assert_eq!(
+        report["invalid_discussions"][0]["integrity_findings"][0]["kind"],
+        "contradictory_receipts"
+    );
+}
+
+#[test]
+fn wait_returns_when_the_status_is_reached_or_times_out() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let out = env.run(&["--json", "wait", &dsc, "--until", "open"]);
+    assert_eq!(out.status, 0);
+    assert_eq!(out.json()["status"], "open");
+    let out = env.run(&[
+        "--json",
+        "wait",
+        &dsc,
+        "--until",
+        "terminal",
+        "--timeout-ms",
+        "150",
+    ]);
+    assert_eq!(out.status, 10);
+    assert_eq!(out.error()["code"], "wait_timeout");
+    assert_eq!(out.error()["details"]["status"], "open");
+    // A waiter in the background sees a reply written meanwhile.
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let waiter = Command::new(bin)
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .args([
+            "--json",
+            "wait",
+            &dsc,
+            "--until",
+            "closed,exhausted",
+            "--timeout-ms",
+            "20000",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "result", true);
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["status"], "closed");
+    env.fails(
+        &["wait", "dsc_none", "--until", "open", "--timeout-ms", "10"],
+        "unknown_discussion",
+        4,
+    );
+}
+
+#[test]
+fn a_broken_pipe_is_a_quiet_success() {
+    let env = Env::new();
+    for _ in 0..40 {
+        env.discussion(&[]);
+    }
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let script = format!(
+        "'{}' list | head -1 >/dev/null; echo \"${{PIPESTATUS[0]}}\"",
+        bin.display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn human_output_snapshots() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "question", false);
+    env.discussion(&[]);
+    let human = |args: &[&str]| {
+        let out = env
+            .command()
+            .env("COLUMNS", "120")
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"(dsc|msg|att|rcp|rec)_[0-9a-f]{32}", "[$1]");
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", "[time]");
+    settings.add_filter(r"(in \d+[smhd]\w*|\d+[smhd]\w* ago)", "[rel]");
+    settings.add_filter(r"\b\d{2}:\d{2}:\d{2}\.\d{3}\b", "[clock]");
+    settings.bind(|| {
+        insta::assert_snapshot!("show", human(&["show", &dsc]));
+        insta::assert_snapshot!("list", human(&["list"]));
+        insta::assert_snapshot!("inbox", human(&["inbox", "--agent", "agent-b"]));
+        insta::assert_snapshot!(
+            "stale_head",
+            human(&[
+                "wake",
+                "--agent",
+                "agent-a",
+                "--discussion",
+                &dsc,
+                "--expected-head",
+                &root
+            ])
+        );
+    });
+}
