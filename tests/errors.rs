@@ -713,3 +713,29 @@ fn fleet_membership_is_idempotent() {
     env.ok(&["fleet", "remove", "f2", "c"]);
     env.fails(&["fleet", "list", "f2"], "unknown_fleet", 4);
 }
+
+#[test]
+fn unknown_discussion_suggests_a_near_match() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let typo = format!("{}x", &dsc[..dsc.len() - 1]);
+    let err = env.fails(&["show", &typo], "unknown_discussion", 4);
+    assert_eq!(err["hints"][0], format!("did you mean {dsc}?"));
+    let prefix = &dsc[..12];
+    let err = env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            prefix,
+            "--expected-head",
+            &root,
+        ],
+        "unknown_discussion",
+        4,
+    );
+    assert_eq!(err["hints"][0], format!("did you mean {dsc}?"));
+    let err = env.fails(&["show", "dsc_0000"], "unknown_discussion", 4);
+    assert!(err["hints"][0].as_str().unwrap().contains("discuss list"));
+}

@@ -76,6 +76,51 @@ impl Context {
     }
 }
 
+/// Adds a "did you mean" hint to an `unknown_discussion` error: the
+/// ledger's discussion id that the given one is a prefix of, or the one
+/// within three edits (a typo, a dropped character).
+pub fn near_match(err: Error, snapshot: &Snapshot, given: &str) -> Error {
+    if err.code != ErrorCode::UnknownDiscussion {
+        return err;
+    }
+    let ids = snapshot.discussion_ids();
+    let prefixed: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| id.starts_with(given))
+        .collect();
+    let near = if prefixed.len() == 1 {
+        Some(prefixed[0])
+    } else {
+        ids.iter()
+            .map(|id| (edit_distance(id, given), *id))
+            .filter(|(d, _)| *d <= 3)
+            .min()
+            .map(|(_, id)| id)
+    };
+    match near {
+        Some(id) => err.hint(format!("did you mean {id}?")),
+        None => err.hint("`discuss list` shows the discussions in this ledger"),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]

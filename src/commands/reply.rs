@@ -83,6 +83,7 @@ pub fn perform(ctx: &Context, request: &ReplyRequest) -> Result<(Discussion, Str
             request,
             &ctx.stamp(snapshot),
         )
+        .map_err(|err| super::near_match(err, snapshot, &request.discussion_id))
     })
 }
 

@@ -39,12 +39,13 @@ pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
     let now = ctx.now(&snapshot);
     let discussion =
         derive(discussion_id, &snapshot.discussion(discussion_id), now).ok_or_else(|| {
-            Error::new(
+            let err = Error::new(
                 ErrorCode::UnknownDiscussion,
                 format!("no discussion {discussion_id} in the ledger"),
             )
             .detail("discussion_id", discussion_id)
-            .detail("ledger", ctx.ledger.path().display().to_string())
+            .detail("ledger", ctx.ledger.path().display().to_string());
+            super::near_match(err, &snapshot, discussion_id)
         })?;
     Ok((discussion, now))
 }

@@ -56,11 +56,12 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
             now,
         )
         .ok_or_else(|| {
-            Error::new(
+            let err = Error::new(
                 ErrorCode::UnknownDiscussion,
                 format!("no discussion {} in the ledger", args.discussion),
             )
-            .detail("discussion_id", args.discussion.as_str())
+            .detail("discussion_id", args.discussion.as_str());
+            super::near_match(err, &snapshot, &args.discussion)
         })?;
         if wanted.contains(&discussion.status) {
             if ctx.out.json {

@@ -76,6 +76,7 @@ pub fn perform(ctx: &Context, request: &WakeRequest) -> Result<(Discussion, Atte
             request,
             &ctx.stamp(snapshot),
         )
+        .map_err(|err| super::near_match(err, snapshot, &request.discussion_id))
     })
 }
 
