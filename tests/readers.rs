@@ -231,3 +231,30 @@ fn human_output_snapshots() {
         );
     });
 }
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal_and_never_with_json() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    let run = |args: &[&str], no_color: bool| {
+        let mut cmd = env.command();
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        String::from_utf8(cmd.args(args).output().unwrap().stdout).unwrap()
+    };
+    assert!(run(&["show", &dsc, "--color", "always"], false).contains("\x1b[36mopen\x1b[0m"));
+    assert!(
+        run(&["show", &dsc, "--color", "always"], true).contains("\x1b["),
+        "--color always overrides NO_COLOR"
+    );
+    assert!(
+        !run(&["show", &dsc], false).contains('\x1b'),
+        "not a terminal: no colour"
+    );
+    assert!(!run(&["show", &dsc, "--color", "never"], false).contains('\x1b'));
+    assert!(
+        !run(&["--json", "show", &dsc, "--color", "always"], false).contains('\x1b'),
+        "never with --json"
+    );
+}
