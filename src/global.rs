@@ -33,49 +33,57 @@ impl Global {
     pub fn derive(records: &[Record]) -> Global {
         let mut global = Global::default();
         for record in records {
-            match &record.body {
-                Body::Fleet(change) => {
-                    let members = global.fleets.entry(change.fleet_id.clone()).or_default();
-                    match change.op {
-                        FleetOp::Add => {
-                            members.insert(change.agent_id.clone());
-                        }
-                        FleetOp::Remove => {
-                            members.remove(&change.agent_id);
-                        }
-                    }
-                }
-                Body::KillSwitch(switch) => {
-                    global.kill_switch = KillSwitchState {
-                        engaged: switch.engaged,
-                        reason: switch.reason.clone(),
-                        changed_at_ms: Some(record.at_ms),
-                        changed_by: Some(record.by.clone()),
-                    };
-                }
-                Body::Quota(quota) => match &quota.agent_id {
-                    Some(agent) => {
-                        global
-                            .agent_quotas
-                            .insert(agent.clone(), quota.wakes_per_hour);
-                    }
-                    None => global.default_quota = Some(quota.wakes_per_hour),
-                },
-                Body::Receipt(receipt) if receipt.receipt == RESERVED => {
-                    if let Some(agent) = &receipt.agent_id {
-                        global
-                            .reservations
-                            .entry(agent.clone())
-                            .or_default()
-                            .push(record.at_ms);
-                    }
-                }
-                _ => {}
-            }
+            global.apply(record);
         }
-        // A fleet exists while it has at least one member.
-        global.fleets.retain(|_, members| !members.is_empty());
         global
+    }
+
+    /// Folds one record in; writers apply what they append to the state
+    /// they derived, rather than deriving the whole ledger again.
+    pub fn apply(&mut self, record: &Record) {
+        match &record.body {
+            Body::Fleet(change) => match change.op {
+                FleetOp::Add => {
+                    self.fleets
+                        .entry(change.fleet_id.clone())
+                        .or_default()
+                        .insert(change.agent_id.clone());
+                }
+                FleetOp::Remove => {
+                    if let Some(members) = self.fleets.get_mut(&change.fleet_id) {
+                        members.remove(&change.agent_id);
+                        // A fleet exists while it has at least one member.
+                        if members.is_empty() {
+                            self.fleets.remove(&change.fleet_id);
+                        }
+                    }
+                }
+            },
+            Body::KillSwitch(switch) => {
+                self.kill_switch = KillSwitchState {
+                    engaged: switch.engaged,
+                    reason: switch.reason.clone(),
+                    changed_at_ms: Some(record.at_ms),
+                    changed_by: Some(record.by.clone()),
+                };
+            }
+            Body::Quota(quota) => match &quota.agent_id {
+                Some(agent) => {
+                    self.agent_quotas
+                        .insert(agent.clone(), quota.wakes_per_hour);
+                }
+                None => self.default_quota = Some(quota.wakes_per_hour),
+            },
+            Body::Receipt(receipt) if receipt.receipt == RESERVED => {
+                if let Some(agent) = &receipt.agent_id {
+                    self.reservations
+                        .entry(agent.clone())
+                        .or_default()
+                        .push(record.at_ms);
+                }
+            }
+            _ => {}
+        }
     }
 
     pub fn members(&self, fleet_id: &str) -> Option<&BTreeSet<String>> {

@@ -55,14 +55,7 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<u8> {
     let global = ctx.ledger.append(|snapshot| {
         let mut global = Global::derive(&snapshot.records);
         let records = plan_fleet(&global, op, fleet, agents, &ctx.stamp(snapshot));
-        global = Global::derive(
-            &snapshot
-                .records
-                .iter()
-                .cloned()
-                .chain(records.iter().cloned())
-                .collect::<Vec<_>>(),
-        );
+        records.iter().for_each(|record| global.apply(record));
         Ok((records, global))
     })?;
     let members: Vec<String> = global

@@ -53,8 +53,9 @@ pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<u8> {
             ctx.ledger.append(|snapshot| {
                 let stamp = ctx.stamp(snapshot);
                 let records = plan_quota(agent.clone(), *wakes_per_hour as u32, &stamp);
-                let all: Vec<_> = snapshot.records.iter().chain(&records).cloned().collect();
-                Ok((records, (Global::derive(&all), stamp.at_ms)))
+                let mut global = Global::derive(&snapshot.records);
+                records.iter().for_each(|record| global.apply(record));
+                Ok((records, (global, stamp.at_ms)))
             })?
         }
         QuotaCommand::Show => {
