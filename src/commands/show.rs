@@ -2,7 +2,8 @@
 
 use super::Context;
 use crate::discussion::{Discussion, derive};
-use crate::error::{Error, ErrorCode, Result};
+use crate::engine::unknown_discussion;
+use crate::error::Result;
 use crate::ids;
 use crate::output::{discussion_human, discussion_json};
 use clap::Args;
@@ -39,12 +40,8 @@ pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
     let now = ctx.now(&snapshot);
     let discussion =
         derive(discussion_id, &snapshot.discussion(discussion_id), now).ok_or_else(|| {
-            let err = Error::new(
-                ErrorCode::UnknownDiscussion,
-                format!("no discussion {discussion_id} in the ledger"),
-            )
-            .detail("discussion_id", discussion_id)
-            .detail("ledger", ctx.ledger.path().display().to_string());
+            let err = unknown_discussion(discussion_id)
+                .detail("ledger", ctx.ledger.path().display().to_string());
             super::near_match(err, &snapshot, discussion_id)
         })?;
     Ok((discussion, now))

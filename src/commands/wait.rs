@@ -3,6 +3,7 @@
 use super::Context;
 use super::list::parse_statuses;
 use crate::discussion::derive;
+use crate::engine::unknown_discussion;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::output::discussion_json;
@@ -56,11 +57,7 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
             now,
         )
         .ok_or_else(|| {
-            let err = Error::new(
-                ErrorCode::UnknownDiscussion,
-                format!("no discussion {} in the ledger", args.discussion),
-            )
-            .detail("discussion_id", args.discussion.as_str());
+            let err = unknown_discussion(&args.discussion);
             super::near_match(err, &snapshot, &args.discussion)
         })?;
         if wanted.contains(&discussion.status) {

@@ -85,6 +85,15 @@ pub fn finish_plan(
     Ok((new, state))
 }
 
+/// No record names `discussion_id`.
+pub fn unknown_discussion(discussion_id: &str) -> Error {
+    Error::new(
+        ErrorCode::UnknownDiscussion,
+        format!("no discussion {discussion_id} in the ledger"),
+    )
+    .detail("discussion_id", discussion_id)
+}
+
 /// The state checks `wake` and `reply` share, in the contract's order after
 /// the kill-switch: `unknown_discussion`, `discussion_invalid`,
 /// `discussion_terminal`.
@@ -94,11 +103,7 @@ pub fn writable_discussion(
     now_ms: i64,
 ) -> Result<Discussion> {
     let Some(discussion) = derive(discussion_id, records, now_ms) else {
-        return Err(Error::new(
-            ErrorCode::UnknownDiscussion,
-            format!("no discussion {discussion_id} in the ledger"),
-        )
-        .detail("discussion_id", discussion_id));
+        return Err(unknown_discussion(discussion_id));
     };
     if discussion.status == Status::Invalid {
         return Err(Error::new(
