@@ -54,6 +54,16 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "DISCUSS_ACTOR", value_name = "NAME")]
     pub actor: Option<String>,
 
+    /// Open a ledger on a network filesystem (NFS, SMB...) although its
+    /// locks and appends are not reliable there
+    #[arg(
+        long,
+        global = true,
+        env = "DISCUSS_ALLOW_NETWORK_FS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub allow_network_fs: bool,
+
     /// When to colour output (never with --json; NO_COLOR turns auto off)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,

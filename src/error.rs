@@ -11,6 +11,8 @@ pub enum ErrorCode {
     Internal,
     IoError,
     LedgerUnreadable,
+    /// The ledger is on NFS, SMB or the like (an addition to the contract).
+    NetworkFilesystem,
     Usage,
     InvalidArgument,
     InvalidId,
@@ -44,6 +46,7 @@ impl ErrorCode {
             Internal => "internal",
             IoError => "io_error",
             LedgerUnreadable => "ledger_unreadable",
+            NetworkFilesystem => "network_filesystem",
             Usage => "usage",
             InvalidArgument => "invalid_argument",
             InvalidId => "invalid_id",
@@ -75,7 +78,7 @@ impl ErrorCode {
     pub fn exit_status(self) -> u8 {
         use ErrorCode::*;
         match self {
-            Internal | IoError | LedgerUnreadable => 1,
+            Internal | IoError | LedgerUnreadable | NetworkFilesystem => 1,
             Usage => 2,
             InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
             | SameAgent | GroupNotSupported | UnknownField => 3,

@@ -248,6 +248,9 @@ fn spawn(
         .stdin(Stdio::piped())
         .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
         .process_group(0);
+    if ctx.ledger.network_fs_allowed() {
+        command.env("DISCUSS_ALLOW_NETWORK_FS", "true");
+    }
     if std::env::var_os("DISCUSS_NOW").is_some() {
         // A pinned clock carries on in the child from where ours is now.
         command.env("DISCUSS_NOW", ctx.clock.now_ms().to_string());

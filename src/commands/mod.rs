@@ -53,7 +53,7 @@ impl Context {
             ));
         }
         Ok(Context {
-            ledger: Ledger::new(path),
+            ledger: Ledger::new(path).allow_network_fs(global.allow_network_fs),
             clock: Clock::from_env()?,
             actor,
             out,

@@ -3,6 +3,7 @@
 
 use super::record::Record;
 use super::snapshot::Snapshot;
+use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Write};
@@ -12,11 +13,25 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Ledger {
     path: PathBuf,
+    allow_network_fs: bool,
 }
 
 impl Ledger {
     pub fn new(path: PathBuf) -> Self {
-        Ledger { path }
+        Ledger {
+            path,
+            allow_network_fs: false,
+        }
+    }
+
+    /// Opens the ledger even on a network filesystem (`--allow-network-fs`).
+    pub fn allow_network_fs(mut self, allow: bool) -> Self {
+        self.allow_network_fs = allow;
+        self
+    }
+
+    pub fn network_fs_allowed(&self) -> bool {
+        self.allow_network_fs
     }
 
     pub fn path(&self) -> &Path {
@@ -40,6 +55,7 @@ impl Ledger {
             }
             Err(err) => return Err(self.io_error(&err)),
         };
+        self.refuse_network_fs(&file)?;
         file.lock_shared().map_err(|e| self.io_error(&e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
@@ -68,17 +84,20 @@ impl Ledger {
             self.move_torn_tail(&file, &bytes[keep..], keep as u64)?;
             snapshot.torn_tail = 0;
         }
-        let lines: String = records.iter().map(Record::to_line).collect();
+        let lines = Record::operation_lines(&records);
         let before = file.metadata().map_err(|e| self.io_error(&e))?.len();
-        if let Err(err) = file
-            .write_all(lines.as_bytes())
-            .and_then(|()| file.sync_data())
-        {
+        failpoint::hit("append.before_write").map_err(|e| self.io_error(&e))?;
+        if let Err(err) = write_durably(&mut file, lines.as_bytes()) {
             // Cut back what may have reached the file, so no later append
-            // glues onto half a line; the next writer repairs it otherwise.
+            // glues onto half a line. Should that fail too, the lines left
+            // are an operation cut short, which readers ignore and the next
+            // writer moves to `<ledger>.torn`.
             let _ = file.set_len(before).and_then(|()| file.sync_data());
             return Err(self.io_error(&err));
         }
+        // Only a crash can happen here in tests: the operation is durable,
+        // and the lock goes when the process does.
+        let _ = failpoint::hit("append.after_fsync");
         Ok(result)
     }
 
@@ -86,7 +105,10 @@ impl Ledger {
         let mut options = OpenOptions::new();
         options.read(true).append(true).mode(0o600);
         match options.open(&self.path) {
-            Ok(file) => return Ok(file),
+            Ok(file) => {
+                self.refuse_network_fs(&file)?;
+                return Ok(file);
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(err) => return Err(self.io_error(&err)),
         }
@@ -100,6 +122,9 @@ impl Ledger {
             .mode(0o700)
             .create(parent)
             .map_err(|e| Error::io(parent.display(), &e))?;
+        // Refuse before creating anything there.
+        let folder = File::open(parent).map_err(|e| Error::io(parent.display(), &e))?;
+        self.refuse_network_fs(&folder)?;
         // create_new decides which of several racing writers created the
         // file; the creator makes its directory entry durable.
         match options.clone().create_new(true).open(&self.path) {
@@ -138,6 +163,27 @@ impl Ledger {
             .map_err(|e| self.io_error(&e))
     }
 
+    /// `network_filesystem` unless `--allow-network-fs` was given.
+    fn refuse_network_fs(&self, file: &File) -> Result<()> {
+        if self.allow_network_fs {
+            return Ok(());
+        }
+        let Some(name) = filesystem::network_fs_of(file).map_err(|e| self.io_error(&e))? else {
+            return Ok(());
+        };
+        Err(Error::new(
+            ErrorCode::NetworkFilesystem,
+            format!(
+                "the ledger {} is on a network filesystem ({name}), where file locks and appends are not reliable",
+                self.path.display()
+            ),
+        )
+        .detail("path", self.path.display().to_string())
+        .detail("filesystem", name)
+        .hint("keep the ledger on a local disk (--ledger / DISCUSS_LEDGER)")
+        .hint("or accept the risk with --allow-network-fs (DISCUSS_ALLOW_NETWORK_FS=1)"))
+    }
+
     fn io_error(&self, err: &std::io::Error) -> Error {
         Error::io(self.path.display(), err)
     }
@@ -151,4 +197,13 @@ impl Ledger {
         .detail("path", self.path.display().to_string())
         .hint("check --ledger / DISCUSS_LEDGER points at the ledger file")
     }
+}
+
+/// One `write` of all lines of an operation, then `fdatasync`, with the
+/// fail points of the tests between the steps.
+fn write_durably(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    failpoint::partial_write(file, bytes)?;
+    file.write_all(bytes)?;
+    failpoint::hit("append.before_fsync")?;
+    file.sync_data()
 }

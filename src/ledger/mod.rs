@@ -1,6 +1,8 @@
 //! The append-only JSON-lines ledger: format, file handling, snapshots.
 
+mod failpoint;
 mod file;
+mod filesystem;
 pub mod record;
 mod snapshot;
 

@@ -120,7 +120,15 @@ struct Header {
     id: String,
     at_ms: i64,
     by: String,
+    #[serde(default)]
+    op_lines: Option<u64>,
 }
+
+/// The field on the first line of an operation that wrote several lines,
+/// giving their number: a reader that finds fewer at the end of the ledger
+/// knows the operation was cut short and was never acknowledged. An
+/// addition to ledger v1's fields.
+pub const OP_LINES: &str = "op_lines";
 
 impl Record {
     /// The discussion a record belongs to, if any.
@@ -145,6 +153,14 @@ impl Record {
     /// Parses one line (without its `\n`). The error explains why the line
     /// is not a record.
     pub fn parse(line: &[u8], line_no: usize) -> Result<Record, String> {
+        Record::parse_with_op_lines(line, line_no).map(|(record, _)| record)
+    }
+
+    /// Parses one line and its `op_lines` field, if it has one.
+    pub fn parse_with_op_lines(
+        line: &[u8],
+        line_no: usize,
+    ) -> Result<(Record, Option<u64>), String> {
         let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
         if !value.is_object() {
             return Err("not a JSON object".into());
@@ -162,13 +178,14 @@ impl Record {
             other => return Err(format!("unknown kind {other:?}")),
         }
         .map_err(|e| format!("bad {} record: {e}", header.kind))?;
-        Ok(Record {
+        let record = Record {
             id: header.id,
             at_ms: header.at_ms,
             by: header.by,
             body,
             line: line_no,
-        })
+        };
+        Ok((record, header.op_lines))
     }
 
     /// The record as one JSON object, fields in a stable, readable order.
@@ -245,6 +262,23 @@ impl Record {
         let mut line = self.to_json().to_string();
         line.push('\n');
         line
+    }
+
+    /// The lines of one operation, the first carrying `op_lines` when
+    /// there are several.
+    pub fn operation_lines(records: &[Record]) -> String {
+        let mut lines = String::new();
+        for (index, record) in records.iter().enumerate() {
+            if index == 0 && records.len() > 1 {
+                let mut json = record.to_json();
+                json[OP_LINES] = records.len().into();
+                lines.push_str(&json.to_string());
+                lines.push('\n');
+            } else {
+                lines.push_str(&record.to_line());
+            }
+        }
+        lines
     }
 }
 

@@ -21,30 +21,51 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Parses complete lines; a final line without `\n` is counted as a torn
-    /// tail and never acted on.
+    /// Parses complete lines. A final line without `\n` is a torn tail and
+    /// is never acted on; so are the complete lines of a final operation
+    /// that has fewer lines than its first one announced in `op_lines` (the
+    /// rest of its single `write` never arrived). Both count in `torn_tail`.
     pub fn parse(bytes: &[u8]) -> Snapshot {
         let mut snapshot = Snapshot::default();
         let mut start = 0;
+        // The last operation of several lines that is not yet complete:
+        // (its first byte, records and unreadable lines before it, lines
+        // still to come).
+        let mut open_op: Option<(usize, usize, usize, u64)> = None;
         for (index, end) in memchr_iter(b'\n', bytes).enumerate() {
             let line_no = index + 1;
-            match Record::parse(&bytes[start..end], line_no) {
-                Ok(record) => {
-                    snapshot.last_at_ms = Some(
-                        snapshot
-                            .last_at_ms
-                            .map_or(record.at_ms, |t| t.max(record.at_ms)),
-                    );
+            match Record::parse_with_op_lines(&bytes[start..end], line_no) {
+                Ok((record, op_lines)) => {
+                    match op_lines {
+                        Some(n) if n > 1 => {
+                            open_op = Some((
+                                start,
+                                snapshot.records.len(),
+                                snapshot.unreadable.len(),
+                                n - 1,
+                            ));
+                        }
+                        _ => open_op = open_op.and_then(one_line_less),
+                    }
                     snapshot.records.push(record);
                 }
-                Err(detail) => snapshot.unreadable.push(UnreadableLine {
-                    line: line_no,
-                    detail,
-                }),
+                Err(detail) => {
+                    open_op = open_op.and_then(one_line_less);
+                    snapshot.unreadable.push(UnreadableLine {
+                        line: line_no,
+                        detail,
+                    });
+                }
             }
             start = end + 1;
         }
+        if let Some((op_start, records, unreadable, _)) = open_op {
+            snapshot.records.truncate(records);
+            snapshot.unreadable.truncate(unreadable);
+            start = op_start;
+        }
         snapshot.torn_tail = bytes.len() - start;
+        snapshot.last_at_ms = snapshot.records.iter().map(|r| r.at_ms).max();
         snapshot
     }
 
@@ -67,6 +88,12 @@ impl Snapshot {
     }
 }
 
+fn one_line_less(
+    (start, records, unreadable, to_come): (usize, usize, usize, u64),
+) -> Option<(usize, usize, usize, u64)> {
+    (to_come > 1).then_some((start, records, unreadable, to_come - 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +109,33 @@ mod tests {
         assert_eq!(snapshot.unreadable[0].line, 1);
         assert_eq!(snapshot.torn_tail, "{\"v\":1,\"ki".len());
         assert_eq!(snapshot.last_at_ms, Some(7));
+    }
+
+    #[test]
+    fn an_operation_cut_short_is_torn_as_a_whole() {
+        use crate::ledger::record::{Body, KillSwitch};
+        let record = |id: &str| Record {
+            id: id.into(),
+            at_ms: 9,
+            by: "x".into(),
+            body: Body::KillSwitch(KillSwitch {
+                engaged: false,
+                reason: None,
+            }),
+            line: 0,
+        };
+        let first = Record::operation_lines(&[record("rec_1")]);
+        let op = Record::operation_lines(&[record("rec_2"), record("rec_3"), record("rec_4")]);
+        assert!(op.starts_with(r#"{"v":1,"kind":"kill_switch","id":"rec_2","#));
+        assert!(op.lines().next().unwrap().ends_with(r#""op_lines":3}"#));
+        let whole = format!("{first}{op}");
+        assert_eq!(Snapshot::parse(whole.as_bytes()).records.len(), 4);
+        assert_eq!(Snapshot::parse(whole.as_bytes()).torn_tail, 0);
+        // Every cut inside the operation, at a line end or not, tears all of it.
+        for cut in first.len()..whole.len() {
+            let snapshot = Snapshot::parse(&whole.as_bytes()[..cut]);
+            assert_eq!(snapshot.records.len(), 1, "cut at {cut}");
+            assert_eq!(snapshot.torn_tail, cut - first.len(), "cut at {cut}");
+        }
     }
 }

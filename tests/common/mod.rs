@@ -70,8 +70,14 @@ impl Env {
     }
 
     pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Outcome {
+        self.run_with(&[], args, stdin)
+    }
+
+    /// Runs with extra environment variables (fail points, for one).
+    pub fn run_with(&self, envs: &[(&str, &str)], args: &[&str], stdin: &str) -> Outcome {
         let output = self
             .command()
+            .envs(envs.iter().copied())
             .args(args)
             .write_stdin(stdin)
             .output()
@@ -95,10 +101,15 @@ impl Env {
     /// Runs with `--json`, expects the error `code` with `exit`, and checks
     /// that the ledger did not change. Returns the error object.
     pub fn fails(&self, args: &[&str], code: &str, exit: i32) -> Value {
+        self.fails_with(&[], args, code, exit)
+    }
+
+    /// `fails` with extra environment variables.
+    pub fn fails_with(&self, envs: &[(&str, &str)], args: &[&str], code: &str, exit: i32) -> Value {
         let before = self.ledger_bytes();
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
-        let out = self.run(&all);
+        let out = self.run_with(envs, &all, "");
         assert_eq!(out.status, exit, "{args:?}: stderr {}", out.stderr);
         assert!(
             out.stdout.is_empty(),

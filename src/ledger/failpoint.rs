@@ -1,0 +1,82 @@
+//! Test-only fail points in the append path, modelled on SQLite's crash and
+//! I/O-error tests. They exist only under the cargo feature `failpoints`,
+//! which the test suite turns on; in any other build every function here is
+//! an empty inline function, so release builds carry none of it.
+//!
+//! `DISCUSS_FAILPOINTS="point=action[,point=action]"` arms them, where
+//! `action` is `crash` (the process sends itself SIGKILL, as `kill -9`
+//! would), `enospc` or `eio` (the step fails with that OS error). The points:
+//!
+//! - `append.before_write`: the ledger is locked and the lines are ready;
+//! - `append.partial_write`: only a prefix of the lines has been written
+//!   (`DISCUSS_FAILPOINT_PARTIAL=N` bytes, default half);
+//! - `append.before_fsync`: all lines are written, none is synced;
+//! - `append.after_fsync`: the lines are durable, the lock is still held;
+//! - `fs.network=<name>`: the ledger's filesystem reads as that network
+//!   filesystem.
+
+use std::io;
+
+/// Fires the fail point `point` when it is armed.
+#[inline(always)]
+pub fn hit(point: &str) -> io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    if let Some(action) = armed(point) {
+        return fire(&action);
+    }
+    let _ = point;
+    Ok(())
+}
+
+/// Under an armed `append.partial_write`, writes a prefix of `bytes` and
+/// fires; otherwise does nothing.
+#[inline(always)]
+pub fn partial_write(file: &mut std::fs::File, bytes: &[u8]) -> io::Result<()> {
+    #[cfg(feature = "failpoints")]
+    if let Some(action) = armed("append.partial_write") {
+        use std::io::Write;
+        let cut = std::env::var("DISCUSS_FAILPOINT_PARTIAL")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(bytes.len() / 2)
+            .min(bytes.len());
+        file.write_all(&bytes[..cut])?;
+        return fire(&action);
+    }
+    let _ = (file, bytes);
+    Ok(())
+}
+
+/// The network filesystem `fs.network` pretends the ledger is on.
+#[inline(always)]
+pub fn pretended_network_fs() -> Option<String> {
+    #[cfg(feature = "failpoints")]
+    if let Some(name) = armed("fs.network") {
+        return Some(name);
+    }
+    None
+}
+
+#[cfg(feature = "failpoints")]
+fn armed(point: &str) -> Option<String> {
+    let spec = std::env::var("DISCUSS_FAILPOINTS").ok()?;
+    spec.split(',').find_map(|entry| {
+        let (name, action) = entry.split_once('=')?;
+        (name.trim() == point).then(|| action.trim().to_string())
+    })
+}
+
+#[cfg(feature = "failpoints")]
+fn fire(action: &str) -> io::Result<()> {
+    match action {
+        "crash" => {
+            // SIGKILL cannot be caught: nothing after this line runs, exactly
+            // as when an operator or the OOM killer sends `kill -9`.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            std::process::abort()
+        }
+        "enospc" => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+        "eio" => Err(io::Error::from_raw_os_error(libc::EIO)),
+        other => panic!("unknown fail point action {other:?}"),
+    }
+}
