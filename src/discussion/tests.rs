@@ -13,6 +13,9 @@ struct Sim {
     records: Vec<Record>,
     now: i64,
     dsc: String,
+    /// When set, the next operation's write is cut at this fraction of its
+    /// bytes, as a crash would; its records never arrive.
+    crash: Option<f64>,
 }
 
 impl Sim {
@@ -32,6 +35,7 @@ impl Sim {
             records: Vec::new(),
             now: 1_000_000,
             dsc: request.discussion_id.clone(),
+            crash: None,
         };
         sim.records.extend(crate::engine::plan_fleet(
             &Global::default(),
@@ -54,10 +58,38 @@ impl Sim {
     }
 
     fn push(&mut self, new: Vec<Record>) {
+        if new.is_empty() {
+            return; // nothing to write, like `Ledger::append`
+        }
+        if let Some(fraction) = self.crash.take() {
+            self.crash_while_writing(&new, fraction);
+            return;
+        }
         for mut record in new {
             record.line = self.records.len() + 1;
             self.records.push(record);
         }
+    }
+
+    /// Writes the ledger with `new` cut short and replays it: the replay
+    /// must hold exactly the records from before.
+    fn crash_while_writing(&self, new: &[Record], fraction: f64) {
+        let mut bytes: Vec<u8> = self.records.iter().flat_map(|r| r.to_line().into_bytes()).collect();
+        let before = bytes.len();
+        let op = Record::operation_lines(new);
+        let cut = ((op.len() as f64 * fraction) as usize).min(op.len() - 1);
+        bytes.extend_from_slice(&op.as_bytes()[..cut]);
+        let replayed = crate::ledger::Snapshot::parse(&bytes);
+        let ids = |records: &[Record]| records.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&replayed.records), ids(&self.records), "a cut at {cut} of {}", op.len());
+        assert_eq!(replayed.torn_tail, bytes.len() - before);
+    }
+
+    /// The clock jumps back; like the commands, the stamp never goes below
+    /// the last record.
+    fn jump_back(&mut self, ms: i64) {
+        let last = self.records.iter().map(|r| r.at_ms).max().unwrap_or(0);
+        self.now = (self.now - ms).max(last);
     }
 
     fn mine(&self) -> Vec<&Record> {
@@ -436,6 +468,177 @@ proptest! {
             }
             let turns: Vec<u32> = state.transcript.iter().map(|e| e.turn).collect();
             prop_assert!(turns.windows(2).all(|w| w[0] < w[1]), "turns ordered: {:?}", turns);
+        }
+    }
+}
+
+/// The rules of `ledger.md` for one discussion a → b, written apart from
+/// `derive.rs`: a few counters, one deadline, and the terminal states.
+#[derive(Debug)]
+struct Model {
+    max_turns: u32,
+    conversation_deadline: i64,
+    turn_timeout_ms: i64,
+    turns_used: u32,
+    /// The deadline of the attempt that has not ended by a receipt.
+    attempt: Option<i64>,
+    replies: usize,
+    /// A terminal state a record reached (closed, exhausted, deadman).
+    recorded: Option<(Status, i64)>,
+}
+
+impl Model {
+    fn terminal(&self, now: i64) -> Option<(Status, i64)> {
+        if self.recorded.is_some() {
+            return self.recorded;
+        }
+        match self.attempt {
+            // Deadman wins over expired when both deadlines fall together.
+            Some(deadline) if deadline <= now => Some((Status::Deadman, deadline)),
+            Some(_) => None,
+            None if self.conversation_deadline <= now => {
+                Some((Status::Expired, self.conversation_deadline))
+            }
+            None => None,
+        }
+    }
+
+    fn live(&self, now: i64) -> Option<i64> {
+        self.attempt.filter(|_| self.terminal(now).is_none())
+    }
+
+    fn status(&self, now: i64) -> Status {
+        match (self.terminal(now), self.live(now)) {
+            (Some((status, _)), _) => status,
+            (None, Some(_)) => Status::Active,
+            (None, None) => Status::Open,
+        }
+    }
+
+    fn can_wake(&self, now: i64) -> bool {
+        self.terminal(now).is_none() && self.attempt.is_none() && self.turns_used < self.max_turns
+    }
+
+    fn wake(&mut self, now: i64) {
+        self.turns_used += 1;
+        self.attempt = Some((now + self.turn_timeout_ms).min(self.conversation_deadline));
+    }
+
+    /// The live attempt ends at `now`: replied (maybe closing) or failed.
+    fn end(&mut self, now: i64, replied: bool, close: bool) {
+        self.attempt = None;
+        if replied {
+            self.replies += 1;
+        }
+        if close {
+            self.recorded = Some((Status::Closed, now));
+        } else if self.turns_used == self.max_turns {
+            self.recorded = Some((Status::Exhausted, now));
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum ModelOp {
+    Wake,
+    Start,
+    Reply { close: bool },
+    Fail,
+    Deadman,
+    Advance(i64),
+    JumpBack(i64),
+    /// The next write operation is cut at this fraction by a crash.
+    Crash(f64),
+}
+
+fn model_op() -> impl Strategy<Value = ModelOp> {
+    prop_oneof![
+        4 => Just(ModelOp::Wake),
+        1 => Just(ModelOp::Start),
+        4 => prop::bool::weighted(0.15).prop_map(|close| ModelOp::Reply { close }),
+        1 => Just(ModelOp::Fail),
+        1 => Just(ModelOp::Deadman),
+        3 => (0i64..10_000).prop_map(ModelOp::Advance),
+        1 => (20_000i64..200_000).prop_map(ModelOp::Advance),
+        1 => (0i64..20_000).prop_map(ModelOp::JumpBack),
+        2 => (0.0f64..1.0).prop_map(ModelOp::Crash),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Random operations, clock jumps (forward past deadlines, and back)
+    /// and crashes in the middle of writes, run against the engine and the
+    /// reference model: every derived state and every accept/refuse agrees.
+    #[test]
+    fn the_engine_agrees_with_the_reference_model(
+        max_turns in 2u32..6,
+        timeout_ms in 5_000i64..80_000,
+        ops in prop::collection::vec(model_op(), 1..60),
+    ) {
+        let turn_timeout_ms = (timeout_ms / 3).max(1_000);
+        let mut sim = Sim::new(i64::from(max_turns), timeout_ms, turn_timeout_ms);
+        let mut model = Model {
+            max_turns,
+            conversation_deadline: sim.now + timeout_ms,
+            turn_timeout_ms,
+            // The root is turn 1.
+            turns_used: 1,
+            attempt: None,
+            replies: 0,
+            recorded: None,
+        };
+        for op in ops {
+            let now = sim.now;
+            let crashing = sim.crash.is_some();
+            match op {
+                ModelOp::Wake => {
+                    let accepted = sim.wake().is_some();
+                    prop_assert_eq!(accepted, model.can_wake(now), "wake at {}", now);
+                    if accepted && !crashing {
+                        model.wake(now);
+                    }
+                }
+                ModelOp::Start => sim.start(),
+                ModelOp::Reply { close } => {
+                    let accepted = sim.reply("result", close);
+                    prop_assert_eq!(accepted, model.live(now).is_some(), "reply at {}", now);
+                    if accepted && !crashing {
+                        model.end(now, true, close);
+                    }
+                }
+                ModelOp::Fail | ModelOp::Deadman => {
+                    let deadman = matches!(op, ModelOp::Deadman);
+                    let live = model.live(now).is_some();
+                    sim.end(deadman);
+                    if live && !crashing {
+                        if deadman {
+                            model.attempt = None;
+                            model.recorded = Some((Status::Deadman, now));
+                        } else {
+                            model.end(now, false, false);
+                        }
+                    }
+                }
+                ModelOp::Advance(ms) => sim.now += ms,
+                ModelOp::JumpBack(ms) => sim.jump_back(ms),
+                ModelOp::Crash(fraction) => sim.crash = Some(fraction),
+            }
+            if !matches!(op, ModelOp::Crash(_)) {
+                // A crash armed for an operation that wrote nothing is
+                // not carried over to the next one.
+                sim.crash = None;
+            }
+            let now = sim.now;
+            let state = sim.state();
+            prop_assert_eq!(state.status, model.status(now), "at {}: {:?}", now, model);
+            prop_assert_eq!(state.terminal, model.terminal(now));
+            prop_assert_eq!(state.turns_used, model.turns_used);
+            prop_assert_eq!(state.transcript.len(), 1 + model.replies);
+            prop_assert_eq!(state.live_attempt().map(|a| a.deadline_ms), model.live(now));
+            prop_assert_eq!(state.escalation.is_some(), state.status == Status::Exhausted);
+            prop_assert!(state.findings.is_empty(), "{:?}", state.findings);
         }
     }
 }
