@@ -12,6 +12,7 @@ pub mod commands;
 pub mod discussion;
 pub mod engine;
 pub mod error;
+pub mod fuzzing;
 pub mod global;
 pub mod ids;
 pub mod ledger;

@@ -49,7 +49,11 @@ fn outcomes(children: Vec<Child>) -> (usize, Vec<String>) {
             continue;
         }
         let err: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|_| {
-            panic!("exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr))
+            panic!(
+                "exit {:?}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
         });
         codes.push(err["error"]["code"].as_str().unwrap().to_string());
     }
@@ -157,6 +161,9 @@ fn concurrent_wakes_never_exceed_the_hourly_quota() {
     assert_eq!(times.len(), 4 * QUOTA);
     for (i, &t) in times.iter().enumerate() {
         let in_window = times[..=i].iter().filter(|&&s| s > t - 3_600_000).count();
-        assert!(in_window <= QUOTA, "{in_window} wakes in the hour up to {t}");
+        assert!(
+            in_window <= QUOTA,
+            "{in_window} wakes in the hour up to {t}"
+        );
     }
 }

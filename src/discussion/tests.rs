@@ -74,14 +74,23 @@ impl Sim {
     /// Writes the ledger with `new` cut short and replays it: the replay
     /// must hold exactly the records from before.
     fn crash_while_writing(&self, new: &[Record], fraction: f64) {
-        let mut bytes: Vec<u8> = self.records.iter().flat_map(|r| r.to_line().into_bytes()).collect();
+        let mut bytes: Vec<u8> = self
+            .records
+            .iter()
+            .flat_map(|r| r.to_line().into_bytes())
+            .collect();
         let before = bytes.len();
         let op = Record::operation_lines(new);
         let cut = ((op.len() as f64 * fraction) as usize).min(op.len() - 1);
         bytes.extend_from_slice(&op.as_bytes()[..cut]);
         let replayed = crate::ledger::Snapshot::parse(&bytes);
         let ids = |records: &[Record]| records.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(&replayed.records), ids(&self.records), "a cut at {cut} of {}", op.len());
+        assert_eq!(
+            ids(&replayed.records),
+            ids(&self.records),
+            "a cut at {cut} of {}",
+            op.len()
+        );
         assert_eq!(replayed.torn_tail, bytes.len() - before);
     }
 
@@ -542,7 +551,9 @@ impl Model {
 enum ModelOp {
     Wake,
     Start,
-    Reply { close: bool },
+    Reply {
+        close: bool,
+    },
     Fail,
     Deadman,
     Advance(i64),
