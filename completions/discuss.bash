@@ -197,7 +197,7 @@ _discuss() {
 
     case "${cmd}" in
         discuss)
-            opts="-h -V --ledger --json --actor --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait completions help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,7 +223,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__ask)
-            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --kill-grace-ms --reply-from-stdout --close-on-reply --ledger --json --actor --color --help --version"
+            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --kill-grace-ms --reply-from-stdout --close-on-reply --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -285,7 +285,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__call)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,7 +311,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__completions)
-            opts="-h -V --ledger --json --actor --color --help --version bash elvish fish powershell zsh"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -337,7 +337,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__fleet)
-            opts="-h -V --ledger --json --actor --color --help --version add remove list help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version add remove list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -363,7 +363,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__fleet__subcmd__add)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -459,7 +459,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__fleet__subcmd__list)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,7 +485,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__fleet__subcmd__remove)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -833,7 +833,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__inbox)
-            opts="-h -V --agent --ledger --json --actor --color --help --version"
+            opts="-h -V --agent --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -863,7 +863,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__kill__subcmd__switch)
-            opts="-h -V --ledger --json --actor --color --help --version status on off help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version status on off help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -959,7 +959,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__kill__subcmd__switch__subcmd__off)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -985,7 +985,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__kill__subcmd__switch__subcmd__on)
-            opts="-h -V --reason --ledger --json --actor --color --help --version"
+            opts="-h -V --reason --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1015,7 +1015,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__kill__subcmd__switch__subcmd__status)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1041,7 +1041,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__list)
-            opts="-h -V --status --agent --fleet --ledger --json --actor --color --help --version"
+            opts="-h -V --status --agent --fleet --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1079,7 +1079,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__quota)
-            opts="-h -V --ledger --json --actor --color --help --version set show help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version set show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1161,7 +1161,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__quota__subcmd__set)
-            opts="-h -V --agent --ledger --json --actor --color --help --version"
+            opts="-h -V --agent --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1191,7 +1191,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__quota__subcmd__show)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1217,7 +1217,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__reply)
-            opts="-h -V --agent --discussion --attempt --reply-to --type --payload --payload-file --close --ledger --json --actor --color --help --version"
+            opts="-h -V --agent --discussion --attempt --reply-to --type --payload --payload-file --close --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1271,7 +1271,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__show)
-            opts="-h -V --no-receipts --ledger --json --actor --color --help --version"
+            opts="-h -V --no-receipts --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1297,7 +1297,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__verify)
-            opts="-h -V --ledger --json --actor --color --help --version"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1323,7 +1323,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__wait)
-            opts="-h -V --until --timeout-ms --ledger --json --actor --color --help --version"
+            opts="-h -V --until --timeout-ms --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1357,7 +1357,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__wake)
-            opts="-h -V --agent --discussion --expected-head --kill-grace-ms --reply-from-stdout --close-on-reply --ledger --json --actor --color --help --version"
+            opts="-h -V --agent --discussion --expected-head --kill-grace-ms --reply-from-stdout --close-on-reply --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

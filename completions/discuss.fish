@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_discuss_global_optspecs
-    string join \n ledger= json actor= color= h/help V/version
+    string join \n ledger= json actor= allow-network-fs color= h/help V/version
 end
 
 function __fish_discuss_needs_command
@@ -30,6 +30,7 @@ complete -c discuss -n "__fish_discuss_needs_command" -l color -d 'When to colou
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_needs_command" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_needs_command" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c discuss -n "__fish_discuss_needs_command" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_needs_command" -f -a "fleet" -d 'Register agents in fleets, remove them, list fleets'
@@ -52,6 +53,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand fleet; and not __fish_se
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and not __fish_seen_subcommand_from add remove list help" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand fleet; and not __fish_seen_subcommand_from add remove list help" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and not __fish_seen_subcommand_from add remove list help" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and not __fish_seen_subcommand_from add remove list help" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and not __fish_seen_subcommand_from add remove list help" -f -a "add" -d 'Add agents to a fleet (creating it); agents already in it are skipped'
@@ -64,6 +66,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_s
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from add" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from add" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from remove" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -72,6 +75,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_s
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from remove" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from remove" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from list" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -80,6 +84,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_s
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from list" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from list" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand fleet; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add agents to a fleet (creating it); agents already in it are skipped'
@@ -104,6 +109,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand ask" -l wake-peer -d 'Re
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l reply-from-stdout -d 'Capture the command\'s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l close-on-reply -d 'With --reply-from-stdout: close the discussion with that reply'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand ask" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l agent -d 'The agent to wake: the recipient of the head' -r
@@ -118,6 +124,7 @@ never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l reply-from-stdout -d 'Capture the command\'s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l close-on-reply -d 'With --reply-from-stdout: close the discussion with that reply'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand wake" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l agent -d 'The woken agent' -r
@@ -135,6 +142,7 @@ always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l close -d 'End the discussion with this reply'
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand reply" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand show" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -144,6 +152,7 @@ always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand show" -l no-receipts -d 'Leave out the receipts of each transcript entry'
 complete -c discuss -n "__fish_discuss_using_subcommand show" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand show" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand show" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand show" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __fish_seen_subcommand_from status on off help" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -152,6 +161,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __f
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __fish_seen_subcommand_from status on off help" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __fish_seen_subcommand_from status on off help" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __fish_seen_subcommand_from status on off help" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __fish_seen_subcommand_from status on off help" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and not __fish_seen_subcommand_from status on off help" -f -a "status" -d 'Show whether the switch is engaged (the default)'
@@ -164,6 +174,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from status" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from status" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from on" -l reason -d 'Why; shown to everyone who is refused' -r
@@ -173,6 +184,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from on" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from on" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from on" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from on" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from off" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -181,6 +193,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from off" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from off" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from off" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from off" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand kill-switch; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show whether the switch is engaged (the default)'
@@ -193,6 +206,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand quota; and not __fish_se
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and not __fish_seen_subcommand_from set show help" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand quota; and not __fish_seen_subcommand_from set show help" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and not __fish_seen_subcommand_from set show help" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and not __fish_seen_subcommand_from set show help" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and not __fish_seen_subcommand_from set show help" -f -a "set" -d 'Set the quota of one agent, or the default (30 when never set)'
@@ -205,6 +219,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_s
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from set" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from set" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from set" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from show" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -213,6 +228,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_s
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from show" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from show" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand quota; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set the quota of one agent, or the default (30 when never set)'
@@ -224,6 +240,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand call" -l color -d 'When 
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand call" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand call" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand call" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand call" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand list" -l status -d 'Only these statuses (repeatable or comma-separated; `terminal` for closed, deadman, expired, exhausted and invalid)' -r
@@ -235,6 +252,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand list" -l color -d 'When 
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand list" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand list" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand list" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand list" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l agent -d 'The agent' -r
@@ -244,6 +262,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l color -d 'When
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand verify" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -252,6 +271,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand verify" -l color -d 'Whe
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand verify" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand verify" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand verify" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand wait" -l until -d 'Statuses to wait for (comma-separated; `terminal` for any terminal one)' -r
@@ -262,6 +282,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand wait" -l color -d 'When 
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand wait" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand wait" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand wait" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand wait" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand completions" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -270,6 +291,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand completions" -l color -d
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand completions" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
+complete -c discuss -n "__fish_discuss_using_subcommand completions" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c discuss -n "__fish_discuss_using_subcommand help; and not __fish_seen_subcommand_from fleet ask wake reply show kill-switch quota call list inbox verify wait completions help" -f -a "fleet" -d 'Register agents in fleets, remove them, list fleets'

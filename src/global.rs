@@ -5,12 +5,13 @@ use crate::clock::format_ms;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::record::{FleetOp, RESERVED};
 use crate::ledger::{Body, Record};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub const DEFAULT_WAKES_PER_HOUR: u32 = 30;
 pub const QUOTA_WINDOW_MS: i64 = 3_600_000;
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KillSwitchState {
     pub engaged: bool,
     pub reason: Option<String>,
@@ -18,7 +19,7 @@ pub struct KillSwitchState {
     pub changed_by: Option<String>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Global {
     pub fleets: BTreeMap<String, BTreeSet<String>>,
     pub kill_switch: KillSwitchState,
@@ -84,6 +85,15 @@ impl Global {
             }
             _ => {}
         }
+    }
+
+    /// Forgets reservations no rolling hour ending at or after `last_at_ms`
+    /// can count: new records are never stamped before it.
+    pub fn forget_reservations_before(&mut self, last_at_ms: i64) {
+        self.reservations.retain(|_, times| {
+            times.retain(|&t| t > last_at_ms - QUOTA_WINDOW_MS);
+            !times.is_empty()
+        });
     }
 
     pub fn members(&self, fleet_id: &str) -> Option<&BTreeSet<String>> {

@@ -241,7 +241,8 @@ pub fn discussion_json(discussion: &Discussion, include_receipts: bool) -> Value
 
 /// "in 41s" / "3m ago" relative to `now_ms`.
 pub fn relative(ms: i64, now_ms: i64) -> String {
-    let delta = ms - now_ms;
+    // i128: times come from the ledger, which any tool may have written.
+    let delta = i128::from(ms) - i128::from(now_ms);
     let secs = delta.unsigned_abs() / 1000;
     let span = if secs < 60 {
         format!("{secs}s")

@@ -11,7 +11,6 @@ use crate::commands::Context;
 use crate::discussion::{Attempt, AttemptState, Discussion, derive};
 use crate::engine::{AttemptEnd, ReplyRequest, plan_attempt_end, plan_reply, plan_started};
 use crate::error::{Error, ErrorCode, Result};
-use crate::global::Global;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -112,13 +111,13 @@ pub fn run(
         }
     };
     let pgid = child.id() as libc::pid_t;
-    ctx.ledger.append(|snapshot| {
+    ctx.ledger.append(&[&discussion.id], |view| {
         plan_started(
             &discussion.id,
             &attempt.attempt_id,
             child.id(),
-            &snapshot.discussion(&discussion.id),
-            &ctx.stamp(snapshot),
+            &view.discussion(&discussion.id),
+            &ctx.stamp(view.last_at_ms()),
         )
     })?;
 
@@ -162,10 +161,7 @@ pub fn run(
         let len = ledger_len(ctx);
         if len != seen_len {
             seen_len = len;
-            if Global::derive(&ctx.ledger.read()?.records)
-                .kill_switch
-                .engaged
-            {
+            if ctx.ledger.view(&[])?.global().kill_switch.engaged {
                 break Ending::Killed {
                     reason: "kill_switch",
                     status: stop_group(&mut child, pgid, options.kill_grace),
@@ -340,11 +336,11 @@ fn ledger_len(ctx: &Context) -> u64 {
 }
 
 fn current_attempt(ctx: &Context, discussion: &Discussion, attempt: &Attempt) -> Result<Attempt> {
-    let snapshot = ctx.ledger.read()?;
+    let view = ctx.ledger.view(&[&discussion.id])?;
     let state = derive(
         &discussion.id,
-        &snapshot.discussion(&discussion.id),
-        ctx.now(&snapshot),
+        &view.discussion(&discussion.id),
+        ctx.now(view.last_at_ms()),
     );
     Ok(state
         .and_then(|d| d.attempt(&attempt.attempt_id).cloned())
@@ -383,13 +379,12 @@ fn reply_from_stdout(
         options.close_on_reply,
     );
     let posted = request.and_then(|request| {
-        ctx.ledger.append(|snapshot| {
-            let global = Global::derive(&snapshot.records);
+        ctx.ledger.append(&[&discussion.id], |view| {
             plan_reply(
-                &global,
-                &snapshot.discussion(&discussion.id),
+                view.global(),
+                &view.discussion(&discussion.id),
                 &request,
-                &ctx.stamp(snapshot),
+                &ctx.stamp(view.last_at_ms()),
             )
         })
     });
@@ -425,13 +420,13 @@ fn finish(
     attempt: &Attempt,
     end: AttemptEnd,
 ) -> Result<Outcome> {
-    let state = ctx.ledger.append(|snapshot| {
+    let state = ctx.ledger.append(&[&discussion.id], |view| {
         plan_attempt_end(
             &discussion.id,
             &attempt.attempt_id,
             &end,
-            &snapshot.discussion(&discussion.id),
-            &ctx.stamp(snapshot),
+            &view.discussion(&discussion.id),
+            &ctx.stamp(view.last_at_ms()),
         )
     })?;
     let current = state

@@ -3,7 +3,6 @@
 use super::{Context, PayloadArgs, SuperviseArgs};
 use crate::engine::{AskOutcome, AskRequest, plan_ask};
 use crate::error::Result;
-use crate::global::Global;
 use crate::output::{attempt_json, policy_json};
 use clap::Args;
 use serde_json::{Value, json};
@@ -93,9 +92,8 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
 }
 
 pub fn perform(ctx: &Context, request: &AskRequest) -> Result<AskOutcome> {
-    ctx.ledger.append(|snapshot| {
-        let global = Global::derive(&snapshot.records);
-        plan_ask(&global, request, &ctx.stamp(snapshot))
+    ctx.ledger.append(&[], |view| {
+        plan_ask(view.global(), request, &ctx.stamp(view.last_at_ms()))
     })
 }
 

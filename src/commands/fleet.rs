@@ -3,7 +3,6 @@
 use super::Context;
 use crate::engine::plan_fleet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::global::Global;
 use crate::ids;
 use crate::ledger::record::FleetOp;
 use clap::{Args, Subcommand};
@@ -52,9 +51,9 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<u8> {
     for agent in agents {
         ids::check_name("agent_id", agent)?;
     }
-    let global = ctx.ledger.append(|snapshot| {
-        let mut global = Global::derive(&snapshot.records);
-        let records = plan_fleet(&global, op, fleet, agents, &ctx.stamp(snapshot));
+    let global = ctx.ledger.append(&[], |view| {
+        let mut global = view.global().clone();
+        let records = plan_fleet(&global, op, fleet, agents, &ctx.stamp(view.last_at_ms()));
         records.iter().for_each(|record| global.apply(record));
         Ok((records, global))
     })?;
@@ -80,7 +79,7 @@ fn list(ctx: &Context, only: Option<&str>) -> Result<u8> {
     if let Some(fleet) = only {
         ids::check_name("fleet_id", fleet)?;
     }
-    let global = Global::derive(&ctx.ledger.read()?.records);
+    let global = ctx.ledger.view(&[])?.global().clone();
     if let Some(fleet) = only
         && global.members(fleet).is_none()
     {

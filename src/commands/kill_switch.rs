@@ -4,7 +4,7 @@ use super::Context;
 use crate::clock::format_ms;
 use crate::engine::plan_kill_switch;
 use crate::error::{Error, ErrorCode, Result};
-use crate::global::{Global, KillSwitchState};
+use crate::global::KillSwitchState;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
@@ -36,7 +36,7 @@ pub enum KillSwitchCommand {
 pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
     let state = match &args.command {
         None | Some(KillSwitchCommand::Status) => {
-            Global::derive(&ctx.ledger.read()?.records).kill_switch
+            ctx.ledger.view(&[])?.global().kill_switch.clone()
         }
         Some(KillSwitchCommand::On { reason }) => {
             if reason.trim().is_empty() {
@@ -65,8 +65,8 @@ pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
 }
 
 fn set(ctx: &Context, engaged: bool, reason: Option<String>) -> Result<KillSwitchState> {
-    ctx.ledger.append(|snapshot| {
-        let stamp = ctx.stamp(snapshot);
+    ctx.ledger.append(&[], |view| {
+        let stamp = ctx.stamp(view.last_at_ms());
         let state = KillSwitchState {
             engaged,
             reason: reason.clone(),

@@ -140,7 +140,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
         ids::check_name("fleet_id", fleet)?;
     }
     let snapshot = ctx.ledger.read()?;
-    let now = ctx.now(&snapshot);
+    let now = ctx.now(snapshot.last_at_ms);
     let rows: Vec<Discussion> = all_discussions(&snapshot, now)
         .into_iter()
         .filter(|d| statuses.is_empty() || statuses.contains(&d.status))
@@ -164,7 +164,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
 pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
     ids::check_name("agent_id", &args.agent)?;
     let snapshot = ctx.ledger.read()?;
-    let now = ctx.now(&snapshot);
+    let now = ctx.now(snapshot.last_at_ms);
     let rows: Vec<Discussion> = all_discussions(&snapshot, now)
         .into_iter()
         .filter(|d| {

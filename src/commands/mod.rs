@@ -16,7 +16,7 @@ use crate::cli::{Cli, Command, GlobalArgs};
 use crate::clock::Clock;
 use crate::engine::Stamp;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::{Ledger, Snapshot};
+use crate::ledger::{Ledger, View};
 use crate::output::Output;
 use clap::Args;
 use std::io::Read;
@@ -60,40 +60,41 @@ impl Context {
         })
     }
 
-    /// Time and actor for records written on top of `snapshot`; never
-    /// earlier than the newest record (a clock behind uses its time).
-    pub fn stamp(&self, snapshot: &Snapshot) -> Stamp {
+    /// Time and actor for records written after a ledger whose newest
+    /// record is at `last_at_ms`; never earlier than that (a clock behind
+    /// uses its time).
+    pub fn stamp(&self, last_at_ms: Option<i64>) -> Stamp {
         let now = self.clock.now_ms();
         Stamp {
-            at_ms: snapshot.last_at_ms.map_or(now, |last| last.max(now)),
+            at_ms: last_at_ms.map_or(now, |last| last.max(now)),
             by: self.actor.clone(),
         }
     }
 
     /// Now, for readers: never before the newest record.
-    pub fn now(&self, snapshot: &Snapshot) -> i64 {
-        self.stamp(snapshot).at_ms
+    pub fn now(&self, last_at_ms: Option<i64>) -> i64 {
+        self.stamp(last_at_ms).at_ms
     }
 }
 
 /// Adds a "did you mean" hint to an `unknown_discussion` error: the
 /// ledger's discussion id that the given one is a prefix of, or the one
 /// within three edits (a typo, a dropped character).
-pub fn near_match(err: Error, snapshot: &Snapshot, given: &str) -> Error {
+pub fn near_match(err: Error, view: &View, given: &str) -> Error {
     if err.code != ErrorCode::UnknownDiscussion {
         return err;
     }
-    let ids = snapshot.discussion_ids();
+    let ids = view.discussion_ids();
     let prefixed: Vec<&str> = ids
         .iter()
-        .copied()
+        .map(String::as_str)
         .filter(|id| id.starts_with(given))
         .collect();
     let near = if prefixed.len() == 1 {
         Some(prefixed[0])
     } else {
         ids.iter()
-            .map(|id| (edit_distance(id, given), *id))
+            .map(|id| (edit_distance(id, given), id.as_str()))
             .filter(|(d, _)| *d <= 3)
             .min()
             .map(|(_, id)| id)

@@ -50,17 +50,17 @@ pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<u8> {
             if let Some(agent) = agent {
                 ids::check_name("agent_id", agent)?;
             }
-            ctx.ledger.append(|snapshot| {
-                let stamp = ctx.stamp(snapshot);
+            ctx.ledger.append(&[], |view| {
+                let stamp = ctx.stamp(view.last_at_ms());
                 let records = plan_quota(agent.clone(), *wakes_per_hour as u32, &stamp);
-                let mut global = Global::derive(&snapshot.records);
+                let mut global = view.global().clone();
                 records.iter().for_each(|record| global.apply(record));
                 Ok((records, (global, stamp.at_ms)))
             })?
         }
         QuotaCommand::Show => {
-            let snapshot = ctx.ledger.read()?;
-            (Global::derive(&snapshot.records), ctx.now(&snapshot))
+            let view = ctx.ledger.view(&[])?;
+            (view.global().clone(), ctx.now(view.last_at_ms()))
         }
     };
     let view = to_json(&global, now);

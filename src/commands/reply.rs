@@ -4,7 +4,6 @@ use super::{Context, PayloadArgs};
 use crate::discussion::Discussion;
 use crate::engine::{ReplyRequest, plan_reply};
 use crate::error::Result;
-use crate::global::Global;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
@@ -75,15 +74,15 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
 }
 
 pub fn perform(ctx: &Context, request: &ReplyRequest) -> Result<(Discussion, String)> {
-    ctx.ledger.append(|snapshot| {
-        let global = Global::derive(&snapshot.records);
+    ctx.ledger.append(&[&request.discussion_id], |view| {
+        let global = view.global();
         plan_reply(
-            &global,
-            &snapshot.discussion(&request.discussion_id),
+            global,
+            &view.discussion(&request.discussion_id),
             request,
-            &ctx.stamp(snapshot),
+            &ctx.stamp(view.last_at_ms()),
         )
-        .map_err(|err| super::near_match(err, snapshot, &request.discussion_id))
+        .map_err(|err| super::near_match(err, view, &request.discussion_id))
     })
 }
 

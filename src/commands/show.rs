@@ -36,13 +36,13 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> Result<u8> {
 /// Reads and derives one discussion; `unknown_discussion` when absent.
 pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
-    let snapshot = ctx.ledger.read()?;
-    let now = ctx.now(&snapshot);
+    let view = ctx.ledger.view(&[discussion_id])?;
+    let now = ctx.now(view.last_at_ms());
     let discussion =
-        derive(discussion_id, &snapshot.discussion(discussion_id), now).ok_or_else(|| {
+        derive(discussion_id, &view.discussion(discussion_id), now).ok_or_else(|| {
             let err = unknown_discussion(discussion_id)
                 .detail("ledger", ctx.ledger.path().display().to_string());
-            super::near_match(err, &snapshot, discussion_id)
+            super::near_match(err, &view, discussion_id)
         })?;
     Ok((discussion, now))
 }

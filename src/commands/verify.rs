@@ -17,7 +17,7 @@ pub struct VerifyArgs {}
 
 pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     let snapshot = ctx.ledger.read()?;
-    let discussions = all_discussions(&snapshot, ctx.now(&snapshot));
+    let discussions = all_discussions(&snapshot, ctx.now(snapshot.last_at_ms));
     let invalid: Vec<_> = discussions
         .iter()
         .filter(|d| d.status == Status::Invalid)

@@ -41,25 +41,21 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
     let wanted = parse_statuses(&args.until)?;
     let started = Instant::now();
     let mut seen_len = None;
-    let mut snapshot = ctx.ledger.read()?;
+    let mut view = ctx.ledger.view(&[&args.discussion])?;
     loop {
         // Re-read only when the ledger has grown; deadlines move the status
         // too, so derive again on every tick regardless.
         let len = std::fs::metadata(ctx.ledger.path()).map(|m| m.len()).ok();
         if len != seen_len {
             seen_len = len;
-            snapshot = ctx.ledger.read()?;
+            view = ctx.ledger.view(&[&args.discussion])?;
         }
-        let now = ctx.now(&snapshot);
-        let discussion = derive(
-            &args.discussion,
-            &snapshot.discussion(&args.discussion),
-            now,
-        )
-        .ok_or_else(|| {
-            let err = unknown_discussion(&args.discussion);
-            super::near_match(err, &snapshot, &args.discussion)
-        })?;
+        let now = ctx.now(view.last_at_ms());
+        let discussion = derive(&args.discussion, &view.discussion(&args.discussion), now)
+            .ok_or_else(|| {
+                let err = unknown_discussion(&args.discussion);
+                super::near_match(err, &view, &args.discussion)
+            })?;
         if wanted.contains(&discussion.status) {
             if ctx.out.json {
                 ctx.out.print_json(&discussion_json(&discussion, true));

@@ -5,7 +5,6 @@ use crate::clock::format_ms;
 use crate::discussion::{Attempt, Discussion};
 use crate::engine::{WakeRequest, plan_wake};
 use crate::error::Result;
-use crate::global::Global;
 use crate::output::attempt_json;
 use clap::Args;
 use serde_json::{Value, json};
@@ -68,15 +67,15 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
 }
 
 pub fn perform(ctx: &Context, request: &WakeRequest) -> Result<(Discussion, Attempt)> {
-    ctx.ledger.append(|snapshot| {
-        let global = Global::derive(&snapshot.records);
+    ctx.ledger.append(&[&request.discussion_id], |view| {
+        let global = view.global();
         plan_wake(
-            &global,
-            &snapshot.discussion(&request.discussion_id),
+            global,
+            &view.discussion(&request.discussion_id),
             request,
-            &ctx.stamp(snapshot),
+            &ctx.stamp(view.last_at_ms()),
         )
-        .map_err(|err| super::near_match(err, snapshot, &request.discussion_id))
+        .map_err(|err| super::near_match(err, view, &request.discussion_id))
     })
 }
 

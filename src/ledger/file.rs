@@ -1,14 +1,20 @@
 //! The ledger file: shared-locked reads, exclusive-locked
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
+use super::cache::Cache;
 use super::record::Record;
 use super::snapshot::Snapshot;
+use super::view::View;
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// How far behind the ledger a cache may be and still be caught up by
+/// reading the lines after it; further behind, it is rebuilt.
+const CATCH_UP_LIMIT: u64 = 8 << 20;
 
 #[derive(Debug, Clone)]
 pub struct Ledger {
@@ -63,42 +69,118 @@ impl Ledger {
         Ok(Snapshot::parse(&bytes))
     }
 
+    /// The cache's view of the ledger under a shared lock, with the records
+    /// of `discussion_ids`. A ledger that does not exist yet reads as empty;
+    /// reading never creates it. When the cache must be rebuilt, the lock
+    /// becomes exclusive for that.
+    pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+        let file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(View {
+                    cache: Cache::empty(&self.path),
+                    records: Vec::new(),
+                });
+            }
+            Err(err) => return Err(self.io_error(&err)),
+        };
+        self.refuse_network_fs(&file)?;
+        file.lock_shared().map_err(|e| self.io_error(&e))?;
+        let len = self.len_of(&file)?;
+        if let Some(mut cache) = Cache::load(&self.path, &file)
+            .filter(|cache| len.saturating_sub(cache.mark.covered) <= CATCH_UP_LIMIT)
+        {
+            cache
+                .catch_up(&file, len)
+                .map_err(|e| self.unreadable(&e))?;
+            if let Some(view) = make_view(cache, &file, discussion_ids) {
+                return Ok(view);
+            }
+        }
+        // Rebuilding writes the cache: only under the exclusive lock.
+        file.unlock().map_err(|e| self.io_error(&e))?;
+        file.lock().map_err(|e| self.io_error(&e))?;
+        let (mut view, _) = self.trusted_view(&file, discussion_ids)?;
+        view.cache.save();
+        Ok(view)
+    }
+
     /// One read-validate-append step under the exclusive lock.
     ///
-    /// `plan` sees the current snapshot and returns the records to append
-    /// (possibly none) and a result. All records are written with one
-    /// `write`, then `fsync`ed; only then is the result returned.
-    pub fn append<T>(&self, plan: impl FnOnce(&Snapshot) -> Result<(Vec<Record>, T)>) -> Result<T> {
+    /// `plan` sees the view with the records of `discussion_ids` and
+    /// returns the records to append (possibly none) and a result. All
+    /// records are written with one `write`, then `fsync`ed; only then is
+    /// the result returned. The cache is updated last, still under the lock.
+    pub fn append<T>(
+        &self,
+        discussion_ids: &[&str],
+        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+    ) -> Result<T> {
         let mut file = self.open_for_append()?;
         file.lock().map_err(|e| self.io_error(&e))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| self.unreadable(&e))?;
-        let mut snapshot = Snapshot::parse(&bytes);
-        let (records, result) = plan(&snapshot)?;
+        let len = self.len_of(&file)?;
+        let (mut view, whole) = self.trusted_view(&file, discussion_ids)?;
+        let (records, result) = match plan(&view) {
+            Ok(planned) => planned,
+            Err(err) => {
+                view.cache.save();
+                return Err(err);
+            }
+        };
         if records.is_empty() {
+            view.cache.save();
             return Ok(result);
         }
-        if snapshot.torn_tail > 0 {
-            let keep = bytes.len() - snapshot.torn_tail;
-            self.move_torn_tail(&file, &bytes[keep..], keep as u64)?;
-            snapshot.torn_tail = 0;
+        if whole < len {
+            self.move_torn_tail(&file, whole, len)?;
         }
         let lines = Record::operation_lines(&records);
-        let before = file.metadata().map_err(|e| self.io_error(&e))?.len();
         failpoint::hit("append.before_write").map_err(|e| self.io_error(&e))?;
         if let Err(err) = write_durably(&mut file, lines.as_bytes()) {
             // Cut back what may have reached the file, so no later append
             // glues onto half a line. Should that fail too, the lines left
             // are an operation cut short, which readers ignore and the next
             // writer moves to `<ledger>.torn`.
-            let _ = file.set_len(before).and_then(|()| file.sync_data());
+            let _ = file.set_len(whole).and_then(|()| file.sync_data());
             return Err(self.io_error(&err));
         }
         // Only a crash can happen here in tests: the operation is durable,
-        // and the lock goes when the process does.
+        // the cache not yet updated, and the lock goes with the process.
         let _ = failpoint::hit("append.after_fsync");
+        view.cache.written(whole, lines.as_bytes(), &records);
+        view.cache.save();
         Ok(result)
+    }
+
+    /// Under the exclusive lock: the cache caught up with the ledger, or
+    /// rebuilt when it cannot be trusted, and the end of the ledger's
+    /// whole operations (what follows is a torn tail).
+    fn trusted_view(&self, file: &File, discussion_ids: &[&str]) -> Result<(View, u64)> {
+        let len = self.len_of(file)?;
+        if let Some(mut cache) = Cache::load(&self.path, file)
+            .filter(|cache| len.saturating_sub(cache.mark.covered) <= CATCH_UP_LIMIT)
+        {
+            let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
+            if let Some(view) = make_view(cache, file, discussion_ids) {
+                return Ok((view, whole));
+            }
+        }
+        let mut cache = Cache::rebuild(&self.path, file).map_err(|e| self.unreadable(&e))?;
+        let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
+        let view = make_view(cache, file, discussion_ids).ok_or_else(|| {
+            Error::new(
+                ErrorCode::Internal,
+                format!(
+                    "the index rebuilt from {} does not match it",
+                    self.path.display()
+                ),
+            )
+        })?;
+        Ok((view, whole))
+    }
+
+    fn len_of(&self, file: &File) -> Result<u64> {
+        Ok(file.metadata().map_err(|e| self.io_error(&e))?.len())
     }
 
     fn open_for_append(&self) -> Result<File> {
@@ -141,10 +223,15 @@ impl Ledger {
         }
     }
 
-    /// Appends a torn tail to `<ledger>.torn` (followed by `\n`, so tails
-    /// kept from several crashes stay apart) and truncates the ledger back
-    /// to its last complete line.
-    fn move_torn_tail(&self, ledger: &File, tail: &[u8], keep: u64) -> Result<()> {
+    /// Appends a torn tail (bytes `keep..len`) to `<ledger>.torn`, followed
+    /// by `\n` so tails kept from several crashes stay apart, and truncates
+    /// the ledger back to `keep`, the end of its last whole operation.
+    fn move_torn_tail(&self, ledger: &File, keep: u64, len: u64) -> Result<()> {
+        let mut tail = vec![0u8; (len - keep) as usize];
+        ledger
+            .read_exact_at(&mut tail, keep)
+            .map_err(|e| self.unreadable(&e))?;
+        tail.push(b'\n');
         let torn_path = self.torn_path();
         let mut torn = OpenOptions::new()
             .append(true)
@@ -152,9 +239,7 @@ impl Ledger {
             .mode(0o600)
             .open(&torn_path)
             .map_err(|e| Error::io(torn_path.display(), &e))?;
-        let mut kept = tail.to_vec();
-        kept.push(b'\n');
-        torn.write_all(&kept)
+        torn.write_all(&tail)
             .and_then(|()| torn.sync_data())
             .map_err(|e| Error::io(torn_path.display(), &e))?;
         ledger
@@ -206,4 +291,17 @@ fn write_durably(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     file.write_all(bytes)?;
     failpoint::hit("append.before_fsync")?;
     file.sync_data()
+}
+
+/// A view with the records of `discussion_ids`, or `None` when the index
+/// turns out damaged while reading through it.
+fn make_view(cache: Cache, file: &File, discussion_ids: &[&str]) -> Option<View> {
+    let mut ids = discussion_ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut records = Vec::new();
+    for id in ids {
+        records.extend(cache.records_of(file, id).ok()?);
+    }
+    Some(View { cache, records })
 }

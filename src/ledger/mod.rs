@@ -1,11 +1,17 @@
 //! The append-only JSON-lines ledger: format, file handling, snapshots.
 
+mod cache;
 mod failpoint;
 mod file;
 mod filesystem;
+pub mod hash;
+pub mod lines;
 pub mod record;
 mod snapshot;
+mod view;
 
+pub use cache::Cache;
 pub use file::Ledger;
 pub use record::{Body, Record};
 pub use snapshot::{Snapshot, UnreadableLine};
+pub use view::View;

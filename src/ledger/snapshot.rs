@@ -1,7 +1,7 @@
 //! The parsed contents of the ledger at one moment.
 
+use super::lines::parse_lines;
 use super::record::Record;
-use memchr::memchr_iter;
 
 /// A line that is kept in the ledger but is not a record.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,45 +26,20 @@ impl Snapshot {
     /// that has fewer lines than its first one announced in `op_lines` (the
     /// rest of its single `write` never arrived). Both count in `torn_tail`.
     pub fn parse(bytes: &[u8]) -> Snapshot {
-        let mut snapshot = Snapshot::default();
-        let mut start = 0;
-        // The last operation of several lines that is not yet complete:
-        // (its first byte, records and unreadable lines before it, lines
-        // still to come).
-        let mut open_op: Option<(usize, usize, usize, u64)> = None;
-        for (index, end) in memchr_iter(b'\n', bytes).enumerate() {
-            let line_no = index + 1;
-            match Record::parse_with_op_lines(&bytes[start..end], line_no) {
-                Ok((record, op_lines)) => {
-                    match op_lines {
-                        Some(n) if n > 1 => {
-                            open_op = Some((
-                                start,
-                                snapshot.records.len(),
-                                snapshot.unreadable.len(),
-                                n - 1,
-                            ));
-                        }
-                        _ => open_op = open_op.and_then(one_line_less),
-                    }
-                    snapshot.records.push(record);
-                }
-                Err(detail) => {
-                    open_op = open_op.and_then(one_line_less);
-                    snapshot.unreadable.push(UnreadableLine {
-                        line: line_no,
-                        detail,
-                    });
-                }
+        let (lines, end) = parse_lines(bytes, 0, 1);
+        let mut snapshot = Snapshot {
+            torn_tail: bytes.len() - end as usize,
+            ..Snapshot::default()
+        };
+        for line in lines {
+            match line.record {
+                Ok(record) => snapshot.records.push(record),
+                Err(detail) => snapshot.unreadable.push(UnreadableLine {
+                    line: line.line_no as usize,
+                    detail,
+                }),
             }
-            start = end + 1;
         }
-        if let Some((op_start, records, unreadable, _)) = open_op {
-            snapshot.records.truncate(records);
-            snapshot.unreadable.truncate(unreadable);
-            start = op_start;
-        }
-        snapshot.torn_tail = bytes.len() - start;
         snapshot.last_at_ms = snapshot.records.iter().map(|r| r.at_ms).max();
         snapshot
     }
@@ -86,12 +61,6 @@ impl Snapshot {
             .filter(|id| seen.insert(*id))
             .collect()
     }
-}
-
-fn one_line_less(
-    (start, records, unreadable, to_come): (usize, usize, usize, u64),
-) -> Option<(usize, usize, usize, u64)> {
-    (to_come > 1).then_some((start, records, unreadable, to_come - 1))
 }
 
 #[cfg(test)]

@@ -1,0 +1,37 @@
+//! What a command sees of the ledger through the cache: the global state,
+//! the newest time, and the records of the discussions it named.
+
+use super::cache::Cache;
+use super::record::Record;
+use crate::global::Global;
+
+pub struct View {
+    pub(super) cache: Cache,
+    pub(super) records: Vec<Record>,
+}
+
+impl View {
+    /// Fleets, the kill-switch, quotas and recent reservations.
+    pub fn global(&self) -> &Global {
+        &self.cache.global
+    }
+
+    /// The largest `at_ms` in the ledger; new records never go below it.
+    pub fn last_at_ms(&self) -> Option<i64> {
+        self.cache.last_at_ms
+    }
+
+    /// The records of one of the discussions the view was made for, in
+    /// ledger order.
+    pub fn discussion(&self, discussion_id: &str) -> Vec<&Record> {
+        self.records
+            .iter()
+            .filter(|r| r.discussion_id() == Some(discussion_id))
+            .collect()
+    }
+
+    /// Every discussion id in the ledger, sorted (for "did you mean").
+    pub fn discussion_ids(&self) -> Vec<String> {
+        self.cache.discussion_ids()
+    }
+}
