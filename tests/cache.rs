@@ -1,0 +1,388 @@
+//! The index and checkpoint are a cache: every command answers the same
+//! with them, without them, and with them stale or damaged.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+
+fn cache_files(env: &Env) -> [PathBuf; 2] {
+    let ledger = env.ledger().display().to_string();
+    [
+        PathBuf::from(format!("{ledger}.index")),
+        PathBuf::from(format!("{ledger}.checkpoint")),
+    ]
+}
+
+fn delete_cache(env: &Env) {
+    for file in cache_files(env) {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// A ledger with every status, global state of every kind, a line another
+/// tool wrote that is not a record, and more discussions than one.
+fn busy_ledger(env: &mut Env) -> Vec<String> {
+    env.fleet();
+    env.ok(&["quota", "set", "7", "--agent", "agent-b"]);
+    env.ok(&["quota", "set", "40"]);
+    let mut ids = Vec::new();
+    // closed
+    let (closed, root) = env.discussion(&[]);
+    let attempt = env.wake(&closed, "agent-b", &root);
+    env.reply(&closed, "agent-b", &attempt, &root, "result", true);
+    ids.push(closed);
+    // exhausted, with its escalation
+    let (exhausted, root) = env.discussion(&["--max-turns", "2"]);
+    let attempt = env.wake(&exhausted, "agent-b", &root);
+    env.reply(&exhausted, "agent-b", &attempt, &root, "result", false);
+    ids.push(exhausted);
+    // deadman and expired, by moving the clock
+    let (deadman, root) = env.discussion(&["--turn-timeout-ms", "5000", "--timeout-ms", "60000"]);
+    env.wake(&deadman, "agent-b", &root);
+    let (expired, _) = env.discussion(&["--timeout-ms", "30000", "--turn-timeout-ms", "10000"]);
+    env.advance(61_000);
+    env.append_raw("not a record\n");
+    // a question answered, then active
+    let (active, root) = env.discussion(&[]);
+    let attempt = env.wake(&active, "agent-b", &root);
+    let question = env.reply(&active, "agent-b", &attempt, &root, "question", false);
+    env.wake(&active, "agent-a", &question);
+    ids.push(active);
+    ids.push(deadman);
+    ids.push(expired);
+    let (open, _) = env.discussion(&[]);
+    ids.push(open);
+    env.ok(&["kill-switch", "on", "--reason", "maintenance"]);
+    env.ok(&["kill-switch", "off"]);
+    ids
+}
+
+/// What every reader prints, exit status included.
+fn answers(env: &Env, ids: &[String]) -> Vec<(Vec<String>, i32, String, String)> {
+    let mut commands: Vec<Vec<String>> = vec![
+        vec!["list".into()],
+        vec!["list".into(), "--json".into()],
+        vec![
+            "inbox".into(),
+            "--agent".into(),
+            "agent-b".into(),
+            "--json".into(),
+        ],
+        vec!["verify".into(), "--json".into()],
+        vec!["quota".into(), "show".into(), "--json".into()],
+        vec!["fleet".into(), "list".into(), "--json".into()],
+        vec!["kill-switch".into(), "status".into(), "--json".into()],
+        // An unknown id near a real one: the hint comes from the cache.
+        vec![
+            "show".into(),
+            format!("{}0", &ids[0][..ids[0].len() - 1]),
+            "--json".into(),
+        ],
+        vec!["show".into(), ids[0][..12].to_string(), "--json".into()],
+    ];
+    for id in ids {
+        commands.push(vec!["show".into(), id.clone(), "--json".into()]);
+        commands.push(vec!["show".into(), id.clone()]);
+        commands.push(vec![
+            "wait".into(),
+            id.clone(),
+            "--until".into(),
+            "terminal".into(),
+            "--timeout-ms".into(),
+            "0".into(),
+            "--json".into(),
+        ]);
+    }
+    commands
+        .into_iter()
+        .map(|args| {
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = env.run_with(&[("COLUMNS", "120")], &argv, "");
+            (args, out.status, out.stdout, out.stderr)
+        })
+        .collect()
+}
+
+fn assert_same(
+    expected: &[(Vec<String>, i32, String, String)],
+    got: &[(Vec<String>, i32, String, String)],
+    case: &str,
+) {
+    for (e, g) in expected.iter().zip(got) {
+        assert_eq!(
+            e,
+            g,
+            "{case}: `discuss {}` answers differently",
+            e.0.join(" ")
+        );
+    }
+}
+
+#[test]
+fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
+    let mut env = Env::new();
+    let ids = busy_ledger(&mut env);
+    let [index, checkpoint] = cache_files(&env);
+    assert!(
+        index.exists() && checkpoint.exists(),
+        "writers keep the cache"
+    );
+    let expected = answers(&env, &ids);
+    let statuses: Vec<String> = ids.iter().map(|id| env.status(id)).collect();
+    assert_eq!(
+        statuses,
+        [
+            "closed",
+            "exhausted",
+            "active",
+            "deadman",
+            "expired",
+            "open"
+        ]
+    );
+
+    // Missing: rebuilt by the first reader.
+    delete_cache(&env);
+    assert_same(&expected, &answers(&env, &ids), "no cache");
+    assert!(
+        index.exists() && checkpoint.exists(),
+        "a reader rebuilds the cache"
+    );
+
+    // Stale: a checkpoint from before the last writes is caught up.
+    let old_checkpoint = std::fs::read(&checkpoint).unwrap();
+    let old_index = std::fs::read(&index).unwrap();
+    let before = env.ledger_bytes();
+    let (later, _) = env.discussion(&[]);
+    let mut ids_later = ids.clone();
+    ids_later.push(later);
+    let expected_later = answers(&env, &ids_later);
+    std::fs::write(&checkpoint, &old_checkpoint).unwrap();
+    std::fs::write(&index, &old_index).unwrap();
+    assert_same(
+        &expected_later,
+        &answers(&env, &ids_later),
+        "stale checkpoint",
+    );
+    assert!(env.ledger_bytes().starts_with(&before));
+
+    // Damaged in every way a file can be.
+    let damages: Vec<(&str, Box<dyn Fn(&Vec<u8>) -> Vec<u8>>)> = vec![
+        ("empty", Box::new(|_| Vec::new())),
+        ("truncated", Box::new(|b| b[..b.len() / 2].to_vec())),
+        ("zeros", Box::new(|b| vec![0; b.len()])),
+        (
+            "flipped bytes",
+            Box::new(|b| {
+                let mut b = b.clone();
+                for i in (0..b.len()).step_by(7) {
+                    b[i] ^= 0x5A;
+                }
+                b
+            }),
+        ),
+        (
+            "one entry moved",
+            Box::new(|b| {
+                let mut b = b.clone();
+                // The first entry's offset (after the 96-byte header and
+                // its 8-byte key), moved forward a little.
+                if b.len() > 120 {
+                    b[104] = b[104].wrapping_add(3);
+                }
+                b
+            }),
+        ),
+        (
+            "two entries of different discussions swapped",
+            Box::new(|b| {
+                // The index's first and last entries (sorted by key, so of
+                // different discussions) point at each other's lines.
+                let mut b = b.clone();
+                let entries = u64::from_le_bytes(b[56..64].try_into().unwrap()) as usize;
+                if b.starts_with(b"DSCIDX01") && entries > 1 {
+                    let (first, last) = (96 + 8, 96 + (entries - 1) * 24 + 8);
+                    for i in 0..16 {
+                        b.swap(first + i, last + i);
+                    }
+                }
+                b
+            }),
+        ),
+    ];
+    for (name, damage) in &damages {
+        for file in [&index, &checkpoint] {
+            answers(&env, &ids_later); // a good cache to start from
+            let good = std::fs::read(file).unwrap();
+            std::fs::write(file, damage(&good)).unwrap();
+            let case = format!("{name} {}", file.display());
+            assert_same(&expected_later, &answers(&env, &ids_later), &case);
+        }
+    }
+
+    // The ledger's bytes replaced in place by longer, different ones (the
+    // same file, so the same inode): the cache no longer describes it.
+    let mut other = Env::new();
+    let other_ids = busy_ledger(&mut other);
+    let (extra, _) = other.discussion(&[]);
+    let mut all_other = other_ids.clone();
+    all_other.push(extra);
+    answers(&env, &ids_later); // a good cache of the old content
+    let saved = env.ledger_bytes();
+    std::fs::write(env.ledger(), other.ledger_bytes()).unwrap();
+    let theirs = answers(&other, &all_other);
+    let ours = answers(&env, &all_other);
+    for (t, o) in theirs.iter().zip(&ours) {
+        // Paths differ between the two; everything else is the same.
+        let strip = |s: &str| {
+            s.replace(&other.dir.path().display().to_string(), "")
+                .replace(&env.dir.path().display().to_string(), "")
+        };
+        assert_eq!(
+            (t.1, strip(&t.2), strip(&t.3)),
+            (o.1, strip(&o.2), strip(&o.3)),
+            "replaced ledger: {:?}",
+            t.0
+        );
+    }
+    std::fs::write(env.ledger(), saved).unwrap();
+
+    // A cache of another ledger, copied over this one's.
+    let mut other = Env::new();
+    busy_ledger(&mut other);
+    for (theirs, ours) in cache_files(&other).iter().zip(cache_files(&env)) {
+        std::fs::copy(theirs, ours).unwrap();
+    }
+    assert_same(
+        &expected_later,
+        &answers(&env, &ids_later),
+        "another ledger's cache",
+    );
+}
+
+/// Writers decide the same with and without the cache: the same refusals,
+/// the same acceptances, on copies of one ledger.
+#[test]
+fn writers_decide_the_same_with_and_without_the_cache() {
+    let mut env = Env::new();
+    let ids = busy_ledger(&mut env);
+    let (dsc, root) = env.discussion(&[]);
+    let active = &ids[2];
+    let active_head = env.show(active)["head"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let writes: Vec<Vec<&str>> = vec![
+        vec![
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+        vec![
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &ids[0],
+            "--expected-head",
+            &root,
+        ],
+        vec![
+            "wake",
+            "--agent",
+            "agent-a",
+            "--discussion",
+            active,
+            "--expected-head",
+            &active_head,
+        ],
+        vec![
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc[..20],
+            "--expected-head",
+            &root,
+        ],
+        vec![
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-b",
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            "{}",
+        ],
+        vec![
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-z",
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            "{}",
+        ],
+        vec!["fleet", "add", "fleet-alpha", "agent-a"],
+        vec!["kill-switch", "on", "--reason", "x"],
+    ];
+    for (i, write) in writes.iter().enumerate() {
+        let mut args = vec!["--json"];
+        args.extend(write);
+        let before = env.ledger_bytes();
+        let with = env.run(&args);
+        let written = env.ledger_bytes().len() - before.len();
+        // The same write on the same ledger, without the cache.
+        std::fs::write(env.ledger(), &before).unwrap();
+        delete_cache(&env);
+        let without = env.run(&args);
+        assert_eq!(with.status, without.status, "write {i}: {write:?}");
+        assert_eq!(
+            normalize(&with.stderr),
+            normalize(&without.stderr),
+            "write {i}: {write:?}"
+        );
+        assert_eq!(
+            normalize(&with.stdout),
+            normalize(&without.stdout),
+            "write {i}: {write:?}"
+        );
+        assert_eq!(
+            env.ledger_bytes().len() - before.len(),
+            written,
+            "write {i}: {write:?}"
+        );
+    }
+}
+
+/// Ids and times the second run makes anew.
+fn normalize(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(pos) = ["msg_", "att_", "rcp_", "rec_", "dsc_"]
+        .iter()
+        .filter_map(|p| rest.find(p))
+        .min()
+    {
+        out.push_str(&rest[..pos]);
+        let id_len = rest[pos + 4..]
+            .bytes()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count();
+        out.push_str("<id>");
+        rest = &rest[pos + 4 + id_len..];
+    }
+    out.push_str(rest);
+    // Times: two runs may stamp a millisecond apart.
+    out.chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect()
+}
