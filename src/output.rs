@@ -244,6 +244,10 @@ pub fn relative(ms: i64, now_ms: i64) -> String {
     // i128: times come from the ledger, which any tool may have written.
     let delta = i128::from(ms) - i128::from(now_ms);
     let secs = delta.unsigned_abs() / 1000;
+    if secs == 0 {
+        // Within the second: "in 0s" or "0s ago" would only tell noise.
+        return "now".to_owned();
+    }
     let span = if secs < 60 {
         format!("{secs}s")
     } else if secs < 3600 {

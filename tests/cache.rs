@@ -40,7 +40,8 @@ fn busy_ledger(env: &mut Env) -> Vec<String> {
     let (deadman, root) = env.discussion(&["--turn-timeout-ms", "5000", "--timeout-ms", "60000"]);
     env.wake(&deadman, "agent-b", &root);
     let (expired, _) = env.discussion(&["--timeout-ms", "30000", "--turn-timeout-ms", "10000"]);
-    env.advance(61_000);
+    // Half a second off the minute, so relative times never sit on a boundary.
+    env.advance(61_500);
     env.append_raw("not a record\n");
     // a question answered, then active
     let (active, root) = env.discussion(&[]);
@@ -167,7 +168,8 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     assert!(env.ledger_bytes().starts_with(&before));
 
     // Damaged in every way a file can be.
-    let damages: Vec<(&str, Box<dyn Fn(&Vec<u8>) -> Vec<u8>>)> = vec![
+    type Damage = Box<dyn Fn(&Vec<u8>) -> Vec<u8>>;
+    let damages: Vec<(&str, Damage)> = vec![
         ("empty", Box::new(|_| Vec::new())),
         ("truncated", Box::new(|b| b[..b.len() / 2].to_vec())),
         ("zeros", Box::new(|b| vec![0; b.len()])),

@@ -211,7 +211,7 @@ fn human_output_snapshots() {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"(dsc|msg|att|rcp|rec)_[0-9a-f]{32}", "[$1]");
     settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z", "[time]");
-    settings.add_filter(r"(in \d+[smhd]\w*|\d+[smhd]\w* ago)", "[rel]");
+    settings.add_filter(r"(in \d+[smhd]\w*|\d+[smhd]\w* ago|\bnow\b)", "[rel]");
     settings.add_filter(r"\b\d{2}:\d{2}:\d{2}\.\d{3}\b", "[clock]");
     settings.bind(|| {
         insta::assert_snapshot!("show", human(&["show", &dsc]));

@@ -5,7 +5,6 @@ use crate::clock::format_ms;
 use crate::discussion::{Discussion, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::ledger::Snapshot;
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -54,8 +53,60 @@ pub fn parse_statuses(values: &[String]) -> Result<Vec<Status>> {
     Ok(statuses)
 }
 
-/// Every discussion in the ledger, derived at `now`, newest first.
-pub fn all_discussions(snapshot: &Snapshot, now: i64) -> Vec<Discussion> {
+/// One line of `list`: what it shows of a discussion, kept small so a
+/// ledger of any size lists in little memory.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub id: String,
+    pub root: Option<(String, String, String)>, // fleet, asker, peer
+    pub status: Status,
+    pub escalated: bool,
+    pub turns_used: u32,
+    pub max_turns: u32,
+    pub head_to: Option<String>,
+    pub updated_at_ms: i64,
+}
+
+impl Row {
+    pub fn of(d: &Discussion) -> Row {
+        Row {
+            id: d.id.clone(),
+            root: d
+                .root
+                .as_ref()
+                .map(|r| (r.fleet_id.clone(), r.asker.clone(), r.peer.clone())),
+            status: d.status,
+            escalated: d.escalation.is_some(),
+            turns_used: d.turns_used,
+            max_turns: d.max_turns(),
+            head_to: d.head().map(|h| h.to_agent_id.clone()),
+            updated_at_ms: d.updated_at_ms,
+        }
+    }
+}
+
+/// Every discussion in the ledger that `keep` keeps, derived at now (never
+/// before the newest record), newest first; and that now.
+pub fn discussions(ctx: &Context, keep: impl Fn(&Discussion) -> bool) -> Result<(Vec<Row>, i64)> {
+    // One instant for all of them, taken when the ledger is locked.
+    let mut at: Option<i64> = None;
+    let mut rows = ctx.ledger.map_discussions(|last_at_ms, id, records| {
+        let now = *at.get_or_insert_with(|| ctx.now(last_at_ms));
+        derive(id, records, now)
+            .filter(|d| keep(d))
+            .map(|d| Row::of(&d))
+    })?;
+    rows.sort_by(|a, b| {
+        b.updated_at_ms
+            .cmp(&a.updated_at_ms)
+            .then_with(|| b.id.cmp(&a.id))
+    });
+    let now = at.unwrap_or_else(|| ctx.now(None));
+    Ok((rows, now))
+}
+
+/// Every discussion of a snapshot, derived at `now`, newest first.
+pub fn all_discussions(snapshot: &crate::ledger::Snapshot, now: i64) -> Vec<Discussion> {
     let mut grouped: std::collections::HashMap<&str, Vec<&crate::ledger::Record>> =
         Default::default();
     for record in &snapshot.records {
@@ -75,22 +126,21 @@ pub fn all_discussions(snapshot: &Snapshot, now: i64) -> Vec<Discussion> {
     all
 }
 
-pub fn row_json(d: &Discussion) -> Value {
-    let root = d.root.as_ref();
+pub fn row_json(d: &Row) -> Value {
     json!({
         "discussion_id": d.id,
-        "fleet_id": root.map(|r| r.fleet_id.clone()),
-        "participants": root.map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
+        "fleet_id": d.root.as_ref().map(|r| r.0.clone()),
+        "participants": d.root.as_ref().map_or_else(Vec::new, |r| vec![r.1.clone(), r.2.clone()]),
         "status": d.status.as_str(),
         "turns_used": d.turns_used,
-        "max_turns": d.max_turns(),
-        "head_to_agent_id": d.head().map(|h| h.to_agent_id.clone()),
+        "max_turns": d.max_turns,
+        "head_to_agent_id": d.head_to,
         "updated_at": format_ms(d.updated_at_ms),
-        "escalated": d.escalation.is_some(),
+        "escalated": d.escalated,
     })
 }
 
-fn render(ctx: &Context, rows: &[Discussion], now: i64, empty: &str) {
+fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str) {
     if ctx.out.json {
         ctx.out
             .print_json(&json!({"discussions": rows.iter().map(row_json).collect::<Vec<_>>()}));
@@ -112,8 +162,8 @@ fn render(ctx: &Context, rows: &[Discussion], now: i64, empty: &str) {
         let participants = d
             .root
             .as_ref()
-            .map_or(String::new(), |r| format!("{} ⇄ {}", r.asker, r.peer));
-        let status = if d.escalation.is_some() {
+            .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2));
+        let status = if d.escalated {
             format!("{} (escalated)", ctx.out.status(d.status))
         } else {
             ctx.out.status(d.status)
@@ -122,8 +172,8 @@ fn render(ctx: &Context, rows: &[Discussion], now: i64, empty: &str) {
             d.id.clone(),
             status,
             participants,
-            format!("{}/{}", d.turns_used, d.max_turns()),
-            d.head().map(|h| h.to_agent_id.clone()).unwrap_or_default(),
+            format!("{}/{}", d.turns_used, d.max_turns),
+            d.head_to.clone().unwrap_or_default(),
             crate::output::relative(d.updated_at_ms, now),
         ]);
     }
@@ -139,38 +189,27 @@ pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
     if let Some(fleet) = &args.fleet {
         ids::check_name("fleet_id", fleet)?;
     }
-    let snapshot = ctx.ledger.read()?;
-    let now = ctx.now(snapshot.last_at_ms);
-    let rows: Vec<Discussion> = all_discussions(&snapshot, now)
-        .into_iter()
-        .filter(|d| statuses.is_empty() || statuses.contains(&d.status))
-        .filter(|d| {
-            args.agent.as_ref().is_none_or(|a| {
+    let (rows, now) = discussions(ctx, |d| {
+        (statuses.is_empty() || statuses.contains(&d.status))
+            && args.agent.as_ref().is_none_or(|a| {
                 d.root
                     .as_ref()
                     .is_some_and(|r| &r.asker == a || &r.peer == a)
             })
-        })
-        .filter(|d| {
-            args.fleet
+            && args
+                .fleet
                 .as_ref()
                 .is_none_or(|f| d.root.as_ref().is_some_and(|r| &r.fleet_id == f))
-        })
-        .collect();
+    })?;
     render(ctx, &rows, now, "no discussions");
     Ok(0)
 }
 
 pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
     ids::check_name("agent_id", &args.agent)?;
-    let snapshot = ctx.ledger.read()?;
-    let now = ctx.now(snapshot.last_at_ms);
-    let rows: Vec<Discussion> = all_discussions(&snapshot, now)
-        .into_iter()
-        .filter(|d| {
-            d.status == Status::Open && d.head().is_some_and(|h| h.to_agent_id == args.agent)
-        })
-        .collect();
+    let (rows, now) = discussions(ctx, |d| {
+        d.status == Status::Open && d.head().is_some_and(|h| h.to_agent_id == args.agent)
+    })?;
     render(
         ctx,
         &rows,

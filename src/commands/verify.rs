@@ -1,8 +1,7 @@
 //! `discuss verify`: replay the whole ledger and report what is wrong.
 
 use super::Context;
-use super::list::all_discussions;
-use crate::discussion::Status;
+use crate::discussion::{Discussion, Status, derive};
 use crate::error::Result;
 use clap::Args;
 use serde_json::json;
@@ -16,21 +15,31 @@ use serde_json::json;
 pub struct VerifyArgs {}
 
 pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
-    let snapshot = ctx.ledger.read()?;
-    let discussions = all_discussions(&snapshot, ctx.now(snapshot.last_at_ms));
-    let invalid: Vec<_> = discussions
-        .iter()
-        .filter(|d| d.status == Status::Invalid)
-        .collect();
-    let ok = snapshot.unreadable.is_empty() && snapshot.torn_tail == 0 && invalid.is_empty();
+    // Streamed: memory holds one discussion at a time, whatever the size
+    // of the ledger.
+    let lines = ctx.ledger.check_lines()?;
+    let mut at: Option<i64> = None;
+    let all = ctx.ledger.map_discussions(|last_at_ms, id, records| {
+        let now = *at.get_or_insert_with(|| ctx.now(last_at_ms));
+        let d = derive(id, records, now)?;
+        Some((d.status == Status::Invalid).then(|| Box::new(d)))
+    })?;
+    let discussions = all.len();
+    let mut invalid: Vec<Box<Discussion>> = all.into_iter().flatten().collect();
+    invalid.sort_by(|a, b| {
+        b.updated_at_ms
+            .cmp(&a.updated_at_ms)
+            .then_with(|| b.id.cmp(&a.id))
+    });
+    let ok = lines.unreadable.is_empty() && lines.torn_tail == 0 && invalid.is_empty();
     if ctx.out.json {
         ctx.out.print_json(&json!({
             "ok": ok,
             "ledger": ctx.ledger.path().display().to_string(),
-            "records": snapshot.records.len(),
-            "discussions": discussions.len(),
-            "unreadable_lines": snapshot.unreadable.iter().map(|u| json!({"line": u.line, "detail": u.detail})).collect::<Vec<_>>(),
-            "torn_tail_bytes": snapshot.torn_tail,
+            "records": lines.records,
+            "discussions": discussions,
+            "unreadable_lines": lines.unreadable.iter().map(|u| json!({"line": u.line, "detail": u.detail})).collect::<Vec<_>>(),
+            "torn_tail_bytes": lines.torn_tail,
             "invalid_discussions": invalid.iter().map(|d| json!({
                 "discussion_id": d.id,
                 "integrity_findings": d.findings.iter().map(|f| json!({
@@ -40,13 +49,13 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
         }));
     } else {
         let mut text = String::new();
-        for u in &snapshot.unreadable {
+        for u in &lines.unreadable {
             text.push_str(&format!("line {}: unreadable: {}\n", u.line, u.detail));
         }
-        if snapshot.torn_tail > 0 {
+        if lines.torn_tail > 0 {
             text.push_str(&format!(
                 "torn tail: {} bytes after the last complete line (moved to {} by the next write)\n",
-                snapshot.torn_tail,
+                lines.torn_tail,
                 ctx.ledger.torn_path().display()
             ));
         }
@@ -64,10 +73,10 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
         text.push_str(&format!(
             "{}: {} records, {} discussions, {} unreadable lines, {} torn bytes, {} invalid discussions\n",
             if ok { "ok" } else { "PROBLEMS" },
-            snapshot.records.len(),
-            discussions.len(),
-            snapshot.unreadable.len(),
-            snapshot.torn_tail,
+            lines.records,
+            discussions,
+            lines.unreadable.len(),
+            lines.torn_tail,
             invalid.len()
         ));
         ctx.out.print_text(&text);

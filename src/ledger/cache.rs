@@ -125,7 +125,7 @@ pub struct Cache {
     pub global: Global,
     base: BaseRef,
     base_file: Option<File>,
-    ids_range: (u64, u64),
+    ids_range: (u64, u64, u64),
     delta: Vec<LineRef>,
     new_ids: BTreeSet<String>,
     dirty: bool,
@@ -209,7 +209,7 @@ fn base_header(
     ino: u64,
     mark: &Mark,
     entries: u64,
-    ids: (u64, u64),
+    ids: (u64, u64, u64),
 ) -> [u8; BASE_HEADER] {
     let mut h = [0u8; BASE_HEADER];
     h[..8].copy_from_slice(BASE_MAGIC);
@@ -223,12 +223,13 @@ fn base_header(
         entries,
         ids.0,
         ids.1,
+        ids.2,
     ];
     for (i, f) in fields.iter().enumerate() {
         h[8 + i * 8..16 + i * 8].copy_from_slice(&f.to_le_bytes());
     }
-    let sum = hash64(&h[..80]);
-    h[80..88].copy_from_slice(&sum.to_le_bytes());
+    let sum = hash64(&h[..88]);
+    h[88..96].copy_from_slice(&sum.to_le_bytes());
     h
 }
 
@@ -237,7 +238,8 @@ struct BaseInfo {
     ino: u64,
     mark: Mark,
     entries: u64,
-    ids: (u64, u64),
+    /// Offset, length and hash of the discussion ids.
+    ids: (u64, u64, u64),
     header_hash: u64,
 }
 
@@ -248,7 +250,14 @@ fn read_base_header(file: &File) -> Option<BaseInfo> {
         return None;
     }
     let field = |i: usize| u64::from_le_bytes(h[8 + i * 8..16 + i * 8].try_into().unwrap());
-    if hash64(&h[..80]) != field(9) {
+    if hash64(&h[..88]) != field(10) {
+        return None;
+    }
+    // A base cut short (or grown) is not the one its header describes.
+    let end = field(7).checked_add(field(8))?;
+    if file.metadata().ok()?.len() != end
+        || field(7) != BASE_HEADER as u64 + field(6) * ENTRY as u64
+    {
         return None;
     }
     Some(BaseInfo {
@@ -261,7 +270,7 @@ fn read_base_header(file: &File) -> Option<BaseInfo> {
             last_line_hash: field(5),
         },
         entries: field(6),
-        ids: (field(7), field(8)),
+        ids: (field(7), field(8), field(9)),
         header_hash: hash64(&h),
     })
 }
@@ -286,7 +295,7 @@ impl Cache {
             global: Global::default(),
             base: BaseRef::default(),
             base_file: None,
-            ids_range: (0, 0),
+            ids_range: (0, 0, 0),
             delta: Vec::new(),
             new_ids: BTreeSet::new(),
             dirty: false,
@@ -319,7 +328,7 @@ impl Cache {
             return None;
         }
         let (base_file, ids_range) = if body.base.entries == 0 && body.base.mark.covered == 0 {
-            (None, (0, 0))
+            (None, (0, 0, 0))
         } else {
             let file = File::open(Cache::index_path(path)).ok()?;
             let info = read_base_header(&file)?;
@@ -371,7 +380,7 @@ impl Cache {
             global: gathered.global,
             base: BaseRef::default(),
             base_file: None,
-            ids_range: (0, 0),
+            ids_range: (0, 0, 0),
             delta: Vec::new(),
             new_ids: BTreeSet::new(),
             dirty: true,
@@ -552,22 +561,11 @@ impl Cache {
         Ok(found)
     }
 
-    /// Every discussion id the ledger names (for "did you mean").
-    pub fn discussion_ids(&self) -> Vec<String> {
+    /// Every discussion id the ledger names.
+    pub fn discussion_ids(&self) -> Result<Vec<String>, Damaged> {
         let mut ids: BTreeSet<String> = self.new_ids.clone();
-        if let Some(file) = &self.base_file {
-            let (offset, len) = self.ids_range;
-            let mut bytes = vec![0u8; len as usize];
-            if file.read_exact_at(&mut bytes, offset).is_ok() {
-                ids.extend(
-                    String::from_utf8_lossy(&bytes)
-                        .split('\n')
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_string),
-                );
-            }
-        }
-        ids.into_iter().collect()
+        ids.extend(self.discussion_ids_of_base(self.base_file.as_ref())?);
+        Ok(ids.into_iter().collect())
     }
 
     /// Writes the checkpoint (merging into a new base first when the
@@ -631,7 +629,15 @@ impl Cache {
         let old = self.base_file.take();
         let old_entries = self.base.entries;
         let mut ids: BTreeSet<String> = std::mem::take(&mut self.new_ids);
-        ids.extend(self.discussion_ids_of_base(old.as_ref()));
+        match self.discussion_ids_of_base(old.as_ref()) {
+            Ok(old_ids) => ids.extend(old_ids),
+            Err(Damaged) => {
+                self.base_file = old;
+                self.new_ids = ids;
+                self.delta = delta;
+                return Err(io::Error::other("the base's ids are damaged"));
+            }
+        }
         let ids: Vec<String> = ids.into_iter().collect();
         let stream = BaseStream::new(old.as_ref(), old_entries);
         let merged = MergeSorted {
@@ -655,18 +661,19 @@ impl Cache {
         }
     }
 
-    fn discussion_ids_of_base(&self, file: Option<&File>) -> Vec<String> {
-        let Some(file) = file else { return Vec::new() };
-        let (offset, len) = self.ids_range;
+    fn discussion_ids_of_base(&self, file: Option<&File>) -> Result<Vec<String>, Damaged> {
+        let Some(file) = file else {
+            return Ok(Vec::new());
+        };
+        let (offset, len, hash) = self.ids_range;
         let mut bytes = vec![0u8; len as usize];
-        if file.read_exact_at(&mut bytes, offset).is_err() {
-            return Vec::new();
+        file.read_exact_at(&mut bytes, offset)
+            .map_err(|_| Damaged)?;
+        if hash64(&bytes) != hash {
+            return Err(Damaged);
         }
-        String::from_utf8_lossy(&bytes)
-            .split('\n')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
+        let text = String::from_utf8(bytes).map_err(|_| Damaged)?;
+        Ok(text.lines().map(str::to_string).collect())
     }
 }
 
@@ -756,18 +763,16 @@ fn write_base(
             return Err(io::Error::other("the old base could not be read whole"));
         }
         let ids_offset = BASE_HEADER as u64 + written * ENTRY as u64;
-        let mut ids_len = 0u64;
+        let mut section = Vec::new();
         for id in ids {
-            out.write_all(id.as_bytes())?;
-            out.write_all(b"\n")?;
-            ids_len += id.len() as u64 + 1;
+            section.extend_from_slice(id.as_bytes());
+            section.push(b'\n');
         }
+        out.write_all(&section)?;
         out.flush()?;
         drop(out);
-        file.write_all_at(
-            &base_header(dev, ino, mark, written, (ids_offset, ids_len)),
-            0,
-        )?;
+        let ids = (ids_offset, section.len() as u64, hash64(&section));
+        file.write_all_at(&base_header(dev, ino, mark, written, ids), 0)?;
         file.sync_all()?;
         std::fs::rename(&temp, &target)?;
         if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -2,8 +2,9 @@
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
 use super::cache::Cache;
+use super::lines::OpTracker;
 use super::record::Record;
-use super::snapshot::Snapshot;
+use super::snapshot::{Snapshot, UnreadableLine};
 use super::view::View;
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
@@ -103,6 +104,72 @@ impl Ledger {
         let (mut view, _) = self.trusted_view(&file, discussion_ids)?;
         view.cache.save();
         Ok(view)
+    }
+
+    /// Maps every discussion of the ledger, one at a time, under a shared
+    /// lock: `map` gets the newest `at_ms` of the ledger, the discussion id
+    /// and its records. Memory holds one discussion's records at a time,
+    /// whatever the size of the ledger.
+    pub fn map_discussions<T>(
+        &self,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(self.io_error(&err)),
+        };
+        self.refuse_network_fs(&file)?;
+        file.lock_shared().map_err(|e| self.io_error(&e))?;
+        let len = self.len_of(&file)?;
+        let mut trusted = None;
+        if let Some(mut cache) = Cache::load(&self.path, &file)
+            .filter(|cache| len.saturating_sub(cache.mark.covered) <= CATCH_UP_LIMIT)
+        {
+            cache
+                .catch_up(&file, len)
+                .map_err(|e| self.unreadable(&e))?;
+            trusted = Some(cache);
+        }
+        if let Some(cache) = &trusted
+            && let Some(mapped) = map_all(cache, &file, &mut map)
+        {
+            return Ok(mapped);
+        }
+        // Missing or damaged: rebuilt under the exclusive lock.
+        file.unlock().map_err(|e| self.io_error(&e))?;
+        file.lock().map_err(|e| self.io_error(&e))?;
+        let mut cache = Cache::rebuild(&self.path, &file).map_err(|e| self.unreadable(&e))?;
+        let len = self.len_of(&file)?;
+        cache
+            .catch_up(&file, len)
+            .map_err(|e| self.unreadable(&e))?;
+        cache.save();
+        map_all(&cache, &file, &mut map).ok_or_else(|| {
+            Error::new(
+                ErrorCode::Internal,
+                format!(
+                    "the index rebuilt from {} does not match it",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    /// Every line of the ledger, streamed: how many records, the lines that
+    /// are not records, and the torn tail (what `verify` reports).
+    pub fn check_lines(&self) -> Result<LineCheck> {
+        let file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(LineCheck::default());
+            }
+            Err(err) => return Err(self.io_error(&err)),
+        };
+        self.refuse_network_fs(&file)?;
+        file.lock_shared().map_err(|e| self.io_error(&e))?;
+        let len = self.len_of(&file)?;
+        check_lines(&file, len).map_err(|e| self.unreadable(&e))
     }
 
     /// One read-validate-append step under the exclusive lock.
@@ -304,4 +371,70 @@ fn make_view(cache: Cache, file: &File, discussion_ids: &[&str]) -> Option<View>
         records.extend(cache.records_of(file, id).ok()?);
     }
     Some(View { cache, records })
+}
+
+fn map_all<T>(
+    cache: &Cache,
+    file: &File,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut mapped = Vec::new();
+    for id in cache.discussion_ids().ok()? {
+        let records = cache.records_of(file, &id).ok()?;
+        if records.is_empty() {
+            continue; // its lines were not records after all
+        }
+        let refs: Vec<&Record> = records.iter().collect();
+        mapped.extend(map(cache.last_at_ms, &id, &refs));
+    }
+    Some(mapped)
+}
+
+/// What `check_lines` finds.
+#[derive(Debug, Default)]
+pub struct LineCheck {
+    pub records: u64,
+    pub unreadable: Vec<UnreadableLine>,
+    pub torn_tail: u64,
+}
+
+fn check_lines(file: &File, len: u64) -> std::io::Result<LineCheck> {
+    let mut check = LineCheck::default();
+    let mut tracker = OpTracker::default();
+    // Lines of an operation not yet whole: (is a record, unreadable).
+    let mut pending: Vec<Option<UnreadableLine>> = Vec::new();
+    let mut buf: Vec<u8> = Vec::new();
+    let (mut buf_start, mut read_to, mut line_no) = (0u64, 0u64, 0u64);
+    while read_to < len {
+        let want = ((len - read_to) as usize).min(4 << 20);
+        let old = buf.len();
+        buf.resize(old + want, 0);
+        file.read_exact_at(&mut buf[old..], read_to)?;
+        read_to += want as u64;
+        let mut start = 0usize;
+        for end in memchr::memchr_iter(b'\n', &buf) {
+            line_no += 1;
+            let parsed = Record::parse_with_op_lines(&buf[start..end], line_no as usize);
+            let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
+            tracker.line(buf_start + start as u64, line_no, op_lines);
+            pending.push(parsed.err().map(|detail| UnreadableLine {
+                line: line_no as usize,
+                detail,
+            }));
+            if !tracker.is_open() {
+                for line in pending.drain(..) {
+                    match line {
+                        None => check.records += 1,
+                        Some(unreadable) => check.unreadable.push(unreadable),
+                    }
+                }
+            }
+            start = end + 1;
+        }
+        buf.drain(..start);
+        buf_start += start as u64;
+    }
+    let whole = tracker.cut().map_or(buf_start, |(start, _)| start);
+    check.torn_tail = len - whole;
+    Ok(check)
 }

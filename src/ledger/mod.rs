@@ -11,7 +11,7 @@ mod snapshot;
 mod view;
 
 pub use cache::Cache;
-pub use file::Ledger;
+pub use file::{Ledger, LineCheck};
 pub use record::{Body, Record};
 pub use snapshot::{Snapshot, UnreadableLine};
 pub use view::View;

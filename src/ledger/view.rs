@@ -30,8 +30,10 @@ impl View {
             .collect()
     }
 
-    /// Every discussion id in the ledger, sorted (for "did you mean").
+    /// Every discussion id in the ledger, sorted (for "did you mean");
+    /// none when the index turns out damaged (a hint is not worth failing
+    /// the command for; the next command rebuilds it).
     pub fn discussion_ids(&self) -> Vec<String> {
-        self.cache.discussion_ids()
+        self.cache.discussion_ids().unwrap_or_default()
     }
 }
