@@ -316,6 +316,7 @@ fn sqlite_database(ledger: &Ledger, dir: &Path) -> PathBuf {
 /// synchronous=FULL, BEGIN IMMEDIATE, one indexed select of the
 /// discussion's records and one insert of the reservation.
 fn sqlite_wake(db: &Path, dsc: &str, n: usize) -> Run {
+    let n = format!("{}_{n}", std::process::id());
     let script = format!(
         "PRAGMA synchronous=FULL;\nBEGIN IMMEDIATE;\nSELECT line FROM records WHERE discussion_id = '{dsc}' ORDER BY rowid;\n\
          INSERT INTO records VALUES ('rcp_bench{n}', '{dsc}', 1796000000000, \

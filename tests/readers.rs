@@ -258,3 +258,60 @@ fn colour_only_when_asked_or_on_a_terminal_and_never_with_json() {
         "never with --json"
     );
 }
+
+/// Above 1,000 rows `list` prints plain aligned columns as it goes rather
+/// than laying out a boxed table in memory; `--json` is one object still.
+#[test]
+fn a_long_list_is_plain_aligned_columns() {
+    use discuss::engine::{AskRequest, Stamp, plan_ask, plan_fleet};
+    use discuss::global::Global;
+    use discuss::ledger::Record;
+    let env = Env::new();
+    let stamp = Stamp {
+        at_ms: T0,
+        by: "tester".into(),
+    };
+    let mut global = Global::default();
+    let mut lines = String::new();
+    let fleet = plan_fleet(
+        &global,
+        discuss::ledger::record::FleetOp::Add,
+        "fleet-alpha",
+        &["agent-a".into(), "agent-b".into()],
+        &stamp,
+    );
+    fleet.iter().for_each(|r| global.apply(r));
+    lines.push_str(&Record::operation_lines(&fleet));
+    for _ in 0..1_001 {
+        let request = AskRequest::new(
+            "agent-a",
+            &["agent-b".into()],
+            "fleet-alpha",
+            "{}",
+            4,
+            300_000,
+            60_000,
+            false,
+        )
+        .unwrap();
+        let (records, _) = plan_ask(&global, &request, &stamp).unwrap();
+        lines.push_str(&Record::operation_lines(&records));
+    }
+    std::fs::create_dir_all(env.ledger().parent().unwrap()).unwrap();
+    std::fs::write(env.ledger(), lines).unwrap();
+    let out = env.run(&["list"]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let rows: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(rows.len(), 1 + 1_001);
+    assert!(rows[0].starts_with("discussion  "), "{}", rows[0]);
+    assert!(!out.stdout.contains('│'), "no box drawing");
+    // Every column starts where its header does.
+    let status_at = rows[0].find("status").unwrap();
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r[status_at..].starts_with("open "))
+    );
+    let json = env.ok(&["list"]);
+    assert_eq!(json["discussions"].as_array().unwrap().len(), 1_001);
+}

@@ -140,14 +140,34 @@ pub fn row_json(d: &Row) -> Value {
     })
 }
 
+/// Above this many rows the human list is plain aligned columns, written
+/// as it goes: a boxed table is laid out whole in memory first.
+const TABLE_MAX_ROWS: usize = 1_000;
+
 fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str) {
     if ctx.out.json {
-        ctx.out
-            .print_json(&json!({"discussions": rows.iter().map(row_json).collect::<Vec<_>>()}));
+        // The same bytes as one serialized object, without building it.
+        let mut text = String::from("{\"discussions\":[");
+        for (i, row) in rows.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push_str(&row_json(row).to_string());
+            if text.len() > 1 << 20 {
+                ctx.out.print_text(&text);
+                text.clear();
+            }
+        }
+        text.push_str("]}\n");
+        ctx.out.print_text(&text);
         return;
     }
     if rows.is_empty() {
         ctx.out.print_text(&format!("{empty}\n"));
+        return;
+    }
+    if rows.len() > TABLE_MAX_ROWS {
+        render_plain(ctx, rows, now);
         return;
     }
     let mut table = crate::output::new_table(&[
@@ -179,6 +199,67 @@ fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str) {
     }
     crate::output::keep_whole(&mut table, &[0, 3, 5]);
     ctx.out.print_text(&format!("{table}\n"));
+}
+
+fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
+    let cells = |d: &Row| -> [String; 6] {
+        let status = if d.escalated {
+            format!("{} (escalated)", d.status.as_str())
+        } else {
+            d.status.as_str().to_owned()
+        };
+        [
+            d.id.clone(),
+            status,
+            d.root
+                .as_ref()
+                .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2)),
+            format!("{}/{}", d.turns_used, d.max_turns),
+            d.head_to.clone().unwrap_or_default(),
+            crate::output::relative(d.updated_at_ms, now),
+        ]
+    };
+    let headers = [
+        "discussion",
+        "status",
+        "participants",
+        "turns",
+        "next",
+        "updated",
+    ];
+    let mut widths = headers.map(|h| h.chars().count());
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(cells(row)) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [String; 6], status: Option<Status>| {
+        let mut text = String::new();
+        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            let pad = " ".repeat(width - cell.chars().count());
+            match (i, status) {
+                (1, Some(status)) => {
+                    text.push_str(&cell.replacen(status.as_str(), &ctx.out.status(status), 1))
+                }
+                _ => text.push_str(cell),
+            }
+            if i < 5 {
+                text.push_str(&pad);
+                text.push_str("  ");
+            }
+        }
+        text.push('\n');
+        text
+    };
+    let mut text = line(headers.map(str::to_owned), None);
+    for row in rows {
+        text.push_str(&line(cells(row), Some(row.status)));
+        if text.len() > 1 << 20 {
+            ctx.out.print_text(&text);
+            text.clear();
+        }
+    }
+    ctx.out.print_text(&text);
 }
 
 pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
