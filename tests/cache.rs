@@ -388,3 +388,45 @@ fn normalize(text: &str) -> String {
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
         .collect()
 }
+
+/// Past `MERGE_AT` entries the checkpoint's entries are merged into a new
+/// index; answers stay the same through merges (the threshold is lowered
+/// for the test).
+#[test]
+fn merging_into_a_new_index_changes_no_answer() {
+    let mut env = Env::new();
+    let ids = busy_ledger(&mut env);
+    let index = &cache_files(&env)[0];
+    let merge = [("DISCUSS_CACHE_MERGE_AT", "5")];
+    let mut sizes = Vec::new();
+    let mut all = ids.clone();
+    for _ in 0..12 {
+        let out = env.run_with(
+            &merge,
+            &[
+                "--json",
+                "ask",
+                "--from",
+                "agent-a",
+                "--to",
+                "agent-c",
+                "--fleet",
+                "fleet-alpha",
+                "--payload",
+                "{}",
+            ],
+            "",
+        );
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        all.push(out.json()["discussion_id"].as_str().unwrap().to_string());
+        sizes.push(std::fs::metadata(index).unwrap().len());
+    }
+    sizes.dedup();
+    assert!(
+        sizes.len() >= 2,
+        "the index was rewritten by merges: {sizes:?}"
+    );
+    let merged = answers(&env, &all);
+    delete_cache(&env);
+    assert_same(&merged, &answers(&env, &all), "after merges");
+}

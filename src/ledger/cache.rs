@@ -579,7 +579,7 @@ impl Cache {
         if failpoint::hit("cache.before_save").is_err() {
             return;
         }
-        if self.delta.len() > MERGE_AT && self.merge().is_err() {
+        if self.delta.len() > failpoint::merge_at(MERGE_AT) && self.merge().is_err() {
             return;
         }
         if self.write_checkpoint().is_ok() {

@@ -57,6 +57,20 @@ pub fn pretended_network_fs() -> Option<String> {
     None
 }
 
+/// `DISCUSS_CACHE_MERGE_AT=N` under the feature: merge the checkpoint's
+/// entries into a new index past N, so tests reach a merge in a few writes.
+#[inline(always)]
+pub fn merge_at(default: usize) -> usize {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = std::env::var("DISCUSS_CACHE_MERGE_AT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        return n;
+    }
+    default
+}
+
 #[cfg(feature = "failpoints")]
 fn armed(point: &str) -> Option<String> {
     let spec = std::env::var("DISCUSS_FAILPOINTS").ok()?;
