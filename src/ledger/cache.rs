@@ -883,6 +883,11 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
             let (effect, op_lines) = read_line(&buf[start..end], offset, line_no, exact);
             if op_lines.is_some_and(|n| n > 1) {
                 unchecked.last_opener = Some((offset, effect.exact));
+                // A new operation: whatever was held back belongs before
+                // any cut, as in `parse_lines`.
+                for effect in pending.drain(..) {
+                    commit(&mut gathered, &mut unchecked, effect);
+                }
             }
             tracker.line(offset, line_no, op_lines);
             pending.push(effect);

@@ -416,18 +416,17 @@ fn check_lines(file: &File, len: u64) -> std::io::Result<LineCheck> {
             line_no += 1;
             let parsed = Record::parse_with_op_lines(&buf[start..end], line_no as usize);
             let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
+            if op_lines.is_some_and(|n| n > 1) {
+                // A new operation: what was held back is before any cut.
+                tally(&mut check, &mut pending);
+            }
             tracker.line(buf_start + start as u64, line_no, op_lines);
             pending.push(parsed.err().map(|detail| UnreadableLine {
                 line: line_no as usize,
                 detail,
             }));
             if !tracker.is_open() {
-                for line in pending.drain(..) {
-                    match line {
-                        None => check.records += 1,
-                        Some(unreadable) => check.unreadable.push(unreadable),
-                    }
-                }
+                tally(&mut check, &mut pending);
             }
             start = end + 1;
         }
@@ -437,4 +436,13 @@ fn check_lines(file: &File, len: u64) -> std::io::Result<LineCheck> {
     let whole = tracker.cut().map_or(buf_start, |(start, _)| start);
     check.torn_tail = len - whole;
     Ok(check)
+}
+
+fn tally(check: &mut LineCheck, pending: &mut Vec<Option<UnreadableLine>>) {
+    for line in pending.drain(..) {
+        match line {
+            None => check.records += 1,
+            Some(unreadable) => check.unreadable.push(unreadable),
+        }
+    }
 }
