@@ -4,12 +4,12 @@
 use super::cache::Cache;
 use super::lines::OpTracker;
 use super::record::Record;
-use super::snapshot::{Snapshot, UnreadableLine};
+use super::snapshot::UnreadableLine;
 use super::view::View;
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -50,24 +50,6 @@ impl Ledger {
         let mut name = self.path.as_os_str().to_owned();
         name.push(".torn");
         PathBuf::from(name)
-    }
-
-    /// Reads the ledger under a shared lock. A ledger that does not exist
-    /// yet reads as empty; reading never creates it.
-    pub fn read(&self) -> Result<Snapshot> {
-        let mut file = match File::open(&self.path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Snapshot::default());
-            }
-            Err(err) => return Err(self.io_error(&err)),
-        };
-        self.refuse_network_fs(&file)?;
-        file.lock_shared().map_err(|e| self.io_error(&e))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| self.unreadable(&e))?;
-        Ok(Snapshot::parse(&bytes))
     }
 
     /// The cache's view of the ledger under a shared lock, with the records
