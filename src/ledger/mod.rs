@@ -1,4 +1,5 @@
-//! The append-only JSON-lines ledger: format, file handling, snapshots.
+//! The append-only JSON-lines ledger: format, file handling, snapshots, and
+//! the cache (index and checkpoint) that spares commands a full replay.
 
 mod cache;
 mod failpoint;
