@@ -311,17 +311,7 @@ fn writers_decide_the_same_with_and_without_the_cache() {
             "--expected-head",
             &root,
         ],
-        vec![
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-        ],
+        [&ASK_A_TO_B[..], &["{}"]].concat(),
         vec![
             "ask",
             "--from",

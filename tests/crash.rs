@@ -10,21 +10,10 @@ use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};
 
-const ASK_B: [&str; 8] = [
-    "ask",
-    "--from",
-    "agent-a",
-    "--to",
-    "agent-b",
-    "--fleet",
-    "fleet-alpha",
-    "--payload",
-];
-
 /// `ask --wake-peer` writes two lines in one operation: the root and its
 /// reservation.
 fn ask_and_wake(payload: &str) -> Vec<String> {
-    let mut args: Vec<String> = ASK_B.iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = ASK_A_TO_B.iter().map(|s| s.to_string()).collect();
     args.push(payload.into());
     args.push("--wake-peer".into());
     args
@@ -359,7 +348,7 @@ fn a_storm_of_kill_9_loses_no_acknowledged_ask() {
                     .env("DISCUSS_NOW", env.now_ms.to_string())
                     .env("DISCUSS_ACTOR", "storm")
                     .arg("--json")
-                    .args(ASK_B)
+                    .args(ASK_A_TO_B)
                     .arg(format!(r#"{{"body":"storm {spawned} {i}"}}"#))
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());

@@ -67,24 +67,6 @@ fn reservations(env: &Env) -> Vec<Value> {
         .collect()
 }
 
-fn ask(env: &Env) -> (String, String) {
-    let v = env.ok(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "fleet-alpha",
-        "--payload",
-        r#"{"body":"race"}"#,
-    ]);
-    (
-        v["discussion_id"].as_str().unwrap().into(),
-        v["root_message_id"].as_str().unwrap().into(),
-    )
-}
-
 /// Sixteen processes race to wake one head, 200 rounds (one new discussion
 /// each): exactly one reservation per head, never a duplicate turn.
 #[test]
@@ -94,7 +76,7 @@ fn sixteen_wakers_racing_on_one_head_reserve_it_exactly_once_in_every_round() {
     env.fleet();
     env.ok(&["quota", "set", "100000", "--agent", "agent-b"]);
     for round in 0..rounds {
-        let (dsc, root) = ask(&env);
+        let (dsc, root) = env.ask(&[]);
         let children = (0..WAKERS).map(|_| spawn_wake(&env, &dsc, &root)).collect();
         let (winners, codes) = outcomes(children);
         assert_eq!(winners, 1, "round {round}: {codes:?}");
@@ -140,7 +122,7 @@ fn concurrent_wakes_never_exceed_the_hourly_quota() {
     ];
     for (round, (minutes, allowed)) in steps.into_iter().enumerate() {
         env.advance(minutes * 60_000);
-        let heads: Vec<(String, String)> = (0..WAKERS).map(|_| ask(&env)).collect();
+        let heads: Vec<(String, String)> = (0..WAKERS).map(|_| env.ask(&[])).collect();
         let children = heads
             .iter()
             .map(|(dsc, root)| spawn_wake(&env, dsc, root))

@@ -23,7 +23,7 @@
 
 use super::failpoint;
 use super::hash::hash64;
-use super::lines::{OpTracker, parse_lines};
+use super::lines::{OpTracker, parse_lines, stream_lines};
 use super::record::{RESERVED, Record};
 use crate::global::Global;
 use serde::{Deserialize, Serialize};
@@ -40,8 +40,6 @@ const ENTRY: usize = 24;
 const BASE_MAGIC: &[u8; 8] = b"DSCIDX01";
 const BASE_HEADER: usize = 96;
 const CHECKPOINT_MAGIC: &[u8; 8] = b"DSCCKP01";
-/// Bytes read at a time when scanning the ledger.
-const CHUNK: usize = 4 << 20;
 
 /// One discussion line of the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -866,44 +864,27 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
     };
     let mut tracker = OpTracker::default();
     let mut pending: Vec<Effect> = Vec::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
-    let mut buf_start = 0u64; // ledger offset of buf[0]
-    let mut read_to = 0u64;
-    let mut line_no = 0u64;
-    while read_to < len {
-        let want = ((len - read_to) as usize).min(CHUNK);
-        let old = buf.len();
-        buf.resize(old + want, 0);
-        ledger.read_exact_at(&mut buf[old..], read_to)?;
-        read_to += want as u64;
-        let mut start = 0usize;
-        for end in memchr::memchr_iter(b'\n', &buf) {
-            line_no += 1;
-            let offset = buf_start + start as u64;
-            let (effect, op_lines) = read_line(&buf[start..end], offset, line_no, exact);
-            if op_lines.is_some_and(|n| n > 1) {
-                unchecked.last_opener = Some((offset, effect.exact));
-                // A new operation: whatever was held back belongs before
-                // any cut, as in `parse_lines`.
-                for effect in pending.drain(..) {
-                    commit(&mut gathered, &mut unchecked, effect);
-                }
+    let (end, line_count) = stream_lines(ledger, len, |offset, line_no, line| {
+        let (effect, op_lines) = read_line(line, offset, line_no, exact);
+        if op_lines.is_some_and(|n| n > 1) {
+            unchecked.last_opener = Some((offset, effect.exact));
+            // A new operation: whatever was held back belongs before any
+            // cut, as in `parse_lines`.
+            for effect in pending.drain(..) {
+                commit(&mut gathered, &mut unchecked, effect);
             }
-            tracker.line(offset, line_no, op_lines);
-            pending.push(effect);
-            if !tracker.is_open() {
-                for effect in pending.drain(..) {
-                    commit(&mut gathered, &mut unchecked, effect);
-                }
-            }
-            start = end + 1;
         }
-        buf.drain(..start);
-        buf_start += start as u64;
-    }
+        tracker.line(offset, line_no, op_lines);
+        pending.push(effect);
+        if !tracker.is_open() {
+            for effect in pending.drain(..) {
+                commit(&mut gathered, &mut unchecked, effect);
+            }
+        }
+    })?;
     let (covered, lines) = match tracker.cut() {
         Some((start, line)) => (start, line - 1),
-        None => (buf_start, line_no),
+        None => (end, line_count),
     };
     if exact {
         return Ok(Some((gathered, covered, lines)));

@@ -2,7 +2,7 @@
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
 use super::cache::Cache;
-use super::lines::OpTracker;
+use super::lines::{OpTracker, stream_lines};
 use super::record::Record;
 use super::snapshot::UnreadableLine;
 use super::view::View;
@@ -385,37 +385,23 @@ fn check_lines(file: &File, len: u64) -> std::io::Result<LineCheck> {
     let mut tracker = OpTracker::default();
     // Lines of an operation not yet whole: (is a record, unreadable).
     let mut pending: Vec<Option<UnreadableLine>> = Vec::new();
-    let mut buf: Vec<u8> = Vec::new();
-    let (mut buf_start, mut read_to, mut line_no) = (0u64, 0u64, 0u64);
-    while read_to < len {
-        let want = ((len - read_to) as usize).min(4 << 20);
-        let old = buf.len();
-        buf.resize(old + want, 0);
-        file.read_exact_at(&mut buf[old..], read_to)?;
-        read_to += want as u64;
-        let mut start = 0usize;
-        for end in memchr::memchr_iter(b'\n', &buf) {
-            line_no += 1;
-            let parsed = Record::parse_with_op_lines(&buf[start..end], line_no as usize);
-            let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
-            if op_lines.is_some_and(|n| n > 1) {
-                // A new operation: what was held back is before any cut.
-                tally(&mut check, &mut pending);
-            }
-            tracker.line(buf_start + start as u64, line_no, op_lines);
-            pending.push(parsed.err().map(|detail| UnreadableLine {
-                line: line_no as usize,
-                detail,
-            }));
-            if !tracker.is_open() {
-                tally(&mut check, &mut pending);
-            }
-            start = end + 1;
+    let (end, _) = stream_lines(file, len, |offset, line_no, line| {
+        let parsed = Record::parse_with_op_lines(line, line_no as usize);
+        let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
+        if op_lines.is_some_and(|n| n > 1) {
+            // A new operation: what was held back is before any cut.
+            tally(&mut check, &mut pending);
         }
-        buf.drain(..start);
-        buf_start += start as u64;
-    }
-    let whole = tracker.cut().map_or(buf_start, |(start, _)| start);
+        tracker.line(offset, line_no, op_lines);
+        pending.push(parsed.err().map(|detail| UnreadableLine {
+            line: line_no as usize,
+            detail,
+        }));
+        if !tracker.is_open() {
+            tally(&mut check, &mut pending);
+        }
+    })?;
+    let whole = tracker.cut().map_or(end, |(start, _)| start);
     check.torn_tail = len - whole;
     Ok(check)
 }

@@ -6,6 +6,43 @@
 
 use super::record::Record;
 use memchr::memchr_iter;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// Bytes read at a time when streaming the ledger.
+const CHUNK: usize = 4 << 20;
+
+/// Streams the complete lines among the first `len` bytes of `file`, a
+/// chunk at a time, so memory never holds the whole ledger: `f` gets each
+/// line's first byte, its 1-based number and its bytes without `\n`.
+/// Returns the end of the last complete line and how many there are.
+pub fn stream_lines(
+    file: &File,
+    len: u64,
+    mut f: impl FnMut(u64, u64, &[u8]),
+) -> io::Result<(u64, u64)> {
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    let mut buf_start = 0u64; // ledger offset of buf[0]
+    let mut read_to = 0u64;
+    let mut line_no = 0u64;
+    while read_to < len {
+        let want = ((len - read_to) as usize).min(CHUNK);
+        let old = buf.len();
+        buf.resize(old + want, 0);
+        file.read_exact_at(&mut buf[old..], read_to)?;
+        read_to += want as u64;
+        let mut start = 0usize;
+        for end in memchr_iter(b'\n', &buf) {
+            line_no += 1;
+            f(buf_start + start as u64, line_no, &buf[start..end]);
+            start = end + 1;
+        }
+        buf.drain(..start);
+        buf_start += start as u64;
+    }
+    Ok((buf_start, line_no))
+}
 
 /// Follows operations of several lines through consecutive complete lines.
 #[derive(Debug, Default, Clone, Copy)]

@@ -10,6 +10,18 @@ use tempfile::TempDir;
 /// 2026-11-30T00:00:00Z
 pub const T0: i64 = 1_795_996_800_000;
 
+/// `ask` from agent-a to agent-b in fleet-alpha, up to the payload.
+pub const ASK_A_TO_B: [&str; 8] = [
+    "ask",
+    "--from",
+    "agent-a",
+    "--to",
+    "agent-b",
+    "--fleet",
+    "fleet-alpha",
+    "--payload",
+];
+
 pub struct Env {
     pub dir: TempDir,
     pub now_ms: i64,
@@ -136,17 +148,14 @@ impl Env {
     /// A fleet and a discussion a → b; returns (discussion_id, root_id).
     pub fn discussion(&self, extra: &[&str]) -> (String, String) {
         self.fleet();
-        let mut args = vec![
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            r#"{"body":"Refactor auth module?"}"#,
-        ];
+        self.ask(extra)
+    }
+
+    /// A discussion a → b in the fleet that is there already; returns
+    /// (discussion_id, root_id).
+    pub fn ask(&self, extra: &[&str]) -> (String, String) {
+        let mut args = ASK_A_TO_B.to_vec();
+        args.push(r#"{"body":"Refactor auth module?"}"#);
         args.extend_from_slice(extra);
         let v = self.ok(&args);
         (
