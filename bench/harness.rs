@@ -4,7 +4,7 @@
 //! the same `wake` step done with the `sqlite3` command-line tool, the cold
 //! rebuild of the cache, and peak memory.
 //!
-//!   cargo build --release --examples
+//!   cargo build --release --examples && cargo build --release
 //!   target/release/examples/bench                  # 1,000 vs 1,000,000 records
 //!   target/release/examples/bench --large 20000 --runs 5   # what CI runs
 //!
@@ -157,6 +157,14 @@ fn generate(examples: &Path, dir: &Path, records: usize) -> Ledger {
             .unwrap();
         assert!(status.success(), "generate {records}");
     }
+    // Each run writes to a fresh copy, so a kept ledger stays the size
+    // its name says (the copy's cache is built by the first command).
+    let pristine = path;
+    let path = dir.join(format!("run-{records}.jsonl"));
+    for suffix in ["", ".index", ".checkpoint"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    std::fs::copy(&pristine, &path).unwrap();
     // The discussion of the first message past the middle of the file
     // (read in part: the harness stays small, see `own_rss_kib`).
     use std::os::unix::fs::FileExt;
@@ -335,10 +343,16 @@ fn main() {
     let exe = std::env::current_exe().unwrap();
     let examples = exe.parent().unwrap().to_path_buf();
     let discuss = examples.parent().unwrap().join("discuss");
-    assert!(
-        discuss.exists(),
-        "build it first: cargo build --release --examples"
-    );
+    // Built together with the examples, the binary gets the test fail
+    // points (the examples' dev-dependency on this package turns them on).
+    if carries_fail_points(&discuss) {
+        eprintln!(
+            "{} carries test fail points: build it on its own, after the examples:\n  \
+             cargo build --release --examples && cargo build --release",
+            discuss.display()
+        );
+        std::process::exit(2);
+    }
     let temp;
     let dir = match &o.dir {
         Some(dir) => {
@@ -439,6 +453,29 @@ fn main() {
          process's memory too: it includes the harness's own {:.1} MiB.",
         own_rss_kib() as f64 / 1024.0
     );
+}
+
+/// Whether `binary` holds the fail points' variable name; read in chunks,
+/// so the harness stays small (its memory shows in its children's).
+fn carries_fail_points(binary: &Path) -> bool {
+    use std::io::Read;
+    const NEEDLE: &[u8] = b"DISCUSS_FAILPOINTS";
+    let mut file = std::fs::File::open(binary).unwrap_or_else(|_| {
+        panic!("build it first: cargo build --release --examples && cargo build --release")
+    });
+    let mut window = Vec::new();
+    let mut chunk = vec![0u8; 256 * 1024];
+    loop {
+        let n = file.read(&mut chunk).unwrap();
+        if n == 0 {
+            return false;
+        }
+        window.extend_from_slice(&chunk[..n]);
+        if memchr::memmem::find(&window, NEEDLE).is_some() {
+            return true;
+        }
+        window.drain(..window.len().saturating_sub(NEEDLE.len()));
+    }
 }
 
 fn own_rss_kib() -> i64 {
