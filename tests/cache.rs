@@ -142,13 +142,17 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
         ]
     );
 
-    // Missing: rebuilt by the first reader.
+    // Missing: rebuilt by the first reader, which also removes what a crash
+    // in the middle of rewriting the cache would have left.
     delete_cache(&env);
+    let leftover = PathBuf::from(format!("{}.index.4242", env.ledger().display()));
+    std::fs::write(&leftover, b"half an index").unwrap();
     assert_same(&expected, &answers(&env, &ids), "no cache");
     assert!(
         index.exists() && checkpoint.exists(),
         "a reader rebuilds the cache"
     );
+    assert!(!leftover.exists(), "a crash's leftover is removed");
 
     // Stale: a checkpoint from before the last writes is caught up.
     let old_checkpoint = std::fs::read(&checkpoint).unwrap();

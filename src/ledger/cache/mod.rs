@@ -21,65 +21,29 @@
 //! lines after it. A checkpoint or base that does not match the ledger is
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
+mod index_file;
+mod rebuild;
+
 use super::failpoint;
 use super::hash::hash64;
-use super::lines::{OpTracker, parse_lines, stream_lines};
-use super::record::{RESERVED, Record};
+use super::lines::parse_lines;
+use super::record::Record;
 use crate::global::Global;
+use index_file::{
+    BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, create_private, read_base_header,
+    write_base,
+};
+pub use index_file::{LineRef, key_of};
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Read, Write};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// Entries after the base before they are merged into a new one.
 pub const MERGE_AT: usize = 4096;
-const ENTRY: usize = 24;
-const BASE_MAGIC: &[u8; 8] = b"DSCIDX01";
-const BASE_HEADER: usize = 96;
 const CHECKPOINT_MAGIC: &[u8; 8] = b"DSCCKP01";
-
-/// One discussion line of the ledger.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRef {
-    /// `hash64` of the discussion id.
-    pub key: u64,
-    pub offset: u64,
-    /// Length without the `\n`.
-    pub len: u32,
-    pub line: u32,
-}
-
-impl LineRef {
-    fn to_bytes(self) -> [u8; ENTRY] {
-        let mut b = [0u8; ENTRY];
-        b[..8].copy_from_slice(&self.key.to_le_bytes());
-        b[8..16].copy_from_slice(&self.offset.to_le_bytes());
-        b[16..20].copy_from_slice(&self.len.to_le_bytes());
-        b[20..].copy_from_slice(&self.line.to_le_bytes());
-        b
-    }
-
-    fn from_bytes(b: &[u8]) -> LineRef {
-        let word = |r: std::ops::Range<usize>| {
-            let mut a = [0u8; 8];
-            a[..r.len()].copy_from_slice(&b[r]);
-            u64::from_le_bytes(a)
-        };
-        LineRef {
-            key: word(0..8),
-            offset: word(8..16),
-            len: word(16..20) as u32,
-            line: word(20..24) as u32,
-        }
-    }
-}
-
-pub fn key_of(discussion_id: &str) -> u64 {
-    hash64(discussion_id.as_bytes())
-}
 
 /// A point in the ledger: all whole operations before `covered`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,14 +93,14 @@ pub struct Cache {
     dirty: bool,
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
 }
 
 /// The line that ends (with its `\n`) at byte `end`, and where it starts.
-fn line_ending_at(ledger: &File, end: u64) -> io::Result<(u64, Vec<u8>)> {
+pub(super) fn line_ending_at(ledger: &File, end: u64) -> io::Result<(u64, Vec<u8>)> {
     let mut start = end - 1;
     let mut tail: Vec<u8> = Vec::new();
     loop {
@@ -191,86 +155,6 @@ fn mark_holds(ledger: &File, len: u64, mark: &Mark) -> bool {
     ok && before[0] == b'\n'
         && line.last() == Some(&b'\n')
         && hash64(&line[..line.len() - 1]) == mark.last_line_hash
-}
-
-fn create_private(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-}
-
-fn base_header(
-    dev: u64,
-    ino: u64,
-    mark: &Mark,
-    entries: u64,
-    ids: (u64, u64, u64),
-) -> [u8; BASE_HEADER] {
-    let mut h = [0u8; BASE_HEADER];
-    h[..8].copy_from_slice(BASE_MAGIC);
-    let fields = [
-        dev,
-        ino,
-        mark.covered,
-        mark.lines,
-        mark.last_line_start,
-        mark.last_line_hash,
-        entries,
-        ids.0,
-        ids.1,
-        ids.2,
-    ];
-    for (i, f) in fields.iter().enumerate() {
-        h[8 + i * 8..16 + i * 8].copy_from_slice(&f.to_le_bytes());
-    }
-    let sum = hash64(&h[..88]);
-    h[88..96].copy_from_slice(&sum.to_le_bytes());
-    h
-}
-
-struct BaseInfo {
-    dev: u64,
-    ino: u64,
-    mark: Mark,
-    entries: u64,
-    /// Offset, length and hash of the discussion ids.
-    ids: (u64, u64, u64),
-    header_hash: u64,
-}
-
-fn read_base_header(file: &File) -> Option<BaseInfo> {
-    let mut h = [0u8; BASE_HEADER];
-    file.read_exact_at(&mut h, 0).ok()?;
-    if &h[..8] != BASE_MAGIC {
-        return None;
-    }
-    let field = |i: usize| u64::from_le_bytes(h[8 + i * 8..16 + i * 8].try_into().unwrap());
-    if hash64(&h[..88]) != field(10) {
-        return None;
-    }
-    // A base cut short (or grown) is not the one its header describes.
-    let end = field(7).checked_add(field(8))?;
-    if file.metadata().ok()?.len() != end
-        || field(7) != BASE_HEADER as u64 + field(6) * ENTRY as u64
-    {
-        return None;
-    }
-    Some(BaseInfo {
-        dev: field(0),
-        ino: field(1),
-        mark: Mark {
-            covered: field(2),
-            lines: field(3),
-            last_line_start: field(4),
-            last_line_hash: field(5),
-        },
-        entries: field(6),
-        ids: (field(7), field(8), field(9)),
-        header_hash: hash64(&h),
-    })
 }
 
 impl Cache {
@@ -363,7 +247,7 @@ impl Cache {
     /// base. The caller holds the exclusive lock.
     pub fn rebuild(path: &Path, ledger: &File) -> io::Result<Cache> {
         let meta = ledger.metadata()?;
-        let (gathered, covered, lines) = scan_all(ledger, meta.len())?;
+        let (gathered, covered, lines) = rebuild::scan_all(ledger, meta.len())?;
         let mark = mark_at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
         entries.sort_unstable_by_key(|e| (e.key, e.offset));
@@ -383,6 +267,7 @@ impl Cache {
             new_ids: BTreeSet::new(),
             dirty: true,
         };
+        cache.remove_leftovers();
         let total = entries.len() as u64;
         match write_base(
             path,
@@ -406,6 +291,36 @@ impl Cache {
             cache.global.forget_reservations_before(last);
         }
         Ok(cache)
+    }
+
+    /// Removes temporary files a crash left behind mid-rewrite
+    /// (`<ledger>.index.<pid>`, `<ledger>.checkpoint.<pid>`). Only called
+    /// under the exclusive lock, when no other writer can be making one.
+    fn remove_leftovers(&self) {
+        let (Some(folder), Some(name)) = (self.path.parent(), self.path.file_name()) else {
+            return;
+        };
+        let folder = if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder
+        };
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return;
+        };
+        let name = name.to_string_lossy();
+        for entry in entries.flatten() {
+            let file = entry.file_name();
+            let file = file.to_string_lossy();
+            let leftover = [".index.", ".checkpoint."].iter().any(|kind| {
+                file.strip_prefix(name.as_ref())
+                    .and_then(|rest| rest.strip_prefix(kind))
+                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+            });
+            if leftover {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 
     fn use_base(&mut self, (file, info): (File, BaseInfo)) {
@@ -577,6 +492,9 @@ impl Cache {
         if failpoint::hit("cache.before_save").is_err() {
             return;
         }
+        if self.delta.len() > failpoint::merge_at(MERGE_AT) {
+            self.remove_leftovers();
+        }
         if self.delta.len() > failpoint::merge_at(MERGE_AT) && self.merge().is_err() {
             return;
         }
@@ -673,406 +591,4 @@ impl Cache {
         let text = String::from_utf8(bytes).map_err(|_| Damaged)?;
         Ok(text.lines().map(str::to_string).collect())
     }
-}
-
-/// The entries of a base file, in order, read in chunks.
-struct BaseStream<'a> {
-    file: Option<&'a File>,
-    next: u64,
-    total: u64,
-    buf: Vec<LineRef>,
-    pos: usize,
-}
-
-impl<'a> BaseStream<'a> {
-    fn new(file: Option<&'a File>, total: u64) -> Self {
-        BaseStream {
-            file,
-            next: 0,
-            total,
-            buf: Vec::new(),
-            pos: 0,
-        }
-    }
-}
-
-impl Iterator for BaseStream<'_> {
-    type Item = LineRef;
-    fn next(&mut self) -> Option<LineRef> {
-        if self.pos == self.buf.len() {
-            let file = self.file?;
-            if self.next >= self.total {
-                return None;
-            }
-            let count = (self.total - self.next).min(16_384);
-            let mut b = vec![0u8; count as usize * ENTRY];
-            // A base that cannot be read ends the stream early; `write_base`
-            // then counts fewer entries than it expects and gives up.
-            file.read_exact_at(&mut b, BASE_HEADER as u64 + self.next * ENTRY as u64)
-                .ok()?;
-            self.buf = b.chunks_exact(ENTRY).map(LineRef::from_bytes).collect();
-            self.pos = 0;
-            self.next += count;
-        }
-        self.pos += 1;
-        Some(self.buf[self.pos - 1])
-    }
-}
-
-struct MergeSorted<A: Iterator<Item = LineRef>, B: Iterator<Item = LineRef>> {
-    a: std::iter::Peekable<A>,
-    b: std::iter::Peekable<B>,
-}
-
-impl<A: Iterator<Item = LineRef>, B: Iterator<Item = LineRef>> Iterator for MergeSorted<A, B> {
-    type Item = LineRef;
-    fn next(&mut self) -> Option<LineRef> {
-        match (self.a.peek(), self.b.peek()) {
-            (Some(x), Some(y)) if (x.key, x.offset) <= (y.key, y.offset) => self.a.next(),
-            (Some(_), Some(_)) | (None, _) => self.b.next(),
-            (Some(_), None) => self.a.next(),
-        }
-    }
-}
-
-/// Writes a base (temporary file, `fsync`, rename, `fsync` of the folder)
-/// and returns it opened for reading.
-fn write_base(
-    path: &Path,
-    dev: u64,
-    ino: u64,
-    mark: &Mark,
-    entries: impl Iterator<Item = LineRef>,
-    total: u64,
-    ids: &[String],
-) -> io::Result<(File, BaseInfo)> {
-    let target = Cache::index_path(path);
-    let temp = with_suffix(&target, &format!(".{}", std::process::id()));
-    let result = (|| {
-        let file = create_private(&temp)?;
-        let mut out = BufWriter::with_capacity(1 << 20, &file);
-        out.write_all(&[0u8; BASE_HEADER])?;
-        let mut written = 0u64;
-        for entry in entries {
-            out.write_all(&entry.to_bytes())?;
-            written += 1;
-        }
-        if written != total {
-            return Err(io::Error::other("the old base could not be read whole"));
-        }
-        let ids_offset = BASE_HEADER as u64 + written * ENTRY as u64;
-        let mut section = Vec::new();
-        for id in ids {
-            section.extend_from_slice(id.as_bytes());
-            section.push(b'\n');
-        }
-        out.write_all(&section)?;
-        out.flush()?;
-        drop(out);
-        let ids = (ids_offset, section.len() as u64, hash64(&section));
-        file.write_all_at(&base_header(dev, ino, mark, written, ids), 0)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, &target)?;
-        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            File::open(parent)?.sync_all()?;
-        }
-        let file = File::open(&target)?;
-        let info = read_base_header(&file).ok_or_else(|| io::Error::other("base header"))?;
-        Ok((file, info))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
-}
-
-/// What a scan of the ledger gathers.
-#[derive(Default)]
-struct Gathered {
-    entries: Vec<LineRef>,
-    ids: HashSet<String>,
-    global: Global,
-    last_at_ms: Option<i64>,
-}
-
-/// The fields of a line the index needs, read without building the whole
-/// record; the payload is skipped, not copied.
-#[derive(Deserialize)]
-struct Peek<'a> {
-    v: u64,
-    #[serde(borrow)]
-    kind: Cow<'a, str>,
-    at_ms: i64,
-    #[serde(default, borrow)]
-    correlation_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    discussion_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    receipt: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    agent_id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    op_lines: Option<u64>,
-}
-
-/// What one line adds, held back while its operation is incomplete.
-/// `exact` tells whether it comes from a whole parse of the line.
-struct Effect {
-    entry: Option<(LineRef, String)>,
-    global: Option<Record>,
-    at_ms: Option<i64>,
-    /// A reservation peeked at: (agent, at_ms).
-    reservation: Option<(String, i64)>,
-    offset: u64,
-    exact: bool,
-}
-
-/// Facts taken from peeked lines, checked by a whole parse at the end:
-/// only the few that decide the result need it.
-#[derive(Default)]
-struct Unchecked {
-    /// The line that gave the latest `at_ms`, if it was only peeked at.
-    last_at: Option<u64>,
-    /// The last line that opened an operation of several lines.
-    last_opener: Option<(u64, bool)>,
-    /// Reservations peeked at: (offset, agent, at_ms), newest last.
-    reservations: Vec<(u64, String, i64)>,
-    /// How many make it time to forget those out of the last hour.
-    forget_at: usize,
-}
-
-/// One pass over the whole ledger, a chunk at a time: the discussion lines
-/// as entries, the global state, the ids, the last `at_ms`. It gives the
-/// same answers as parsing every record (`Snapshot::parse`), faster: most
-/// lines are only peeked at; lines that change the global state are parsed
-/// whole; and the few peeked facts the result depends on (the latest time,
-/// the last operation's first line, the last hour of reservations) are
-/// checked by a whole parse at the end. Should one not hold, the pass is
-/// made again parsing every line.
-fn scan_all(ledger: &File, len: u64) -> io::Result<(Gathered, u64, u64)> {
-    if let Some(result) = scan(ledger, len, false)? {
-        return Ok(result);
-    }
-    Ok(scan(ledger, len, true)?.expect("an exact scan has nothing to check"))
-}
-
-fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u64, u64)>> {
-    let mut gathered = Gathered::default();
-    let mut unchecked = Unchecked {
-        forget_at: 8192,
-        ..Unchecked::default()
-    };
-    let mut tracker = OpTracker::default();
-    let mut pending: Vec<Effect> = Vec::new();
-    let (end, line_count) = stream_lines(ledger, len, |offset, line_no, line| {
-        let (effect, op_lines) = read_line(line, offset, line_no, exact);
-        if op_lines.is_some_and(|n| n > 1) {
-            unchecked.last_opener = Some((offset, effect.exact));
-            // A new operation: whatever was held back belongs before any
-            // cut, as in `parse_lines`.
-            for effect in pending.drain(..) {
-                commit(&mut gathered, &mut unchecked, effect);
-            }
-        }
-        tracker.line(offset, line_no, op_lines);
-        pending.push(effect);
-        if !tracker.is_open() {
-            for effect in pending.drain(..) {
-                commit(&mut gathered, &mut unchecked, effect);
-            }
-        }
-    })?;
-    let (covered, lines) = match tracker.cut() {
-        Some((start, line)) => (start, line - 1),
-        None => (end, line_count),
-    };
-    if exact {
-        return Ok(Some((gathered, covered, lines)));
-    }
-    // The checks: each peeked fact the result depends on must be what a
-    // whole parse of its line says.
-    if let Some((offset, false)) = unchecked.last_opener
-        && read_record(ledger, offset)?.is_none_or(|(_, op_lines)| op_lines.is_none_or(|n| n < 2))
-    {
-        return Ok(None);
-    }
-    if let Some(offset) = unchecked.last_at
-        && read_record(ledger, offset)?
-            .is_none_or(|(record, _)| Some(record.at_ms) != gathered.last_at_ms)
-    {
-        return Ok(None);
-    }
-    let last = gathered.last_at_ms.unwrap_or(i64::MIN);
-    for (offset, agent, at_ms) in &unchecked.reservations {
-        if *at_ms <= last.saturating_sub(crate::global::QUOTA_WINDOW_MS) {
-            continue;
-        }
-        match read_record(ledger, *offset)? {
-            Some((record, _)) if record.at_ms == *at_ms => {
-                let same = matches!(&record.body, super::Body::Receipt(r)
-                    if r.receipt == RESERVED && r.agent_id.as_deref() == Some(agent.as_str()));
-                if !same {
-                    return Ok(None);
-                }
-                gathered.global.apply(&record);
-            }
-            _ => return Ok(None),
-        }
-    }
-    Ok(Some((gathered, covered, lines)))
-}
-
-/// The record on the line at `offset`, with its `op_lines`.
-fn read_record(ledger: &File, offset: u64) -> io::Result<Option<(Record, Option<u64>)>> {
-    let mut line = Vec::new();
-    let mut at = offset;
-    loop {
-        let mut chunk = vec![0u8; 64 * 1024];
-        let n = ledger.read_at(&mut chunk, at)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        if let Some(pos) = memchr::memchr(b'\n', &chunk[..n]) {
-            line.extend_from_slice(&chunk[..pos]);
-            return Ok(Record::parse_with_op_lines(&line, 0).ok());
-        }
-        line.extend_from_slice(&chunk[..n]);
-        at += n as u64;
-    }
-}
-
-fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
-    if let Some((entry, id)) = effect.entry {
-        gathered.entries.push(entry);
-        if !gathered.ids.contains(&id) {
-            gathered.ids.insert(id);
-        }
-    }
-    if let Some(record) = effect.global {
-        gathered.global.apply(&record);
-    }
-    if let Some(at_ms) = effect.at_ms
-        && gathered.last_at_ms.is_none_or(|t| at_ms > t)
-    {
-        gathered.last_at_ms = Some(at_ms);
-        unchecked.last_at = (!effect.exact).then_some(effect.offset);
-    }
-    if let Some((agent, at_ms)) = effect.reservation {
-        unchecked.reservations.push((effect.offset, agent, at_ms));
-        // Only the last hour counts: forget what fell out of it, now and
-        // then, so memory stays small however long the ledger.
-        if unchecked.reservations.len() >= unchecked.forget_at {
-            let horizon = gathered
-                .last_at_ms
-                .unwrap_or(i64::MIN)
-                .saturating_sub(crate::global::QUOTA_WINDOW_MS);
-            unchecked.reservations.retain(|(_, _, t)| *t > horizon);
-            unchecked.forget_at = (unchecked.reservations.len() * 2).max(8192);
-        }
-    }
-}
-
-/// One line: peeked at when it can be, parsed whole when it must be.
-/// Returns what it adds and its `op_lines`.
-fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Option<u64>) {
-    let entry = |id: &str| {
-        (
-            LineRef {
-                key: key_of(id),
-                offset,
-                len: line.len() as u32,
-                line: line_no as u32,
-            },
-            id.to_string(),
-        )
-    };
-    let mut effect = Effect {
-        entry: None,
-        global: None,
-        at_ms: None,
-        reservation: None,
-        offset,
-        exact: true,
-    };
-    let peeked = if exact {
-        None
-    } else {
-        peek_message(line).or_else(|| serde_json::from_slice::<Peek>(line).ok())
-    };
-    let whole = match &peeked {
-        Some(peek) => {
-            peek.v != 1 || matches!(peek.kind.as_ref(), "fleet" | "kill_switch" | "quota")
-        }
-        None => true,
-    };
-    if whole {
-        return match Record::parse_with_op_lines(line, line_no as usize) {
-            Ok((record, op_lines)) => {
-                effect.entry = record.discussion_id().map(entry);
-                effect.at_ms = Some(record.at_ms);
-                effect.global = Some(record);
-                (effect, op_lines)
-            }
-            Err(_) => (effect, None),
-        };
-    }
-    let peek = peeked.expect("peeked");
-    effect.exact = false;
-    effect.at_ms = Some(peek.at_ms);
-    match peek.kind.as_ref() {
-        "message" => effect.entry = peek.correlation_id.as_deref().map(entry),
-        "receipt" => {
-            effect.entry = peek.discussion_id.as_deref().map(entry);
-            if peek.receipt.as_deref() == Some(RESERVED)
-                && let Some(agent) = peek.agent_id
-            {
-                effect.reservation = Some((agent.into_owned(), peek.at_ms));
-            }
-        }
-        _ => {}
-    }
-    (effect, peek.op_lines)
-}
-
-/// The fast way through a message line as `discuss` writes it: the fields
-/// before `payload` are parsed as JSON on their own and the payload is not
-/// read at all. Only a line whose payload is its last field takes this
-/// way; any other gets `None` and is peeked at whole. A line that is not
-/// valid JSON after all is indexed anyway and skipped when read back, as
-/// replay skips it.
-fn peek_message(line: &[u8]) -> Option<Peek<'static>> {
-    const PREFIX: &[u8] = br#"{"v":1,"kind":"message","#;
-    const PAYLOAD: &[u8] = br#","payload":""#;
-    if !line.starts_with(PREFIX) || !line.ends_with(b"\"}") {
-        return None;
-    }
-    let at = memchr::memmem::find(line, PAYLOAD)?;
-    // The payload must run to the end: no quote inside it that is not
-    // escaped, or another field follows it (one this way would not see).
-    let payload = &line[at + PAYLOAD.len()..line.len() - 2];
-    let unescaped_quote = memchr::memchr_iter(b'"', payload).any(|q| {
-        let backslashes = payload[..q]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        backslashes % 2 == 0
-    });
-    if unescaped_quote || payload.iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1 {
-        return None;
-    }
-    let mut head = Vec::with_capacity(at + 1);
-    head.extend_from_slice(&line[..at]);
-    head.push(b'}');
-    let peek: Peek = serde_json::from_slice(&head).ok()?;
-    Some(Peek {
-        v: peek.v,
-        kind: Cow::Borrowed("message"),
-        at_ms: peek.at_ms,
-        correlation_id: peek.correlation_id.map(|c| Cow::Owned(c.into_owned())),
-        discussion_id: None,
-        receipt: None,
-        agent_id: None,
-        op_lines: None,
-    })
 }

@@ -1,0 +1,246 @@
+//! `<ledger>.index`: the base of the cache. A header, then fixed-size
+//! entries sorted by (discussion key, offset), then the discussion ids, one
+//! a line. Written whole and renamed into place, never changed in place.
+
+use super::Mark;
+use super::with_suffix;
+use crate::ledger::hash::hash64;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+pub(super) const ENTRY: usize = 24;
+const BASE_MAGIC: &[u8; 8] = b"DSCIDX01";
+pub(super) const BASE_HEADER: usize = 96;
+
+/// One discussion line of the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRef {
+    /// `hash64` of the discussion id.
+    pub key: u64,
+    pub offset: u64,
+    /// Length without the `\n`.
+    pub len: u32,
+    pub line: u32,
+}
+
+impl LineRef {
+    pub(super) fn to_bytes(self) -> [u8; ENTRY] {
+        let mut b = [0u8; ENTRY];
+        b[..8].copy_from_slice(&self.key.to_le_bytes());
+        b[8..16].copy_from_slice(&self.offset.to_le_bytes());
+        b[16..20].copy_from_slice(&self.len.to_le_bytes());
+        b[20..].copy_from_slice(&self.line.to_le_bytes());
+        b
+    }
+
+    pub(super) fn from_bytes(b: &[u8]) -> LineRef {
+        let word = |r: std::ops::Range<usize>| {
+            let mut a = [0u8; 8];
+            a[..r.len()].copy_from_slice(&b[r]);
+            u64::from_le_bytes(a)
+        };
+        LineRef {
+            key: word(0..8),
+            offset: word(8..16),
+            len: word(16..20) as u32,
+            line: word(20..24) as u32,
+        }
+    }
+}
+
+pub fn key_of(discussion_id: &str) -> u64 {
+    hash64(discussion_id.as_bytes())
+}
+
+pub(super) fn create_private(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+fn base_header(
+    dev: u64,
+    ino: u64,
+    mark: &Mark,
+    entries: u64,
+    ids: (u64, u64, u64),
+) -> [u8; BASE_HEADER] {
+    let mut h = [0u8; BASE_HEADER];
+    h[..8].copy_from_slice(BASE_MAGIC);
+    let fields = [
+        dev,
+        ino,
+        mark.covered,
+        mark.lines,
+        mark.last_line_start,
+        mark.last_line_hash,
+        entries,
+        ids.0,
+        ids.1,
+        ids.2,
+    ];
+    for (i, f) in fields.iter().enumerate() {
+        h[8 + i * 8..16 + i * 8].copy_from_slice(&f.to_le_bytes());
+    }
+    let sum = hash64(&h[..88]);
+    h[88..96].copy_from_slice(&sum.to_le_bytes());
+    h
+}
+
+pub(super) struct BaseInfo {
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+    pub(super) mark: Mark,
+    pub(super) entries: u64,
+    /// Offset, length and hash of the discussion ids.
+    pub(super) ids: (u64, u64, u64),
+    pub(super) header_hash: u64,
+}
+
+pub(super) fn read_base_header(file: &File) -> Option<BaseInfo> {
+    let mut h = [0u8; BASE_HEADER];
+    file.read_exact_at(&mut h, 0).ok()?;
+    if &h[..8] != BASE_MAGIC {
+        return None;
+    }
+    let field = |i: usize| u64::from_le_bytes(h[8 + i * 8..16 + i * 8].try_into().unwrap());
+    if hash64(&h[..88]) != field(10) {
+        return None;
+    }
+    // A base cut short (or grown) is not the one its header describes.
+    let end = field(7).checked_add(field(8))?;
+    if file.metadata().ok()?.len() != end
+        || field(7) != BASE_HEADER as u64 + field(6) * ENTRY as u64
+    {
+        return None;
+    }
+    Some(BaseInfo {
+        dev: field(0),
+        ino: field(1),
+        mark: Mark {
+            covered: field(2),
+            lines: field(3),
+            last_line_start: field(4),
+            last_line_hash: field(5),
+        },
+        entries: field(6),
+        ids: (field(7), field(8), field(9)),
+        header_hash: hash64(&h),
+    })
+}
+
+/// The entries of a base file, in order, read in chunks.
+pub(super) struct BaseStream<'a> {
+    file: Option<&'a File>,
+    next: u64,
+    total: u64,
+    buf: Vec<LineRef>,
+    pos: usize,
+}
+
+impl<'a> BaseStream<'a> {
+    pub(super) fn new(file: Option<&'a File>, total: u64) -> Self {
+        BaseStream {
+            file,
+            next: 0,
+            total,
+            buf: Vec::new(),
+            pos: 0,
+        }
+    }
+}
+
+impl Iterator for BaseStream<'_> {
+    type Item = LineRef;
+    fn next(&mut self) -> Option<LineRef> {
+        if self.pos == self.buf.len() {
+            let file = self.file?;
+            if self.next >= self.total {
+                return None;
+            }
+            let count = (self.total - self.next).min(16_384);
+            let mut b = vec![0u8; count as usize * ENTRY];
+            // A base that cannot be read ends the stream early; `write_base`
+            // then counts fewer entries than it expects and gives up.
+            file.read_exact_at(&mut b, BASE_HEADER as u64 + self.next * ENTRY as u64)
+                .ok()?;
+            self.buf = b.chunks_exact(ENTRY).map(LineRef::from_bytes).collect();
+            self.pos = 0;
+            self.next += count;
+        }
+        self.pos += 1;
+        Some(self.buf[self.pos - 1])
+    }
+}
+
+pub(super) struct MergeSorted<A: Iterator<Item = LineRef>, B: Iterator<Item = LineRef>> {
+    pub(super) a: std::iter::Peekable<A>,
+    pub(super) b: std::iter::Peekable<B>,
+}
+
+impl<A: Iterator<Item = LineRef>, B: Iterator<Item = LineRef>> Iterator for MergeSorted<A, B> {
+    type Item = LineRef;
+    fn next(&mut self) -> Option<LineRef> {
+        match (self.a.peek(), self.b.peek()) {
+            (Some(x), Some(y)) if (x.key, x.offset) <= (y.key, y.offset) => self.a.next(),
+            (Some(_), Some(_)) | (None, _) => self.b.next(),
+            (Some(_), None) => self.a.next(),
+        }
+    }
+}
+
+/// Writes a base (temporary file, `fsync`, rename, `fsync` of the folder)
+/// and returns it opened for reading.
+pub(super) fn write_base(
+    path: &Path,
+    dev: u64,
+    ino: u64,
+    mark: &Mark,
+    entries: impl Iterator<Item = LineRef>,
+    total: u64,
+    ids: &[String],
+) -> io::Result<(File, BaseInfo)> {
+    let target = super::Cache::index_path(path);
+    let temp = with_suffix(&target, &format!(".{}", std::process::id()));
+    let result = (|| {
+        let file = create_private(&temp)?;
+        let mut out = BufWriter::with_capacity(1 << 20, &file);
+        out.write_all(&[0u8; BASE_HEADER])?;
+        let mut written = 0u64;
+        for entry in entries {
+            out.write_all(&entry.to_bytes())?;
+            written += 1;
+        }
+        if written != total {
+            return Err(io::Error::other("the old base could not be read whole"));
+        }
+        let ids_offset = BASE_HEADER as u64 + written * ENTRY as u64;
+        let mut section = Vec::new();
+        for id in ids {
+            section.extend_from_slice(id.as_bytes());
+            section.push(b'\n');
+        }
+        out.write_all(&section)?;
+        out.flush()?;
+        drop(out);
+        let ids = (ids_offset, section.len() as u64, hash64(&section));
+        file.write_all_at(&base_header(dev, ino, mark, written, ids), 0)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, &target)?;
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            File::open(parent)?.sync_all()?;
+        }
+        let file = File::open(&target)?;
+        let info = read_base_header(&file).ok_or_else(|| io::Error::other("base header"))?;
+        Ok((file, info))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}

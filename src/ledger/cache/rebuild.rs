@@ -1,0 +1,304 @@
+//! Building the cache from the whole ledger in one streamed pass, reading
+//! most lines only in part; see `scan_all`.
+
+use super::index_file::{LineRef, key_of};
+use crate::global::Global;
+use crate::ledger::lines::{OpTracker, stream_lines};
+use crate::ledger::record::{RESERVED, Record};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// What a scan of the ledger gathers.
+#[derive(Default)]
+pub(super) struct Gathered {
+    pub(super) entries: Vec<LineRef>,
+    pub(super) ids: HashSet<String>,
+    pub(super) global: Global,
+    pub(super) last_at_ms: Option<i64>,
+}
+
+/// The fields of a line the index needs, read without building the whole
+/// record; the payload is skipped, not copied.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    v: u64,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    at_ms: i64,
+    #[serde(default, borrow)]
+    correlation_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    discussion_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    receipt: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    agent_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    op_lines: Option<u64>,
+}
+
+/// What one line adds, held back while its operation is incomplete.
+/// `exact` tells whether it comes from a whole parse of the line.
+struct Effect {
+    entry: Option<(LineRef, String)>,
+    global: Option<Record>,
+    at_ms: Option<i64>,
+    /// A reservation peeked at: (agent, at_ms).
+    reservation: Option<(String, i64)>,
+    offset: u64,
+    exact: bool,
+}
+
+/// Facts taken from peeked lines, checked by a whole parse at the end:
+/// only the few that decide the result need it.
+#[derive(Default)]
+struct Unchecked {
+    /// The line that gave the latest `at_ms`, if it was only peeked at.
+    last_at: Option<u64>,
+    /// The last line that opened an operation of several lines.
+    last_opener: Option<(u64, bool)>,
+    /// Reservations peeked at: (offset, agent, at_ms), newest last.
+    reservations: Vec<(u64, String, i64)>,
+    /// How many make it time to forget those out of the last hour.
+    forget_at: usize,
+}
+
+/// One pass over the whole ledger, a chunk at a time: the discussion lines
+/// as entries, the global state, the ids, the last `at_ms`. It gives the
+/// same answers as parsing every record (`Snapshot::parse`), faster: most
+/// lines are only peeked at; lines that change the global state are parsed
+/// whole; and the few peeked facts the result depends on (the latest time,
+/// the last operation's first line, the last hour of reservations) are
+/// checked by a whole parse at the end. Should one not hold, the pass is
+/// made again parsing every line.
+pub(super) fn scan_all(ledger: &File, len: u64) -> io::Result<(Gathered, u64, u64)> {
+    if let Some(result) = scan(ledger, len, false)? {
+        return Ok(result);
+    }
+    Ok(scan(ledger, len, true)?.expect("an exact scan has nothing to check"))
+}
+
+fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u64, u64)>> {
+    let mut gathered = Gathered::default();
+    let mut unchecked = Unchecked {
+        forget_at: 8192,
+        ..Unchecked::default()
+    };
+    let mut tracker = OpTracker::default();
+    let mut pending: Vec<Effect> = Vec::new();
+    let (end, line_count) = stream_lines(ledger, len, |offset, line_no, line| {
+        let (effect, op_lines) = read_line(line, offset, line_no, exact);
+        if op_lines.is_some_and(|n| n > 1) {
+            unchecked.last_opener = Some((offset, effect.exact));
+            // A new operation: whatever was held back belongs before any
+            // cut, as in `parse_lines`.
+            for effect in pending.drain(..) {
+                commit(&mut gathered, &mut unchecked, effect);
+            }
+        }
+        tracker.line(offset, line_no, op_lines);
+        pending.push(effect);
+        if !tracker.is_open() {
+            for effect in pending.drain(..) {
+                commit(&mut gathered, &mut unchecked, effect);
+            }
+        }
+    })?;
+    let (covered, lines) = match tracker.cut() {
+        Some((start, line)) => (start, line - 1),
+        None => (end, line_count),
+    };
+    if exact {
+        return Ok(Some((gathered, covered, lines)));
+    }
+    // The checks: each peeked fact the result depends on must be what a
+    // whole parse of its line says.
+    if let Some((offset, false)) = unchecked.last_opener
+        && read_record(ledger, offset)?.is_none_or(|(_, op_lines)| op_lines.is_none_or(|n| n < 2))
+    {
+        return Ok(None);
+    }
+    if let Some(offset) = unchecked.last_at
+        && read_record(ledger, offset)?
+            .is_none_or(|(record, _)| Some(record.at_ms) != gathered.last_at_ms)
+    {
+        return Ok(None);
+    }
+    let last = gathered.last_at_ms.unwrap_or(i64::MIN);
+    for (offset, agent, at_ms) in &unchecked.reservations {
+        if *at_ms <= last.saturating_sub(crate::global::QUOTA_WINDOW_MS) {
+            continue;
+        }
+        match read_record(ledger, *offset)? {
+            Some((record, _)) if record.at_ms == *at_ms => {
+                let same = matches!(&record.body, crate::ledger::Body::Receipt(r)
+                    if r.receipt == RESERVED && r.agent_id.as_deref() == Some(agent.as_str()));
+                if !same {
+                    return Ok(None);
+                }
+                gathered.global.apply(&record);
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some((gathered, covered, lines)))
+}
+
+/// The record on the line at `offset`, with its `op_lines`.
+fn read_record(ledger: &File, offset: u64) -> io::Result<Option<(Record, Option<u64>)>> {
+    let mut line = Vec::new();
+    let mut at = offset;
+    loop {
+        let mut chunk = vec![0u8; 64 * 1024];
+        let n = ledger.read_at(&mut chunk, at)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if let Some(pos) = memchr::memchr(b'\n', &chunk[..n]) {
+            line.extend_from_slice(&chunk[..pos]);
+            return Ok(Record::parse_with_op_lines(&line, 0).ok());
+        }
+        line.extend_from_slice(&chunk[..n]);
+        at += n as u64;
+    }
+}
+
+fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
+    if let Some((entry, id)) = effect.entry {
+        gathered.entries.push(entry);
+        if !gathered.ids.contains(&id) {
+            gathered.ids.insert(id);
+        }
+    }
+    if let Some(record) = effect.global {
+        gathered.global.apply(&record);
+    }
+    if let Some(at_ms) = effect.at_ms
+        && gathered.last_at_ms.is_none_or(|t| at_ms > t)
+    {
+        gathered.last_at_ms = Some(at_ms);
+        unchecked.last_at = (!effect.exact).then_some(effect.offset);
+    }
+    if let Some((agent, at_ms)) = effect.reservation {
+        unchecked.reservations.push((effect.offset, agent, at_ms));
+        // Only the last hour counts: forget what fell out of it, now and
+        // then, so memory stays small however long the ledger.
+        if unchecked.reservations.len() >= unchecked.forget_at {
+            let horizon = gathered
+                .last_at_ms
+                .unwrap_or(i64::MIN)
+                .saturating_sub(crate::global::QUOTA_WINDOW_MS);
+            unchecked.reservations.retain(|(_, _, t)| *t > horizon);
+            unchecked.forget_at = (unchecked.reservations.len() * 2).max(8192);
+        }
+    }
+}
+
+/// One line: peeked at when it can be, parsed whole when it must be.
+/// Returns what it adds and its `op_lines`.
+fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Option<u64>) {
+    let entry = |id: &str| {
+        (
+            LineRef {
+                key: key_of(id),
+                offset,
+                len: line.len() as u32,
+                line: line_no as u32,
+            },
+            id.to_string(),
+        )
+    };
+    let mut effect = Effect {
+        entry: None,
+        global: None,
+        at_ms: None,
+        reservation: None,
+        offset,
+        exact: true,
+    };
+    let peeked = if exact {
+        None
+    } else {
+        peek_message(line).or_else(|| serde_json::from_slice::<Peek>(line).ok())
+    };
+    let whole = match &peeked {
+        Some(peek) => {
+            peek.v != 1 || matches!(peek.kind.as_ref(), "fleet" | "kill_switch" | "quota")
+        }
+        None => true,
+    };
+    if whole {
+        return match Record::parse_with_op_lines(line, line_no as usize) {
+            Ok((record, op_lines)) => {
+                effect.entry = record.discussion_id().map(entry);
+                effect.at_ms = Some(record.at_ms);
+                effect.global = Some(record);
+                (effect, op_lines)
+            }
+            Err(_) => (effect, None),
+        };
+    }
+    let peek = peeked.expect("peeked");
+    effect.exact = false;
+    effect.at_ms = Some(peek.at_ms);
+    match peek.kind.as_ref() {
+        "message" => effect.entry = peek.correlation_id.as_deref().map(entry),
+        "receipt" => {
+            effect.entry = peek.discussion_id.as_deref().map(entry);
+            if peek.receipt.as_deref() == Some(RESERVED)
+                && let Some(agent) = peek.agent_id
+            {
+                effect.reservation = Some((agent.into_owned(), peek.at_ms));
+            }
+        }
+        _ => {}
+    }
+    (effect, peek.op_lines)
+}
+
+/// The fast way through a message line as `discuss` writes it: the fields
+/// before `payload` are parsed as JSON on their own and the payload is not
+/// read at all. Only a line whose payload is its last field takes this
+/// way; any other gets `None` and is peeked at whole. A line that is not
+/// valid JSON after all is indexed anyway and skipped when read back, as
+/// replay skips it.
+fn peek_message(line: &[u8]) -> Option<Peek<'static>> {
+    const PREFIX: &[u8] = br#"{"v":1,"kind":"message","#;
+    const PAYLOAD: &[u8] = br#","payload":""#;
+    if !line.starts_with(PREFIX) || !line.ends_with(b"\"}") {
+        return None;
+    }
+    let at = memchr::memmem::find(line, PAYLOAD)?;
+    // The payload must run to the end: no quote inside it that is not
+    // escaped, or another field follows it (one this way would not see).
+    let payload = &line[at + PAYLOAD.len()..line.len() - 2];
+    let unescaped_quote = memchr::memchr_iter(b'"', payload).any(|q| {
+        let backslashes = payload[..q]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        backslashes % 2 == 0
+    });
+    if unescaped_quote || payload.iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1 {
+        return None;
+    }
+    let mut head = Vec::with_capacity(at + 1);
+    head.extend_from_slice(&line[..at]);
+    head.push(b'}');
+    let peek: Peek = serde_json::from_slice(&head).ok()?;
+    Some(Peek {
+        v: peek.v,
+        kind: Cow::Borrowed("message"),
+        at_ms: peek.at_ms,
+        correlation_id: peek.correlation_id.map(|c| Cow::Owned(c.into_owned())),
+        discussion_id: None,
+        receipt: None,
+        agent_id: None,
+        op_lines: None,
+    })
+}
