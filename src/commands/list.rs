@@ -170,66 +170,49 @@ fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str) {
         render_plain(ctx, rows, now);
         return;
     }
-    let mut table = crate::output::new_table(&[
-        "discussion",
-        "status",
-        "participants",
-        "turns",
-        "next",
-        "updated",
-    ]);
+    let mut table = crate::output::new_table(&HEADERS);
     for d in rows {
-        let participants = d
-            .root
-            .as_ref()
-            .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2));
-        let status = if d.escalated {
-            format!("{} (escalated)", ctx.out.status(d.status))
-        } else {
-            ctx.out.status(d.status)
-        };
-        table.add_row(vec![
-            d.id.clone(),
-            status,
-            participants,
-            format!("{}/{}", d.turns_used, d.max_turns),
-            d.head_to.clone().unwrap_or_default(),
-            crate::output::relative(d.updated_at_ms, now),
-        ]);
+        let mut row = cells(d, now);
+        row[1] = row[1].replacen(d.status.as_str(), &ctx.out.status(d.status), 1);
+        table.add_row(row.to_vec());
     }
     crate::output::keep_whole(&mut table, &[0, 3, 5]);
     ctx.out.print_text(&format!("{table}\n"));
 }
 
-fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
-    let cells = |d: &Row| -> [String; 6] {
-        let status = if d.escalated {
-            format!("{} (escalated)", d.status.as_str())
-        } else {
-            d.status.as_str().to_owned()
-        };
-        [
-            d.id.clone(),
-            status,
-            d.root
-                .as_ref()
-                .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2)),
-            format!("{}/{}", d.turns_used, d.max_turns),
-            d.head_to.clone().unwrap_or_default(),
-            crate::output::relative(d.updated_at_ms, now),
-        ]
+const HEADERS: [&str; 6] = [
+    "discussion",
+    "status",
+    "participants",
+    "turns",
+    "next",
+    "updated",
+];
+
+/// A row's cells, uncoloured.
+fn cells(d: &Row, now: i64) -> [String; 6] {
+    let status = if d.escalated {
+        format!("{} (escalated)", d.status.as_str())
+    } else {
+        d.status.as_str().to_owned()
     };
-    let headers = [
-        "discussion",
-        "status",
-        "participants",
-        "turns",
-        "next",
-        "updated",
-    ];
+    [
+        d.id.clone(),
+        status,
+        d.root
+            .as_ref()
+            .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2)),
+        format!("{}/{}", d.turns_used, d.max_turns),
+        d.head_to.clone().unwrap_or_default(),
+        crate::output::relative(d.updated_at_ms, now),
+    ]
+}
+
+fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
+    let headers = HEADERS;
     let mut widths = headers.map(|h| h.chars().count());
     for row in rows {
-        for (width, cell) in widths.iter_mut().zip(cells(row)) {
+        for (width, cell) in widths.iter_mut().zip(cells(row, now)) {
             *width = (*width).max(cell.chars().count());
         }
     }
@@ -253,7 +236,7 @@ fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
     };
     let mut text = line(headers.map(str::to_owned), None);
     for row in rows {
-        text.push_str(&line(cells(row), Some(row.status)));
+        text.push_str(&line(cells(row, now), Some(row.status)));
         if text.len() > 1 << 20 {
             ctx.out.print_text(&text);
             text.clear();
