@@ -2,7 +2,7 @@
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
 use super::cache::Cache;
-use super::lines::{OpTracker, stream_lines};
+use super::lines::stream_operations;
 use super::record::Record;
 use super::snapshot::UnreadableLine;
 use super::view::View;
@@ -382,35 +382,23 @@ pub struct LineCheck {
 
 fn check_lines(file: &File, len: u64) -> std::io::Result<LineCheck> {
     let mut check = LineCheck::default();
-    let mut tracker = OpTracker::default();
-    // Lines of an operation not yet whole: (is a record, unreadable).
-    let mut pending: Vec<Option<UnreadableLine>> = Vec::new();
-    let (end, _) = stream_lines(file, len, |offset, line_no, line| {
-        let parsed = Record::parse_with_op_lines(line, line_no as usize);
-        let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
-        if op_lines.is_some_and(|n| n > 1) {
-            // A new operation: what was held back is before any cut.
-            tally(&mut check, &mut pending);
-        }
-        tracker.line(offset, line_no, op_lines);
-        pending.push(parsed.err().map(|detail| UnreadableLine {
-            line: line_no as usize,
-            detail,
-        }));
-        if !tracker.is_open() {
-            tally(&mut check, &mut pending);
-        }
-    })?;
-    let whole = tracker.cut().map_or(end, |(start, _)| start);
-    check.torn_tail = len - whole;
-    Ok(check)
-}
-
-fn tally(check: &mut LineCheck, pending: &mut Vec<Option<UnreadableLine>>) {
-    for line in pending.drain(..) {
-        match line {
+    let (whole, _) = stream_operations(
+        file,
+        len,
+        |_, line_no, line| {
+            let parsed = Record::parse_with_op_lines(line, line_no as usize);
+            let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
+            let unreadable = parsed.err().map(|detail| UnreadableLine {
+                line: line_no as usize,
+                detail,
+            });
+            (unreadable, op_lines)
+        },
+        |unreadable| match unreadable {
             None => check.records += 1,
             Some(unreadable) => check.unreadable.push(unreadable),
-        }
-    }
+        },
+    )?;
+    check.torn_tail = len - whole;
+    Ok(check)
 }

@@ -3,7 +3,7 @@
 
 use super::index_file::{LineRef, key_of};
 use crate::global::Global;
-use crate::ledger::lines::{OpTracker, stream_lines};
+use crate::ledger::lines::stream_operations;
 use crate::ledger::record::{RESERVED, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -59,8 +59,6 @@ struct Effect {
 struct Unchecked {
     /// The line that gave the latest `at_ms`, if it was only peeked at.
     last_at: Option<u64>,
-    /// The last line that opened an operation of several lines.
-    last_opener: Option<(u64, bool)>,
     /// Reservations peeked at: (offset, agent, at_ms), newest last.
     reservations: Vec<(u64, String, i64)>,
     /// How many make it time to forget those out of the last hour.
@@ -88,36 +86,27 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
         forget_at: 8192,
         ..Unchecked::default()
     };
-    let mut tracker = OpTracker::default();
-    let mut pending: Vec<Effect> = Vec::new();
-    let (end, line_count) = stream_lines(ledger, len, |offset, line_no, line| {
-        let (effect, op_lines) = read_line(line, offset, line_no, exact);
-        if op_lines.is_some_and(|n| n > 1) {
-            unchecked.last_opener = Some((offset, effect.exact));
-            // A new operation: whatever was held back belongs before any
-            // cut, as in `parse_lines`.
-            for effect in pending.drain(..) {
-                commit(&mut gathered, &mut unchecked, effect);
+    // The last line that opened an operation of several lines, and
+    // whether it was parsed whole.
+    let mut last_opener: Option<(u64, bool)> = None;
+    let (covered, lines) = stream_operations(
+        ledger,
+        len,
+        |offset, line_no, line| {
+            let (effect, op_lines) = read_line(line, offset, line_no, exact);
+            if op_lines.is_some_and(|n| n > 1) {
+                last_opener = Some((offset, effect.exact));
             }
-        }
-        tracker.line(offset, line_no, op_lines);
-        pending.push(effect);
-        if !tracker.is_open() {
-            for effect in pending.drain(..) {
-                commit(&mut gathered, &mut unchecked, effect);
-            }
-        }
-    })?;
-    let (covered, lines) = match tracker.cut() {
-        Some((start, line)) => (start, line - 1),
-        None => (end, line_count),
-    };
+            (effect, op_lines)
+        },
+        |effect| commit(&mut gathered, &mut unchecked, effect),
+    )?;
     if exact {
         return Ok(Some((gathered, covered, lines)));
     }
     // The checks: each peeked fact the result depends on must be what a
     // whole parse of its line says.
-    if let Some((offset, false)) = unchecked.last_opener
+    if let Some((offset, false)) = last_opener
         && read_record(ledger, offset)?.is_none_or(|(_, op_lines)| op_lines.is_none_or(|n| n < 2))
     {
         return Ok(None);
