@@ -57,35 +57,15 @@ impl Ledger {
     /// reading never creates it. When the cache must be rebuilt, the lock
     /// becomes exclusive for that.
     pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
-        let file = match File::open(&self.path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(View {
-                    cache: Cache::empty(&self.path),
-                    records: Vec::new(),
-                });
-            }
-            Err(err) => return Err(self.io_error(&err)),
+        let Some(file) = self.open_shared()? else {
+            return Ok(View {
+                cache: Cache::empty(&self.path),
+                records: Vec::new(),
+            });
         };
-        self.refuse_network_fs(&file)?;
-        file.lock_shared().map_err(|e| self.io_error(&e))?;
-        let len = self.len_of(&file)?;
-        if let Some(mut cache) = Cache::load(&self.path, &file)
-            .filter(|cache| len.saturating_sub(cache.mark.covered) <= CATCH_UP_LIMIT)
-        {
-            cache
-                .catch_up(&file, len)
-                .map_err(|e| self.unreadable(&e))?;
-            if let Some(view) = make_view(cache, &file, discussion_ids) {
-                return Ok(view);
-            }
-        }
-        // Rebuilding writes the cache: only under the exclusive lock.
-        file.unlock().map_err(|e| self.io_error(&e))?;
-        file.lock().map_err(|e| self.io_error(&e))?;
-        let (mut view, _) = self.trusted_view(&file, discussion_ids)?;
-        view.cache.save();
-        Ok(view)
+        let (cache, records) =
+            self.read_through_cache(&file, |cache| records_of(cache, &file, discussion_ids))?;
+        Ok(View { cache, records })
     }
 
     /// Maps every discussion of the ledger, one at a time, under a shared
@@ -96,62 +76,58 @@ impl Ledger {
         &self,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        let file = match File::open(&self.path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(self.io_error(&err)),
+        let Some(file) = self.open_shared()? else {
+            return Ok(Vec::new());
         };
-        self.refuse_network_fs(&file)?;
-        file.lock_shared().map_err(|e| self.io_error(&e))?;
-        let len = self.len_of(&file)?;
-        let mut trusted = None;
-        if let Some(mut cache) = Cache::load(&self.path, &file)
-            .filter(|cache| len.saturating_sub(cache.mark.covered) <= CATCH_UP_LIMIT)
-        {
-            cache
-                .catch_up(&file, len)
-                .map_err(|e| self.unreadable(&e))?;
-            trusted = Some(cache);
-        }
-        if let Some(cache) = &trusted
-            && let Some(mapped) = map_all(cache, &file, &mut map)
-        {
-            return Ok(mapped);
-        }
-        // Missing or damaged: rebuilt under the exclusive lock.
-        file.unlock().map_err(|e| self.io_error(&e))?;
-        file.lock().map_err(|e| self.io_error(&e))?;
-        let mut cache = Cache::rebuild(&self.path, &file).map_err(|e| self.unreadable(&e))?;
-        let len = self.len_of(&file)?;
-        cache
-            .catch_up(&file, len)
-            .map_err(|e| self.unreadable(&e))?;
-        cache.save();
-        map_all(&cache, &file, &mut map).ok_or_else(|| {
-            Error::new(
-                ErrorCode::Internal,
-                format!(
-                    "the index rebuilt from {} does not match it",
-                    self.path.display()
-                ),
-            )
-        })
+        let (_, mapped) =
+            self.read_through_cache(&file, |cache| map_all(cache, &file, &mut map))?;
+        Ok(mapped)
     }
 
     /// Every line of the ledger, streamed: how many records, the lines that
     /// are not records, and the torn tail (what `verify` reports).
     pub fn check_lines(&self) -> Result<LineCheck> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(LineCheck::default());
+        };
+        let len = self.len_of(&file)?;
+        check_lines(&file, len).map_err(|e| self.unreadable(&e))
+    }
+
+    /// The ledger opened for reading under a shared lock, or `None` when it
+    /// does not exist yet (reading never creates it).
+    fn open_shared(&self) -> Result<Option<File>> {
         let file = match File::open(&self.path) {
             Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(LineCheck::default());
-            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(self.io_error(&err)),
         };
         self.refuse_network_fs(&file)?;
         file.lock_shared().map_err(|e| self.io_error(&e))?;
-        let len = self.len_of(&file)?;
-        check_lines(&file, len).map_err(|e| self.unreadable(&e))
+        Ok(Some(file))
+    }
+
+    /// Reads through the cache under the shared lock held on `file`. When
+    /// the cache is missing, too far behind, or `read` finds it damaged, the
+    /// lock becomes exclusive, the cache is rebuilt, read and saved.
+    fn read_through_cache<T>(
+        &self,
+        file: &File,
+        mut read: impl FnMut(&Cache) -> Option<T>,
+    ) -> Result<(Cache, T)> {
+        let len = self.len_of(file)?;
+        if let Some((cache, _)) = self.caught_up(file, len)?
+            && let Some(got) = read(&cache)
+        {
+            return Ok((cache, got));
+        }
+        // Rebuilding writes the cache: only under the exclusive lock.
+        file.unlock().map_err(|e| self.io_error(&e))?;
+        file.lock().map_err(|e| self.io_error(&e))?;
+        let len = self.len_of(file)?;
+        let (mut cache, got, _) = self.trusted(file, len, read)?;
+        cache.save();
+        Ok((cache, got))
     }
 
     /// One read-validate-append step under the exclusive lock.
@@ -168,7 +144,9 @@ impl Ledger {
         let mut file = self.open_for_append()?;
         file.lock().map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
-        let (mut view, whole) = self.trusted_view(&file, discussion_ids)?;
+        let (cache, records, whole) =
+            self.trusted(&file, len, |cache| records_of(cache, &file, discussion_ids))?;
+        let mut view = View { cache, records };
         let (records, result) = match plan(&view) {
             Ok(planned) => planned,
             Err(err) => {
@@ -201,22 +179,37 @@ impl Ledger {
         Ok(result)
     }
 
-    /// Under the exclusive lock: the cache caught up with the ledger, or
-    /// rebuilt when it cannot be trusted, and the end of the ledger's
-    /// whole operations (what follows is a torn tail).
-    fn trusted_view(&self, file: &File, discussion_ids: &[&str]) -> Result<(View, u64)> {
-        let len = self.len_of(file)?;
-        if let Some(mut cache) = Cache::load(&self.path, file)
+    /// The cache as its files hold it, caught up with the ledger's first
+    /// `len` bytes, and where the ledger's whole operations end (what
+    /// follows is a torn tail); `None` when it is missing, far behind, or
+    /// does not match the ledger.
+    fn caught_up(&self, file: &File, len: u64) -> Result<Option<(Cache, u64)>> {
+        let Some(mut cache) = Cache::load(&self.path, file)
             .filter(|cache| len.saturating_sub(cache.mark.covered) <= CATCH_UP_LIMIT)
+        else {
+            return Ok(None);
+        };
+        let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
+        Ok(Some((cache, whole)))
+    }
+
+    /// Under the exclusive lock: the cache caught up with the ledger, or
+    /// rebuilt when it is missing or `read` finds it damaged; what `read`
+    /// got from it; and where the ledger's whole operations end.
+    fn trusted<T>(
+        &self,
+        file: &File,
+        len: u64,
+        mut read: impl FnMut(&Cache) -> Option<T>,
+    ) -> Result<(Cache, T, u64)> {
+        if let Some((cache, whole)) = self.caught_up(file, len)?
+            && let Some(got) = read(&cache)
         {
-            let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
-            if let Some(view) = make_view(cache, file, discussion_ids) {
-                return Ok((view, whole));
-            }
+            return Ok((cache, got, whole));
         }
         let mut cache = Cache::rebuild(&self.path, file).map_err(|e| self.unreadable(&e))?;
         let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
-        let view = make_view(cache, file, discussion_ids).ok_or_else(|| {
+        let got = read(&cache).ok_or_else(|| {
             Error::new(
                 ErrorCode::Internal,
                 format!(
@@ -225,7 +218,7 @@ impl Ledger {
                 ),
             )
         })?;
-        Ok((view, whole))
+        Ok((cache, got, whole))
     }
 
     fn len_of(&self, file: &File) -> Result<u64> {
@@ -342,9 +335,9 @@ fn write_durably(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_data()
 }
 
-/// A view with the records of `discussion_ids`, or `None` when the index
-/// turns out damaged while reading through it.
-fn make_view(cache: Cache, file: &File, discussion_ids: &[&str]) -> Option<View> {
+/// The records of `discussion_ids`, or `None` when the index turns out
+/// damaged while reading through it.
+fn records_of(cache: &Cache, file: &File, discussion_ids: &[&str]) -> Option<Vec<Record>> {
     let mut ids = discussion_ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
@@ -352,9 +345,10 @@ fn make_view(cache: Cache, file: &File, discussion_ids: &[&str]) -> Option<View>
     for id in ids {
         records.extend(cache.records_of(file, id).ok()?);
     }
-    Some(View { cache, records })
+    Some(records)
 }
 
+/// Every discussion mapped, or `None` when the index turns out damaged.
 fn map_all<T>(
     cache: &Cache,
     file: &File,
