@@ -85,45 +85,32 @@ impl Row {
     }
 }
 
-/// Every discussion in the ledger that `keep` keeps, derived at now (never
-/// before the newest record), newest first; and that now.
-pub fn discussions(ctx: &Context, keep: impl Fn(&Discussion) -> bool) -> Result<(Vec<Row>, i64)> {
+/// Every discussion in the ledger, derived at one instant (now, never
+/// before the newest record) and passed through `f`; and that instant.
+pub fn derive_all<T>(
+    ctx: &Context,
+    mut f: impl FnMut(Discussion) -> Option<T>,
+) -> Result<(Vec<T>, i64)> {
     // One instant for all of them, taken when the ledger is locked.
     let mut at: Option<i64> = None;
-    let mut rows = ctx.ledger.map_discussions(|last_at_ms, id, records| {
+    let mapped = ctx.ledger.map_discussions(|last_at_ms, id, records| {
         let now = *at.get_or_insert_with(|| ctx.now(last_at_ms));
-        derive(id, records, now)
-            .filter(|d| keep(d))
-            .map(|d| Row::of(&d))
+        derive(id, records, now).and_then(&mut f)
     })?;
-    rows.sort_by(|a, b| {
-        b.updated_at_ms
-            .cmp(&a.updated_at_ms)
-            .then_with(|| b.id.cmp(&a.id))
-    });
-    let now = at.unwrap_or_else(|| ctx.now(None));
-    Ok((rows, now))
+    Ok((mapped, at.unwrap_or_else(|| ctx.now(None))))
 }
 
-/// Every discussion of a snapshot, derived at `now`, newest first.
-pub fn all_discussions(snapshot: &crate::ledger::Snapshot, now: i64) -> Vec<Discussion> {
-    let mut grouped: std::collections::HashMap<&str, Vec<&crate::ledger::Record>> =
-        Default::default();
-    for record in &snapshot.records {
-        if let Some(id) = record.discussion_id() {
-            grouped.entry(id).or_default().push(record);
-        }
-    }
-    let mut all: Vec<Discussion> = grouped
-        .into_iter()
-        .filter_map(|(id, records)| derive(id, &records, now))
-        .collect();
-    all.sort_by(|a, b| {
-        b.updated_at_ms
-            .cmp(&a.updated_at_ms)
-            .then_with(|| b.id.cmp(&a.id))
-    });
-    all
+/// The order of lists: the most recently updated first, then by id.
+pub fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
+    b.cmp(&a)
+}
+
+/// Every discussion in the ledger that `keep` keeps, newest first, and the
+/// instant they were derived at.
+pub fn discussions(ctx: &Context, keep: impl Fn(&Discussion) -> bool) -> Result<(Vec<Row>, i64)> {
+    let (mut rows, now) = derive_all(ctx, |d| keep(&d).then(|| Row::of(&d)))?;
+    rows.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
+    Ok((rows, now))
 }
 
 pub fn row_json(d: &Row) -> Value {

@@ -1,7 +1,8 @@
 //! `discuss verify`: replay the whole ledger and report what is wrong.
 
 use super::Context;
-use crate::discussion::{Discussion, Status, derive};
+use super::list::{derive_all, newest_first};
+use crate::discussion::{Discussion, Status};
 use crate::error::Result;
 use clap::Args;
 use serde_json::json;
@@ -18,19 +19,12 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
     let lines = ctx.ledger.check_lines()?;
-    let mut at: Option<i64> = None;
-    let all = ctx.ledger.map_discussions(|last_at_ms, id, records| {
-        let now = *at.get_or_insert_with(|| ctx.now(last_at_ms));
-        let d = derive(id, records, now)?;
+    let (all, _) = derive_all(ctx, |d| {
         Some((d.status == Status::Invalid).then(|| Box::new(d)))
     })?;
     let discussions = all.len();
     let mut invalid: Vec<Box<Discussion>> = all.into_iter().flatten().collect();
-    invalid.sort_by(|a, b| {
-        b.updated_at_ms
-            .cmp(&a.updated_at_ms)
-            .then_with(|| b.id.cmp(&a.id))
-    });
+    invalid.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
     let ok = lines.unreadable.is_empty() && lines.torn_tail == 0 && invalid.is_empty();
     if ctx.out.json {
         ctx.out.print_json(&json!({
