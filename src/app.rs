@@ -10,6 +10,14 @@ use std::ffi::OsString;
 /// Runs `discuss` with the process arguments; returns the exit status.
 pub fn main() -> u8 {
     let args: Vec<OsString> = std::env::args_os().collect();
+    // The supervisor's guardian is this binary too (see supervisor::guardian);
+    // it is not a command and never reaches clap.
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::supervisor::guardian::ARG)
+    {
+        return crate::supervisor::guardian::run();
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => {

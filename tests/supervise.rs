@@ -404,3 +404,136 @@ fn ask_with_wake_peer_runs_the_first_turn() {
         3,
     );
 }
+
+/// Waits (bounded) until none of `pids` is alive (zombies count as dead);
+/// returns how long that took.
+fn all_dead_within(pids: &[i32], limit: Duration) -> Duration {
+    let start = Instant::now();
+    let dead = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+    };
+    while !pids.iter().all(dead) {
+        let living: Vec<_> = pids.iter().filter(|p| !dead(p)).collect();
+        assert!(
+            start.elapsed() < limit,
+            "still alive after {limit:?}: {living:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    start.elapsed()
+}
+
+fn pids_in(env: &Env, names: &[&str]) -> Vec<i32> {
+    names
+        .iter()
+        .map(|name| {
+            let path = env.dir.path().join(name);
+            let until = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Ok(text) = std::fs::read_to_string(&path)
+                    && let Ok(pid) = text.trim().parse()
+                {
+                    return pid;
+                }
+                assert!(Instant::now() < until, "{name} never written");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+        .collect()
+}
+
+/// Takes the ledger's writer lock as another writer would, appends a
+/// record under it, and returns the lock, still held.
+fn hold_lock_after_appending(env: &Env) -> std::fs::File {
+    use std::io::Write;
+    let mut held = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.ledger())
+        .unwrap();
+    held.lock().unwrap();
+    let line = format!(
+        r#"{{"v":1,"kind":"fleet","id":"rec_held","at_ms":{},"by":"other","op":"add","fleet_id":"fleet-alpha","agent_id":"agent-c"}}"#,
+        env.now_ms
+    );
+    writeln!(held, "{line}").unwrap();
+    held.sync_data().unwrap();
+    held
+}
+
+#[test]
+fn a_supervisor_killed_outright_takes_the_whole_group_along() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "60000"]);
+    // The shape of real agents: a shell that starts helpers and waits.
+    let script = "sleep 300 & echo $! > p1.tmp && mv p1.tmp p1; \
+                  sleep 300 & echo $! > p2.tmp && mv p2.tmp p2; wait";
+    let mut supervisor = spawn_supervisor(
+        &env,
+        &wake_args(&dsc, "agent-b", &root, &["sh", "-c", script]),
+    );
+    let helpers = pids_in(&env, &["p1", "p2"]);
+    wait_for(&env, |r| {
+        r.iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    });
+    let shell = started_pid(&env);
+    supervisor.kill().unwrap(); // SIGKILL: no handler of ours runs
+    supervisor.wait().unwrap();
+    let mut all = helpers.clone();
+    all.push(shell);
+    let took = all_dead_within(&all, Duration::from_secs(1));
+    eprintln!("the group was gone {took:?} after the supervisor");
+}
+
+#[test]
+fn a_deadline_is_kept_while_another_process_holds_the_ledger_lock() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1000"]);
+    let mut supervisor =
+        spawn_supervisor(&env, &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]));
+    wait_for(&env, |r| {
+        r.iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    });
+    let child = started_pid(&env);
+    // Another writer takes the lock, appends, and keeps the lock past the
+    // deadline: the supervisor sees the ledger grow while it is locked.
+    let held = hold_lock_after_appending(&env);
+    let took = all_dead_within(&[child], Duration::from_millis(2500));
+    assert!(
+        supervisor.try_wait().unwrap().is_none(),
+        "the supervisor waits for the lock to record the end"
+    );
+    drop(held);
+    let out = supervisor.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["attempt"]["outcome"], "deadman");
+    eprintln!("the agent was stopped {took:?} into the held lock");
+}
+
+#[test]
+fn wait_with_a_timeout_does_not_wait_longer_for_a_held_lock() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    let held = hold_lock_after_appending(&env);
+    let start = Instant::now();
+    let mut waiter = spawn_supervisor(
+        &env,
+        &["wait", &dsc, "--until", "closed", "--timeout-ms", "300"],
+    );
+    while waiter.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(3) {
+            waiter.kill().unwrap();
+            panic!("wait --timeout-ms 300 still waits for the lock after 3 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = start.elapsed();
+    drop(held);
+    let out = waiter.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(10), "{out:?}");
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "wait_timeout");
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+}

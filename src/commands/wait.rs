@@ -40,15 +40,53 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
     let wanted = parse_statuses(&args.until)?;
     let started = Instant::now();
-    let mut seen_len = None;
-    let mut view = ctx.ledger.view(&[&args.discussion])?;
+    let until = args.timeout_ms.map(|t| started + Duration::from_millis(t));
+    // A writer holding the lock never stretches the timeout: the lock is
+    // waited for only until the timeout, which then ends the wait.
+    let read = || -> Result<Option<crate::ledger::View>> {
+        match until {
+            Some(until) => ctx.ledger.view_within(&[&args.discussion], until),
+            None => ctx.ledger.view(&[&args.discussion]).map(Some),
+        }
+    };
+    let timed_out = |status: Option<&str>| {
+        let mut err = Error::new(
+            ErrorCode::WaitTimeout,
+            format!(
+                "{} is still {} after {} ms",
+                args.discussion,
+                status.unwrap_or("unread (the ledger stayed locked)"),
+                args.timeout_ms.unwrap_or(0)
+            ),
+        );
+        if let Some(status) = status {
+            err = err.detail("status", status);
+        }
+        err
+    };
+    let ledger_len = || std::fs::metadata(ctx.ledger.path()).map(|m| m.len()).ok();
+    let mut seen_len = ledger_len();
+    let mut view = read()?.ok_or_else(|| timed_out(None))?;
     loop {
         // Re-read only when the ledger has grown; deadlines move the status
         // too, so derive again on every tick regardless.
-        let len = std::fs::metadata(ctx.ledger.path()).map(|m| m.len()).ok();
+        let len = ledger_len();
         if len != seen_len {
-            seen_len = len;
-            view = ctx.ledger.view(&[&args.discussion])?;
+            match read()? {
+                Some(fresh) => {
+                    view = fresh;
+                    seen_len = len;
+                }
+                None => {
+                    let status = derive(
+                        &args.discussion,
+                        &view.discussion(&args.discussion),
+                        ctx.now(view.last_at_ms()),
+                    )
+                    .map(|d| d.status.as_str());
+                    return Err(timed_out(status));
+                }
+            }
         }
         let now = ctx.now(view.last_at_ms());
         let discussion = derive(&args.discussion, &view.discussion(&args.discussion), now)
@@ -72,16 +110,7 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
             .timeout_ms
             .is_some_and(|t| started.elapsed() >= Duration::from_millis(t))
         {
-            return Err(Error::new(
-                ErrorCode::WaitTimeout,
-                format!(
-                    "{} is still {} after {} ms",
-                    discussion.id,
-                    discussion.status.as_str(),
-                    args.timeout_ms.unwrap_or(0)
-                ),
-            )
-            .detail("status", discussion.status.as_str()));
+            return Err(timed_out(Some(discussion.status.as_str())));
         }
         std::thread::sleep(POLL);
     }

@@ -8,10 +8,11 @@ use super::snapshot::UnreadableLine;
 use super::view::View;
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{DirBuilder, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// How far behind the ledger a cache may be and still be caught up by
 /// reading the lines after it; further behind, it is rebuilt.
@@ -57,15 +58,35 @@ impl Ledger {
     /// reading never creates it. When the cache must be rebuilt, the lock
     /// becomes exclusive for that.
     pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
-        let Some(file) = self.open_shared()? else {
-            return Ok(View {
+        let view = self.view_waiting(discussion_ids, None)?;
+        Ok(view.expect("an unbounded wait always gets the lock"))
+    }
+
+    /// As `view`, but waits for the lock no later than `until`: `None` when
+    /// a writer still holds it then. For those who must not be late (a
+    /// supervisor's kill-switch check, `wait --timeout-ms`).
+    pub fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>> {
+        self.view_waiting(discussion_ids, Some(until))
+    }
+
+    fn view_waiting(
+        &self,
+        discussion_ids: &[&str],
+        until: Option<Instant>,
+    ) -> Result<Option<View>> {
+        let Some(file) = self.open_existing()? else {
+            return Ok(Some(View {
                 cache: Cache::empty(&self.path),
                 records: Vec::new(),
-            });
+            }));
         };
-        let (cache, records) =
-            self.read_through_cache(&file, |cache| records_of(cache, &file, discussion_ids))?;
-        Ok(View { cache, records })
+        if !lock(&file, Lock::Shared, until).map_err(|e| self.io_error(&e))? {
+            return Ok(None);
+        }
+        let read = self.read_through_cache(&file, until, |cache| {
+            records_of(cache, &file, discussion_ids)
+        })?;
+        Ok(read.map(|(cache, records)| View { cache, records }))
     }
 
     /// Maps every discussion of the ledger, one at a time, under a shared
@@ -79,8 +100,9 @@ impl Ledger {
         let Some(file) = self.open_shared()? else {
             return Ok(Vec::new());
         };
-        let (_, mapped) =
-            self.read_through_cache(&file, |cache| map_all(cache, &file, &mut map))?;
+        let (_, mapped) = self
+            .read_through_cache(&file, None, |cache| map_all(cache, &file, &mut map))?
+            .expect("an unbounded wait always gets the lock");
         Ok(mapped)
     }
 
@@ -97,37 +119,50 @@ impl Ledger {
     /// The ledger opened for reading under a shared lock, or `None` when it
     /// does not exist yet (reading never creates it).
     fn open_shared(&self) -> Result<Option<File>> {
+        let Some(file) = self.open_existing()? else {
+            return Ok(None);
+        };
+        lock(&file, Lock::Shared, None).map_err(|e| self.io_error(&e))?;
+        Ok(Some(file))
+    }
+
+    /// The ledger opened for reading, unlocked, or `None` when it does not
+    /// exist yet.
+    fn open_existing(&self) -> Result<Option<File>> {
         let file = match File::open(&self.path) {
             Ok(file) => file,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(self.io_error(&err)),
         };
         self.refuse_network_fs(&file)?;
-        file.lock_shared().map_err(|e| self.io_error(&e))?;
         Ok(Some(file))
     }
 
     /// Reads through the cache under the shared lock held on `file`. When
     /// the cache is missing, too far behind, or `read` finds it damaged, the
-    /// lock becomes exclusive, the cache is rebuilt, read and saved.
+    /// lock becomes exclusive, the cache is rebuilt, read and saved. `None`
+    /// when the exclusive lock could not be had by `until`.
     fn read_through_cache<T>(
         &self,
         file: &File,
+        until: Option<Instant>,
         mut read: impl FnMut(&Cache) -> Option<T>,
-    ) -> Result<(Cache, T)> {
+    ) -> Result<Option<(Cache, T)>> {
         let len = self.len_of(file)?;
         if let Some((cache, _)) = self.caught_up(file, len)?
             && let Some(got) = read(&cache)
         {
-            return Ok((cache, got));
+            return Ok(Some((cache, got)));
         }
         // Rebuilding writes the cache: only under the exclusive lock.
         file.unlock().map_err(|e| self.io_error(&e))?;
-        file.lock().map_err(|e| self.io_error(&e))?;
+        if !lock(file, Lock::Exclusive, until).map_err(|e| self.io_error(&e))? {
+            return Ok(None);
+        }
         let len = self.len_of(file)?;
         let (mut cache, got, _) = self.trusted(file, len, read)?;
         cache.save();
-        Ok((cache, got))
+        Ok(Some((cache, got)))
     }
 
     /// One read-validate-append step under the exclusive lock.
@@ -142,7 +177,7 @@ impl Ledger {
         plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
     ) -> Result<T> {
         let mut file = self.open_for_append()?;
-        file.lock().map_err(|e| self.io_error(&e))?;
+        lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
         let (cache, records, whole) =
             self.trusted(&file, len, |cache| records_of(cache, &file, discussion_ids))?;
@@ -323,6 +358,44 @@ impl Ledger {
         )
         .detail("path", self.path.display().to_string())
         .hint("check --ledger / DISCUSS_LEDGER points at the ledger file")
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Lock {
+    Shared,
+    Exclusive,
+}
+
+/// Takes the lock on `file`, waiting for it at most until `until` (for
+/// ever without one). Returns whether it was taken.
+fn lock(file: &File, kind: Lock, until: Option<Instant>) -> std::io::Result<bool> {
+    let Some(until) = until else {
+        match kind {
+            Lock::Shared => file.lock_shared()?,
+            Lock::Exclusive => file.lock()?,
+        }
+        return Ok(true);
+    };
+    // flock has no timeout: try, and back off up to a few milliseconds, so
+    // a waiter is at most that late once the lock is free.
+    let mut pause = Duration::from_micros(200);
+    loop {
+        let tried = match kind {
+            Lock::Shared => file.try_lock_shared(),
+            Lock::Exclusive => file.try_lock(),
+        };
+        match tried {
+            Ok(()) => return Ok(true),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(err)) => return Err(err),
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Ok(false);
+        }
+        std::thread::sleep(pause.min(until - now));
+        pause = (pause * 2).min(Duration::from_millis(5));
     }
 }
 

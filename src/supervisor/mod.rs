@@ -1,22 +1,29 @@
 //! Supervised attempts (`wake -- CMD`, `ask --wake-peer -- CMD`): run the
 //! woken agent's command for exactly its turn and record how it ended.
 //!
-//! The child runs in its own process group, so the whole group can be
-//! signalled; it dies with the supervisor (parent-death signal); the
-//! supervisor is a child subreaper, so grandchildren orphaned by the child
-//! are reaped here rather than left as zombies elsewhere. The turn is
-//! measured with the monotonic clock from the reservation.
+//! The child runs in the process group of a guardian (`guardian.rs`) that
+//! kills the whole group should the supervisor die; the child itself also
+//! dies with the supervisor (parent-death signal). The supervisor is a
+//! child subreaper, so grandchildren orphaned by the child are reaped here
+//! rather than left as zombies elsewhere. The turn is measured with the
+//! monotonic clock from the reservation, by a watchdog thread
+//! (`watchdog.rs`) that never waits for the ledger lock.
+
+pub mod guardian;
+mod watchdog;
 
 use crate::commands::Context;
 use crate::discussion::{Attempt, AttemptState, Discussion, derive};
 use crate::engine::{AttemptEnd, ReplyRequest, plan_attempt_end, plan_reply, plan_started};
 use crate::error::{Error, ErrorCode, Result};
+use guardian::Guardian;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use watchdog::{SIGNALLED, Watchdog};
 
 /// How often the child, the clock and the ledger's size are looked at.
 const POLL: Duration = Duration::from_millis(20);
@@ -61,8 +68,6 @@ impl Outcome {
     }
 }
 
-static SIGNALLED: AtomicI32 = AtomicI32::new(0);
-
 extern "C" fn on_signal(signal: libc::c_int) {
     SIGNALLED.store(signal, Ordering::SeqCst);
 }
@@ -97,8 +102,18 @@ pub fn run(
         .map(|h| h.body.to_string())
         .unwrap_or_default();
 
-    let mut child = match spawn(ctx, discussion, attempt, options) {
-        Ok(child) => child,
+    let spawned = Guardian::start().and_then(|guardian| {
+        match spawn(ctx, discussion, attempt, options, guardian.group()) {
+            Ok(child) => Ok((guardian, child)),
+            Err(err) => {
+                kill_group(guardian.group(), libc::SIGKILL);
+                guardian.reap();
+                Err(err)
+            }
+        }
+    });
+    let (guardian, mut child) = match spawned {
+        Ok(spawned) => spawned,
         Err(err) => {
             let end = AttemptEnd {
                 deadman: false,
@@ -110,8 +125,10 @@ pub fn run(
             return finish(ctx, discussion, attempt, end);
         }
     };
-    let pgid = child.id() as libc::pid_t;
-    ctx.ledger.append(&[&discussion.id], |view| {
+    let group = guardian.group();
+    // From here the deadline is kept whatever the main thread waits for.
+    let watchdog = Watchdog::start(group, deadline, options.kill_grace);
+    let started = ctx.ledger.append(&[&discussion.id], |view| {
         plan_started(
             &discussion.id,
             &attempt.attempt_id,
@@ -119,7 +136,15 @@ pub fn run(
             &view.discussion(&discussion.id),
             &ctx.stamp(view.last_at_ms()),
         )
-    })?;
+    });
+    if let Err(err) = started {
+        watchdog.fire("interrupted");
+        let _ = child.wait();
+        watchdog.stand_down();
+        kill_group(group, libc::SIGKILL);
+        guardian.reap();
+        return Err(err);
+    }
 
     // Feed stdin and drain a captured stdout on their own threads, so a
     // child that reads or writes nothing never blocks the supervisor.
@@ -136,39 +161,36 @@ pub fn run(
         .map(|stdout| std::thread::spawn(move || capture(stdout)));
 
     let mut seen_len = ledger_len(ctx);
-    let ending = loop {
+    let status = loop {
         if let Some(status) = child
             .try_wait()
             .map_err(|e| Error::io("waiting for the child", &e))?
         {
-            kill_group(pgid, libc::SIGKILL);
-            break Ending::Exited(status);
+            break status;
         }
-        let signal = SIGNALLED.load(Ordering::SeqCst);
-        if signal != 0 {
-            break Ending::Killed {
-                reason: "interrupted",
-                status: stop_group(&mut child, pgid, options.kill_grace),
-            };
-        }
-        if Instant::now() >= deadline {
-            break Ending::Killed {
-                reason: "deadline",
-                status: stop_group(&mut child, pgid, options.kill_grace),
-            };
-        }
-        // Look at the ledger only when it has grown.
+        // Look at the ledger only when it has grown, and never wait for
+        // its lock: a busy ledger is looked at on a later tick.
         let len = ledger_len(ctx);
-        if len != seen_len {
-            seen_len = len;
-            if ctx.ledger.view(&[])?.global().kill_switch.engaged {
-                break Ending::Killed {
-                    reason: "kill_switch",
-                    status: stop_group(&mut child, pgid, options.kill_grace),
-                };
+        if len != seen_len && watchdog.fired().is_none() {
+            match ctx.ledger.view_within(&[], Instant::now())? {
+                Some(view) if view.global().kill_switch.engaged => watchdog.fire("kill_switch"),
+                Some(_) => seen_len = len,
+                None => {}
             }
         }
         std::thread::sleep(POLL);
+    };
+    // The watchdog stands down before the group is killed, so no signal of
+    // its own can reach a group id the kernel has handed on.
+    let fired = watchdog.stand_down();
+    kill_group(group, libc::SIGKILL);
+    guardian.reap();
+    let ending = match fired {
+        Some(reason) => Ending::Killed {
+            reason,
+            status: Some(status),
+        },
+        None => Ending::Exited(status),
     };
     reap_orphans();
     let stdout = captured.and_then(|handle| handle.join().ok());
@@ -226,6 +248,7 @@ fn spawn(
     discussion: &Discussion,
     attempt: &Attempt,
     options: &Options,
+    group: libc::pid_t,
 ) -> std::io::Result<Child> {
     let ledger = std::path::absolute(ctx.ledger.path())?;
     let mut command = Command::new(&options.command[0]);
@@ -243,7 +266,7 @@ fn spawn(
         )
         .stdin(Stdio::piped())
         .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
-        .process_group(0);
+        .process_group(group);
     if ctx.ledger.network_fs_allowed() {
         command.env("DISCUSS_ALLOW_NETWORK_FS", "true");
     }
@@ -294,23 +317,6 @@ fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
     unsafe {
         libc::killpg(pgid, signal);
     }
-}
-
-/// SIGTERM to the group, SIGKILL after the grace period; waits for the child.
-fn stop_group(child: &mut Child, pgid: libc::pid_t, grace: Duration) -> Option<ExitStatus> {
-    kill_group(pgid, libc::SIGTERM);
-    let until = Instant::now() + grace;
-    let mut status = None;
-    while Instant::now() < until {
-        if let Ok(Some(s)) = child.try_wait() {
-            status = Some(s);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // Whatever is left of the group (a grandchild, a child ignoring TERM).
-    kill_group(pgid, libc::SIGKILL);
-    status.or_else(|| child.wait().ok())
 }
 
 /// Reaps grandchildren re-parented to us (we are a subreaper) until none

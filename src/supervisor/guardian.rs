@@ -1,0 +1,101 @@
+//! The guardian: a tiny process that outlives a supervisor killed outright
+//! and takes the agent's whole process group down with it.
+//!
+//! The parent-death signal reaches only the direct child, so an agent
+//! started through a shell, `npx` or `uv run` would leave its own children
+//! running, re-parented to init, while the ledger lapses into `deadman`.
+//! The guardian closes that gap:
+//!
+//! - It is the supervisor's first child, started from the same binary, in a
+//!   process group of its own that it leads. The agent's command then joins
+//!   that group, so the group id is known before the agent exists and can
+//!   never be reused while the guardian lives.
+//! - Its stdin is the read end of a pipe whose only writer is the
+//!   supervisor. When the supervisor dies, by any signal, the kernel closes
+//!   the writer, the guardian's read returns end-of-file, and it sends
+//!   SIGKILL to its whole group, itself included.
+//! - It ignores SIGINT, SIGTERM and SIGHUP, so the supervisor's own
+//!   SIGTERM to the group at a deadline leaves it standing until the
+//!   SIGKILL that ends the attempt.
+//!
+//! Its one limit: a process that leaves the group (`setsid`, `setpgid`)
+//! is out of reach of any group signal, the guardian's included.
+
+use std::io::{PipeWriter, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+/// The hidden first argument that makes `discuss` the guardian.
+pub const ARG: &str = "__discuss-guardian";
+
+/// A running guardian and the pipe that keeps it waiting.
+pub struct Guardian {
+    child: Child,
+    /// Held open for as long as the supervisor lives; never written to.
+    _lifeline: PipeWriter,
+}
+
+impl Guardian {
+    /// Starts the guardian in a new process group of its own.
+    pub fn start() -> std::io::Result<Guardian> {
+        let (reader, lifeline) = std::io::pipe()?;
+        let exe = std::env::current_exe()?;
+        let mut command = Command::new(exe);
+        command
+            .arg(ARG)
+            .env_clear()
+            .stdin(Stdio::from(reader))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        // SAFETY: signal() is async-signal-safe, as the code between fork
+        // and exec must be; ignored dispositions survive exec.
+        unsafe {
+            command.pre_exec(|| {
+                for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    if libc::signal(signal, libc::SIG_IGN) == libc::SIG_ERR {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn()?;
+        Ok(Guardian {
+            child,
+            _lifeline: lifeline,
+        })
+    }
+
+    /// The process group the agent's command joins: the guardian's.
+    pub fn group(&self) -> libc::pid_t {
+        self.child.id() as libc::pid_t
+    }
+
+    /// Reaps the guardian once the group has been killed.
+    pub fn reap(mut self) {
+        let _ = self.child.wait();
+    }
+}
+
+/// The guardian's whole life: wait for the supervisor's end, then kill the
+/// group. Returns the exit status (it is normally killed before).
+pub fn run() -> u8 {
+    let mut stdin = std::io::stdin().lock();
+    let mut byte = [0u8; 64];
+    // Nothing is ever written: any return (end-of-file, an error) means the
+    // supervisor is gone.
+    loop {
+        match stdin.read(&mut byte) {
+            Ok(0) => break,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+            Ok(_) => continue,
+        }
+    }
+    // SAFETY: plain syscall; 0 names our own process group.
+    unsafe {
+        libc::kill(0, libc::SIGKILL);
+    }
+    1
+}

@@ -1,0 +1,95 @@
+//! The watchdog: the thread that stops the agent's group at its deadline,
+//! on an interrupt, or when told to (the kill-switch).
+//!
+//! It runs beside the supervisor's main thread so that a kill is never
+//! late because that thread waits for the ledger lock (another process may
+//! hold it for seconds): the deadline is kept by a thread that never
+//! touches the ledger, and the ending is recorded when the lock comes.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often the deadline and the interrupt flag are looked at.
+const TICK: Duration = Duration::from_millis(10);
+
+/// Set by the signal handler: the signal that asked the supervisor to stop.
+pub static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+pub struct Watchdog {
+    tell: Sender<Order>,
+    fired: Arc<Mutex<Option<&'static str>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+enum Order {
+    /// Stop the group now, for this reason.
+    Fire(&'static str),
+    /// The attempt is over: stand down without signalling anything.
+    StandDown,
+}
+
+impl Watchdog {
+    /// Watches process group `group` until `deadline`; stopping it means
+    /// SIGTERM, then SIGKILL after `grace`.
+    pub fn start(group: libc::pid_t, deadline: Instant, grace: Duration) -> Watchdog {
+        let (tell, orders) = mpsc::channel();
+        let fired = Arc::new(Mutex::new(None));
+        let record = Arc::clone(&fired);
+        let thread = std::thread::spawn(move || {
+            let reason = loop {
+                if SIGNALLED.load(Ordering::SeqCst) != 0 {
+                    break "interrupted";
+                }
+                if Instant::now() >= deadline {
+                    break "deadline";
+                }
+                match orders.recv_timeout(TICK) {
+                    Ok(Order::Fire(reason)) => break reason,
+                    Ok(Order::StandDown) | Err(RecvTimeoutError::Disconnected) => return,
+                    Err(RecvTimeoutError::Timeout) => {}
+                }
+            };
+            *record.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+            super::kill_group(group, libc::SIGTERM);
+            // The grace period ends early only when the attempt is over.
+            let until = Instant::now() + grace;
+            loop {
+                match orders.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    Ok(Order::StandDown) | Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(Order::Fire(_)) => continue,
+                    Err(RecvTimeoutError::Timeout) => break,
+                }
+            }
+            super::kill_group(group, libc::SIGKILL);
+        });
+        Watchdog {
+            tell,
+            fired,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the group now (unless it is being stopped already).
+    pub fn fire(&self, reason: &'static str) {
+        let _ = self.tell.send(Order::Fire(reason));
+    }
+
+    /// Why the group was stopped, if it was.
+    pub fn fired(&self) -> Option<&'static str> {
+        *self.fired.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Ends the watch once the agent has exited, and says why the group
+    /// was stopped, if it was. After this no signal is sent by the
+    /// watchdog, so the caller may kill what is left of the group.
+    pub fn stand_down(mut self) -> Option<&'static str> {
+        let _ = self.tell.send(Order::StandDown);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.fired()
+    }
+}
