@@ -5,6 +5,10 @@
 use crate::error::{Error, ErrorCode, Result};
 use std::time::Instant;
 
+/// How far ahead of a reader's clock a record may be stamped and still
+/// count (`ledger.md`, "Clock skew"); further ahead it is `clock_skew`.
+pub const MAX_SKEW_MS: i64 = 60_000;
+
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
     origin_ms: i64,

@@ -214,3 +214,95 @@ fn ledger_and_folder_modes() {
     assert_eq!(file_mode, 0o600);
     assert_eq!(dir_mode, 0o700);
 }
+
+/// Replaces the ledger's line `n` (1-based) by `edit(line)`.
+fn edit_line(env: &Env, n: usize, edit: impl Fn(&str) -> String) {
+    let text = String::from_utf8(env.ledger_bytes()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[n - 1] = edit(&lines[n - 1]);
+    std::fs::write(env.ledger(), lines.join("\n") + "\n").unwrap();
+}
+
+fn ledger_findings(env: &Env) -> (i32, Vec<Value>) {
+    let out = env.run(&["--json", "verify"]);
+    let findings = out.json()["ledger_findings"].as_array().unwrap().clone();
+    (out.status, findings)
+}
+
+#[test]
+fn a_line_edited_to_claim_the_lines_after_it_hides_nothing() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "question", false);
+    // The root's line; what follows is a reservation and a reply.
+    let root_line = 1 + env
+        .records()
+        .iter()
+        .position(|r| r["id"] == root.as_str())
+        .unwrap();
+    edit_line(&env, root_line, |l| {
+        l.replacen("{", r#"{"op_lines":1000,"#, 1)
+    });
+    let edited = env.ledger_bytes();
+    assert_eq!(env.show(&dsc)["transcript"].as_array().unwrap().len(), 2);
+    // A writer afterwards moves no complete line out of the ledger.
+    env.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+    let after = env.ledger_bytes();
+    assert!(
+        after.starts_with(&edited),
+        "a complete line left the ledger"
+    );
+    assert!(!env.ledger().with_extension("jsonl.torn").exists());
+    assert_eq!(env.show(&dsc)["transcript"].as_array().unwrap().len(), 2);
+    let (status, findings) = ledger_findings(&env);
+    assert_eq!(status, 7, "verify reports the overrun");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["kind"], "operation_overrun");
+    assert_eq!(findings[0]["line"], root_line);
+}
+
+#[test]
+fn verify_reports_duplicate_ids_time_going_backwards_and_future_records() {
+    let mut env = Env::new();
+    env.fleet();
+    assert_eq!(ledger_findings(&env), (0, vec![]));
+    let fleet = |id: &str, at: i64| {
+        json!({"v":1,"kind":"fleet","id":id,"at_ms":at,"by":"other-tool","op":"add",
+            "fleet_id":"fleet-beta","agent_id":"agent-x"})
+        .to_string()
+            + "\n"
+    };
+    let lines = env.records().len();
+    env.append_raw(&fleet("rec_twice", T0));
+    env.append_raw(&fleet("rec_twice", T0));
+    env.append_raw(&fleet("rec_early", T0 - 61_000));
+    env.append_raw(&fleet("rec_ahead", T0 + 3_600_000));
+    let (status, findings) = ledger_findings(&env);
+    assert_eq!(status, 7);
+    let got: Vec<(String, u64)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().into(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let n = lines as u64;
+    assert_eq!(
+        got,
+        vec![
+            ("duplicate_id".into(), n + 2),
+            ("time_backwards".into(), n + 3),
+            ("clock_skew".into(), n + 4),
+        ]
+    );
+    // Once the clock has caught up, the record ahead is no longer skewed.
+    env.advance(3_600_000);
+    let (_, findings) = ledger_findings(&env);
+    assert!(
+        findings.iter().all(|f| f["kind"] != "clock_skew"),
+        "{findings:?}"
+    );
+}

@@ -18,14 +18,17 @@ pub struct VerifyArgs {}
 pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
-    let lines = ctx.ledger.check_lines()?;
+    let lines = ctx.ledger.check_lines(ctx.clock.now_ms())?;
     let (all, _) = derive_all(ctx, |d| {
         Some((d.status == Status::Invalid).then(|| Box::new(d)))
     })?;
     let discussions = all.len();
     let mut invalid: Vec<Box<Discussion>> = all.into_iter().flatten().collect();
     invalid.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
-    let ok = lines.unreadable.is_empty() && lines.torn_tail == 0 && invalid.is_empty();
+    let ok = lines.unreadable.is_empty()
+        && lines.torn_tail == 0
+        && lines.findings.is_empty()
+        && invalid.is_empty();
     if ctx.out.json {
         ctx.out.print_json(&json!({
             "ok": ok,
@@ -34,6 +37,7 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
             "discussions": discussions,
             "unreadable_lines": lines.unreadable.iter().map(|u| json!({"line": u.line, "detail": u.detail})).collect::<Vec<_>>(),
             "torn_tail_bytes": lines.torn_tail,
+            "ledger_findings": lines.findings.iter().map(|f| json!({"kind": f.kind, "line": f.line, "detail": f.detail})).collect::<Vec<_>>(),
             "invalid_discussions": invalid.iter().map(|d| json!({
                 "discussion_id": d.id,
                 "integrity_findings": d.findings.iter().map(|f| json!({
@@ -45,6 +49,9 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
         let mut text = String::new();
         for u in &lines.unreadable {
             text.push_str(&format!("line {}: unreadable: {}\n", u.line, u.detail));
+        }
+        for f in &lines.findings {
+            text.push_str(&format!("line {}: {}: {}\n", f.line, f.kind, f.detail));
         }
         if lines.torn_tail > 0 {
             text.push_str(&format!(
@@ -65,11 +72,12 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
             }
         }
         text.push_str(&format!(
-            "{}: {} records, {} discussions, {} unreadable lines, {} torn bytes, {} invalid discussions\n",
+            "{}: {} records, {} discussions, {} unreadable lines, {} line findings, {} torn bytes, {} invalid discussions\n",
             if ok { "ok" } else { "PROBLEMS" },
             lines.records,
             discussions,
             lines.unreadable.len(),
+            lines.findings.len(),
             lines.torn_tail,
             invalid.len()
         ));

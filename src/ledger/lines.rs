@@ -1,15 +1,18 @@
 //! Complete lines and whole operations: the rules every reader shares.
 //!
 //! A line counts only once its `\n` is written. An operation of several
-//! lines (its first line carries `op_lines`) counts only once all of its
-//! lines are there: a final operation cut short is torn as a whole.
+//! lines counts only once all of its lines are there: its first line
+//! announces how many (`op_lines`) and every line names the operation it
+//! belongs to (`op_id`), so a final operation cut short is torn as a whole.
+//! Only lines that claim membership are ever held back: a line that does
+//! not ends the operation before it, which is then a finding
+//! (`operation_overrun`), never a reason to hide what follows.
 
-use super::record::Record;
+use super::record::{OpMark, Record};
 use memchr::memchr_iter;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-
 /// Bytes read at a time when streaming the ledger.
 const CHUNK: usize = 4 << 20;
 
@@ -44,23 +47,65 @@ fn stream_lines(
     Ok((buf_start, line_no))
 }
 
+/// What streaming the ledger's whole operations found.
+#[derive(Debug, Default)]
+pub struct Streamed {
+    /// The first byte after the last whole operation: what follows it is
+    /// a torn tail.
+    pub end: u64,
+    /// How many lines the whole operations have.
+    pub lines: u64,
+    /// Whether complete lines were held back as an operation cut short.
+    pub cut_operation: bool,
+    /// Lines whose operation marks do not fit.
+    pub findings: Vec<OperationFinding>,
+}
+
 /// Streams the lines of whole operations among the first `len` bytes of
 /// `file`: `read` turns each complete line (first byte, 1-based number,
-/// bytes) into an item and tells its `op_lines`; `take` gets the items, in
-/// ledger order, once their operation is known to be whole. Returns where
-/// the whole operations end and how many lines they have.
+/// bytes) into an item and tells its operation mark; `take` gets the items,
+/// in ledger order, once their operation is known to be whole.
 pub fn stream_operations<T>(
     file: &File,
     len: u64,
-    mut read: impl FnMut(u64, u64, &[u8]) -> (T, Option<u64>),
+    mut read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),
     mut take: impl FnMut(T),
-) -> io::Result<(u64, u64)> {
+) -> io::Result<Streamed> {
     let mut operations = Operations::default();
     let lines_end = stream_lines(file, len, |start, line_no, line| {
-        let (item, op_lines) = read(start, line_no, line);
-        operations.line(start, line_no, op_lines, item, &mut take);
+        let (item, mark) = read(start, line_no, line);
+        operations.line(start, line_no, mark, item, &mut take);
     })?;
-    Ok(operations.end(lines_end))
+    let (end, lines) = operations.end(lines_end);
+    operations.finish();
+    Ok(Streamed {
+        end,
+        lines,
+        cut_operation: end < lines_end.0,
+        findings: operations.findings,
+    })
+}
+
+/// A line whose operation mark does not fit the lines around it: an
+/// operation that announced more lines than claim to belong to it before
+/// another line came (`operation_overrun`), or a line that claims to
+/// belong to an operation that is not under way (`operation_stray_line`).
+/// The lines involved are kept and replayed like any other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationFinding {
+    pub kind: &'static str,
+    pub line: u64,
+    pub detail: String,
+}
+
+/// The operation still missing lines.
+#[derive(Debug)]
+struct Open {
+    op_id: String,
+    start: u64,
+    line_no: u64,
+    lines: u64,
+    seen: u64,
 }
 
 /// Holds back the lines of an operation of several lines until all of them
@@ -68,10 +113,12 @@ pub fn stream_operations<T>(
 /// operation cut short are never handed on.
 #[derive(Debug)]
 pub struct Operations<T> {
-    /// The operation still missing lines: (its first byte, its first line
-    /// number, lines still to come).
-    open: Option<(u64, u64, u64)>,
+    open: Option<Open>,
     held: Vec<T>,
+    /// The last line with `op_lines` but no `op_id`: (its line number,
+    /// lines it announced, lines still to come).
+    announced: Option<(u64, u64, u64)>,
+    pub findings: Vec<OperationFinding>,
 }
 
 impl<T> Default for Operations<T> {
@@ -79,43 +126,99 @@ impl<T> Default for Operations<T> {
         Operations {
             open: None,
             held: Vec::new(),
+            announced: None,
+            findings: Vec::new(),
         }
     }
 }
 
 impl<T> Operations<T> {
     /// One more complete line starting at byte `start`, numbered `line_no`,
-    /// read into `item`; `op_lines` when it is a record carrying that
-    /// field. `take` gets every item now known to be in a whole operation.
+    /// read into `item`, with what it says of its operation. `take` gets
+    /// every item now known to be in a whole operation.
     pub fn line(
         &mut self,
         start: u64,
         line_no: u64,
-        op_lines: Option<u64>,
+        mark: OpMark,
         item: T,
         mut take: impl FnMut(T),
     ) {
-        self.open = match op_lines {
-            Some(n) if n > 1 => {
-                // A new operation: what was held back comes before any cut.
-                self.held.drain(..).for_each(&mut take);
-                Some((start, line_no, n - 1))
+        self.announced = self
+            .announced
+            .and_then(|(line, lines, to_come)| (to_come > 1).then_some((line, lines, to_come - 1)));
+        if let Some(open) = &mut self.open {
+            if matches!(&mark, OpMark::Member { op_id } if *op_id == open.op_id) {
+                self.held.push(item);
+                open.seen += 1;
+                if open.seen == open.lines {
+                    self.open = None;
+                    self.held.drain(..).for_each(take);
+                }
+                return;
             }
-            _ => self
-                .open
-                .and_then(|(s, l, to_come)| (to_come > 1).then_some((s, l, to_come - 1))),
-        };
-        self.held.push(item);
-        if self.open.is_none() {
-            self.held.drain(..).for_each(take);
+            // This line does not claim to belong: the operation ends here,
+            // short, and its lines are replayed like any others.
+            self.findings.push(OperationFinding {
+                kind: "operation_overrun",
+                line: open.line_no,
+                detail: format!(
+                    "announces {} lines (op_lines) but only {} belong to it before line {line_no}",
+                    open.lines, open.seen
+                ),
+            });
+            self.open = None;
+            self.held.drain(..).for_each(&mut take);
+        }
+        match mark {
+            OpMark::Opens { op_id, lines } => {
+                self.open = Some(Open {
+                    op_id,
+                    start,
+                    line_no,
+                    lines,
+                    seen: 1,
+                });
+                self.held.push(item);
+            }
+            OpMark::Member { op_id } => {
+                self.findings.push(OperationFinding {
+                    kind: "operation_stray_line",
+                    line: line_no,
+                    detail: format!(
+                        "claims to belong to operation {op_id}, which is not under way"
+                    ),
+                });
+                take(item);
+            }
+            OpMark::Announces { lines } => {
+                self.announced = Some((line_no, lines, lines - 1));
+                take(item);
+            }
+            OpMark::Alone => take(item),
+        }
+    }
+
+    /// At the end of the ledger: a line that announced more lines than
+    /// follow it is a finding (nothing was held back for it).
+    pub fn finish(&mut self) {
+        if let Some((line, lines, to_come)) = self.announced.take() {
+            self.findings.push(OperationFinding {
+                kind: "operation_overrun",
+                line,
+                detail: format!(
+                    "announces {lines} lines (op_lines) but only {} follow it",
+                    lines - 1 - to_come
+                ),
+            });
         }
     }
 
     /// Where the whole operations end (first byte after them, how many
     /// lines they have), given where the complete lines end.
     pub fn end(&self, (lines_end, lines): (u64, u64)) -> (u64, u64) {
-        match self.open {
-            Some((start, line_no, _)) => (start, line_no - 1),
+        match &self.open {
+            Some(open) => (open.start, open.line_no - 1),
             None => (lines_end, lines),
         }
     }
@@ -144,15 +247,17 @@ pub fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> (Vec<ParsedLin
     for end in memchr_iter(b'\n', bytes) {
         let line_no = first_line + count;
         count += 1;
-        let parsed = Record::parse_with_op_lines(&bytes[start..end], line_no as usize);
-        let op_lines = parsed.as_ref().ok().and_then(|(_, n)| *n);
+        let (record, mark) = match Record::parse_with_mark(&bytes[start..end], line_no as usize) {
+            Ok((record, mark)) => (Ok(record), mark),
+            Err(detail) => (Err(detail), OpMark::Alone),
+        };
         let line = ParsedLine {
             start: offset + start as u64,
             len: (end - start) as u64,
             line_no,
-            record: parsed.map(|(record, _)| record),
+            record,
         };
-        operations.line(offset + start as u64, line_no, op_lines, line, |l| {
+        operations.line(offset + start as u64, line_no, mark, line, |l| {
             lines.push(l)
         });
         start = end + 1;

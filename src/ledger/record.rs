@@ -122,13 +122,53 @@ struct Header {
     by: String,
     #[serde(default)]
     op_lines: Option<u64>,
+    #[serde(default)]
+    op_id: Option<String>,
 }
 
 /// The field on the first line of an operation that wrote several lines,
-/// giving their number: a reader that finds fewer at the end of the ledger
-/// knows the operation was cut short and was never acknowledged. An
-/// addition to ledger v1's fields.
+/// giving their number. An addition to ledger v1's fields.
 pub const OP_LINES: &str = "op_lines";
+/// The field on every line of an operation that wrote several lines: the
+/// id of its first record. Each line claims its own membership, so a line
+/// is never held back because of what another line says. An addition to
+/// ledger v1's fields.
+pub const OP_ID: &str = "op_id";
+
+/// What a line says of the operation it belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum OpMark {
+    /// An operation of one line, or a line that claims nothing.
+    #[default]
+    Alone,
+    /// The first line of an operation of `lines` lines (2 or more); its
+    /// `op_id` is its own id.
+    Opens { op_id: String, lines: u64 },
+    /// A later line of the operation whose first record is `op_id`.
+    Member { op_id: String },
+    /// A line with `op_lines` but no `op_id`, as ledgers written before
+    /// `op_id` existed have them: its later lines do not say they belong,
+    /// so nothing is held back; it only counts whether that many follow.
+    Announces { lines: u64 },
+}
+
+impl OpMark {
+    /// The mark of a line with record id `id` and these two fields. A line
+    /// whose fields contradict each other claims nothing.
+    pub fn of(id: &str, op_lines: Option<u64>, op_id: Option<&str>) -> OpMark {
+        match (op_lines, op_id) {
+            (Some(lines), Some(op_id)) if lines > 1 && op_id == id => OpMark::Opens {
+                op_id: op_id.to_owned(),
+                lines,
+            },
+            (None, Some(op_id)) if op_id != id => OpMark::Member {
+                op_id: op_id.to_owned(),
+            },
+            (Some(lines), None) if lines > 1 => OpMark::Announces { lines },
+            _ => OpMark::Alone,
+        }
+    }
+}
 
 impl Record {
     /// The discussion a record belongs to, if any.
@@ -153,14 +193,11 @@ impl Record {
     /// Parses one line (without its `\n`). The error explains why the line
     /// is not a record.
     pub fn parse(line: &[u8], line_no: usize) -> Result<Record, String> {
-        Record::parse_with_op_lines(line, line_no).map(|(record, _)| record)
+        Record::parse_with_mark(line, line_no).map(|(record, _)| record)
     }
 
-    /// Parses one line and its `op_lines` field, if it has one.
-    pub fn parse_with_op_lines(
-        line: &[u8],
-        line_no: usize,
-    ) -> Result<(Record, Option<u64>), String> {
+    /// Parses one line and what it says of its operation.
+    pub fn parse_with_mark(line: &[u8], line_no: usize) -> Result<(Record, OpMark), String> {
         let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
         if !value.is_object() {
             return Err("not a JSON object".into());
@@ -178,6 +215,7 @@ impl Record {
             other => return Err(format!("unknown kind {other:?}")),
         }
         .map_err(|e| format!("bad {} record: {e}", header.kind))?;
+        let mark = OpMark::of(&header.id, header.op_lines, header.op_id.as_deref());
         let record = Record {
             id: header.id,
             at_ms: header.at_ms,
@@ -185,7 +223,7 @@ impl Record {
             body,
             line: line_no,
         };
-        Ok((record, header.op_lines))
+        Ok((record, mark))
     }
 
     /// The record as one JSON object, fields in a stable, readable order.
@@ -264,19 +302,25 @@ impl Record {
         line
     }
 
-    /// The lines of one operation, the first carrying `op_lines` when
-    /// there are several.
+    /// The lines of one operation. When there are several, every line
+    /// carries `op_id` (the first record's id) and the first also
+    /// `op_lines`.
     pub fn operation_lines(records: &[Record]) -> String {
+        let [first, ..] = records else {
+            return String::new();
+        };
+        if records.len() == 1 {
+            return first.to_line();
+        }
         let mut lines = String::new();
         for (index, record) in records.iter().enumerate() {
-            if index == 0 && records.len() > 1 {
-                let mut json = record.to_json();
+            let mut json = record.to_json();
+            if index == 0 {
                 json[OP_LINES] = records.len().into();
-                lines.push_str(&json.to_string());
-                lines.push('\n');
-            } else {
-                lines.push_str(&record.to_line());
             }
+            json[OP_ID] = first.id.clone().into();
+            lines.push_str(&json.to_string());
+            lines.push('\n');
         }
         lines
     }

@@ -23,8 +23,8 @@ pub struct Snapshot {
 impl Snapshot {
     /// Parses complete lines. A final line without `\n` is a torn tail and
     /// is never acted on; so are the complete lines of a final operation
-    /// that has fewer lines than its first one announced in `op_lines` (the
-    /// rest of its single `write` never arrived). Both count in `torn_tail`.
+    /// whose own lines say it is missing some (the rest of its single
+    /// `write` never arrived). Both count in `torn_tail`.
     pub fn parse(bytes: &[u8]) -> Snapshot {
         let (lines, end) = parse_lines(bytes, 0, 1);
         let mut snapshot = Snapshot {
@@ -96,7 +96,10 @@ mod tests {
         let first = Record::operation_lines(&[record("rec_1")]);
         let op = Record::operation_lines(&[record("rec_2"), record("rec_3"), record("rec_4")]);
         assert!(op.starts_with(r#"{"v":1,"kind":"kill_switch","id":"rec_2","#));
-        assert!(op.lines().next().unwrap().ends_with(r#""op_lines":3}"#));
+        let marks: Vec<&str> = op.lines().collect();
+        assert!(marks[0].ends_with(r#""op_lines":3,"op_id":"rec_2"}"#));
+        assert!(marks[1].ends_with(r#""op_id":"rec_2"}"#));
+        assert!(marks[2].ends_with(r#""op_id":"rec_2"}"#));
         let whole = format!("{first}{op}");
         assert_eq!(Snapshot::parse(whole.as_bytes()).records.len(), 4);
         assert_eq!(Snapshot::parse(whole.as_bytes()).torn_tail, 0);
@@ -106,5 +109,25 @@ mod tests {
             assert_eq!(snapshot.records.len(), 1, "cut at {cut}");
             assert_eq!(snapshot.torn_tail, cut - first.len(), "cut at {cut}");
         }
+    }
+
+    #[test]
+    fn a_line_that_claims_others_hides_nothing() {
+        let line = |id: &str, extra: &str| {
+            format!(
+                r#"{{"v":1,"kind":"kill_switch","id":"{id}","at_ms":9,"by":"x","engaged":false,"reason":null{extra}}}"#
+            ) + "\n"
+        };
+        // An edited line announcing 1000 lines, with or without an op_id,
+        // then ordinary lines to the end: every line counts, none is torn.
+        for claim in [r#","op_lines":1000"#, r#","op_lines":1000,"op_id":"rec_1""#] {
+            let bytes = line("rec_1", claim) + &line("rec_2", "") + &line("rec_3", "");
+            let snapshot = Snapshot::parse(bytes.as_bytes());
+            assert_eq!(snapshot.records.len(), 3, "{claim}");
+            assert_eq!(snapshot.torn_tail, 0, "{claim}");
+        }
+        // A line claiming to belong to another operation hides nothing either.
+        let bytes = line("rec_1", "") + &line("rec_2", r#","op_id":"rec_9""#) + &line("rec_3", "");
+        assert_eq!(Snapshot::parse(bytes.as_bytes()).records.len(), 3);
     }
 }

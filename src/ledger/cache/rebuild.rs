@@ -4,7 +4,7 @@
 use super::index_file::{LineRef, key_of};
 use crate::global::Global;
 use crate::ledger::lines::stream_operations;
-use crate::ledger::record::{RESERVED, Record};
+use crate::ledger::record::{OpMark, RESERVED, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -37,8 +37,12 @@ struct Peek<'a> {
     receipt: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     agent_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
     #[serde(default)]
     op_lines: Option<u64>,
+    #[serde(default, borrow)]
+    op_id: Option<Cow<'a, str>>,
 }
 
 /// What one line adds, held back while its operation is incomplete.
@@ -86,34 +90,25 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
         forget_at: 8192,
         ..Unchecked::default()
     };
-    // The last line that opened an operation of several lines, and
-    // whether it was parsed whole.
-    let mut last_opener: Option<(u64, bool)> = None;
-    let (covered, lines) = stream_operations(
+    let streamed = stream_operations(
         ledger,
         len,
-        |offset, line_no, line| {
-            let (effect, op_lines) = read_line(line, offset, line_no, exact);
-            if op_lines.is_some_and(|n| n > 1) {
-                last_opener = Some((offset, effect.exact));
-            }
-            (effect, op_lines)
-        },
+        |offset, line_no, line| read_line(line, offset, line_no, exact),
         |effect| commit(&mut gathered, &mut unchecked, effect),
     )?;
+    let (covered, lines) = (streamed.end, streamed.lines);
     if exact {
         return Ok(Some((gathered, covered, lines)));
     }
     // The checks: each peeked fact the result depends on must be what a
-    // whole parse of its line says.
-    if let Some((offset, false)) = last_opener
-        && read_record(ledger, offset)?.is_none_or(|(_, op_lines)| op_lines.is_none_or(|n| n < 2))
-    {
+    // whole parse of its line says. Which lines are torn depends on the
+    // marks of the last operation: after a crash, scan again exactly.
+    if streamed.cut_operation {
         return Ok(None);
     }
     if let Some(offset) = unchecked.last_at
         && read_record(ledger, offset)?
-            .is_none_or(|(record, _)| Some(record.at_ms) != gathered.last_at_ms)
+            .is_none_or(|record| Some(record.at_ms) != gathered.last_at_ms)
     {
         return Ok(None);
     }
@@ -123,7 +118,7 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
             continue;
         }
         match read_record(ledger, *offset)? {
-            Some((record, _)) if record.at_ms == *at_ms => {
+            Some(record) if record.at_ms == *at_ms => {
                 let same = matches!(&record.body, crate::ledger::Body::Receipt(r)
                     if r.receipt == RESERVED && r.agent_id.as_deref() == Some(agent.as_str()));
                 if !same {
@@ -137,8 +132,8 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
     Ok(Some((gathered, covered, lines)))
 }
 
-/// The record on the line at `offset`, with its `op_lines`.
-fn read_record(ledger: &File, offset: u64) -> io::Result<Option<(Record, Option<u64>)>> {
+/// The record on the line at `offset`.
+fn read_record(ledger: &File, offset: u64) -> io::Result<Option<Record>> {
     let mut line = Vec::new();
     let mut at = offset;
     loop {
@@ -149,7 +144,7 @@ fn read_record(ledger: &File, offset: u64) -> io::Result<Option<(Record, Option<
         }
         if let Some(pos) = memchr::memchr(b'\n', &chunk[..n]) {
             line.extend_from_slice(&chunk[..pos]);
-            return Ok(Record::parse_with_op_lines(&line, 0).ok());
+            return Ok(Record::parse(&line, 0).ok());
         }
         line.extend_from_slice(&chunk[..n]);
         at += n as u64;
@@ -188,8 +183,8 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
 }
 
 /// One line: peeked at when it can be, parsed whole when it must be.
-/// Returns what it adds and its `op_lines`.
-fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Option<u64>) {
+/// Returns what it adds and its operation mark.
+fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, OpMark) {
     let entry = |id: &str| {
         (
             LineRef {
@@ -221,14 +216,14 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
         None => true,
     };
     if whole {
-        return match Record::parse_with_op_lines(line, line_no as usize) {
-            Ok((record, op_lines)) => {
+        return match Record::parse_with_mark(line, line_no as usize) {
+            Ok((record, mark)) => {
                 effect.entry = record.discussion_id().map(entry);
                 effect.at_ms = Some(record.at_ms);
                 effect.global = Some(record);
-                (effect, op_lines)
+                (effect, mark)
             }
-            Err(_) => (effect, None),
+            Err(_) => (effect, OpMark::Alone),
         };
     }
     let peek = peeked.expect("peeked");
@@ -246,7 +241,8 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
         }
         _ => {}
     }
-    (effect, peek.op_lines)
+    let mark = OpMark::of(&peek.id, peek.op_lines, peek.op_id.as_deref());
+    (effect, mark)
 }
 
 /// The fast way through a message line as `discuss` writes it: the fields
@@ -283,11 +279,13 @@ fn peek_message(line: &[u8]) -> Option<Peek<'static>> {
     Some(Peek {
         v: peek.v,
         kind: Cow::Borrowed("message"),
+        id: Cow::Owned(peek.id.into_owned()),
         at_ms: peek.at_ms,
         correlation_id: peek.correlation_id.map(|c| Cow::Owned(c.into_owned())),
         discussion_id: None,
         receipt: None,
         agent_id: None,
-        op_lines: None,
+        op_lines: peek.op_lines,
+        op_id: peek.op_id.map(|o| Cow::Owned(o.into_owned())),
     })
 }
