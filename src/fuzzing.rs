@@ -46,7 +46,28 @@ pub fn replay(bytes: &[u8]) -> Replay {
             let _ = discussion_human(&out, &discussion, now);
         }
         assert!(derive(id, &records, i64::MAX).is_some());
-        assert!(derive(id, &records, i64::MIN).is_some());
+        // A reader at the dawn of time: every record stamped more than the
+        // allowed skew after it is ahead, and with none left the discussion
+        // has not begun for it (`ledger.md`, "Clock skew").
+        let ahead_of_all = records
+            .iter()
+            .all(|r| r.at_ms > i64::MIN + crate::clock::MAX_SKEW_MS);
+        assert_eq!(derive(id, &records, i64::MIN).is_none(), ahead_of_all);
+        // A reader an hour before the last record leaves out what is
+        // stamped after it, and counts it as clock_skew.
+        let early = last.saturating_sub(3_600_000);
+        if let Some(d) = derive(id, &records, early) {
+            let ahead = records
+                .iter()
+                .filter(|r| r.at_ms > early.saturating_add(crate::clock::MAX_SKEW_MS))
+                .count();
+            let skewed = d
+                .findings
+                .iter()
+                .filter(|f| f.kind == crate::discussion::FindingKind::ClockSkew)
+                .count();
+            assert_eq!(skewed, ahead, "one clock_skew finding per record ahead");
+        }
     }
     through_the_cache(bytes, &snapshot, &ids);
     Replay {
@@ -85,10 +106,8 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     }
     assert_eq!(view.last_at_ms(), snapshot.last_at_ms, "the newest time");
     let mut global = Global::derive(&snapshot.records);
-    if let Some(last) = snapshot.last_at_ms {
-        global.forget_reservations_before(last);
-    }
-    let mut cached = view.global().clone();
+    global.forget_old_reservations();
+    let mut cached = view.global_folded().clone();
     for times in cached.reservations.values_mut() {
         times.sort_unstable();
     }

@@ -6,10 +6,51 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::record::{FleetOp, RESERVED};
 use crate::ledger::{Body, Record};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 pub const DEFAULT_WAKES_PER_HOUR: u32 = 30;
 pub const QUOTA_WINDOW_MS: i64 = 3_600_000;
+/// How many of the latest fleet, kill-switch and quota changes are kept
+/// with what they replaced, so that a reader whose clock they are ahead of
+/// can see them undone (`ledger.md`, "Clock skew"). A change ahead of the
+/// clock that more changes than this follow stays applied.
+pub const RECENT_CHANGES: usize = 32;
+
+/// One fleet, kill-switch or quota change and what it replaced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub at_ms: i64,
+    pub undo: Undo,
+}
+
+/// The value a change replaced, for the one setting it changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Undo {
+    Member {
+        fleet_id: String,
+        agent_id: String,
+        was_member: bool,
+    },
+    KillSwitch(KillSwitchState),
+    Quota {
+        agent_id: Option<String>,
+        was: Option<u32>,
+    },
+}
+
+impl Undo {
+    /// The setting it is about: two changes of one setting share it.
+    fn setting(&self) -> (u8, Option<&str>, Option<&str>) {
+        match self {
+            Undo::Member {
+                fleet_id, agent_id, ..
+            } => (0, Some(fleet_id), Some(agent_id)),
+            Undo::KillSwitch(_) => (1, None, None),
+            Undo::Quota { agent_id, .. } => (2, agent_id.as_deref(), None),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KillSwitchState {
@@ -28,6 +69,10 @@ pub struct Global {
     pub agent_quotas: BTreeMap<String, u32>,
     /// `at_ms` of every wake reservation, per woken agent.
     pub reservations: HashMap<String, Vec<i64>>,
+    /// The latest changes of fleets, the kill-switch and quotas, newest
+    /// last, with what each replaced.
+    #[serde(default)]
+    pub recent: VecDeque<Change>,
 }
 
 impl Global {
@@ -42,38 +87,35 @@ impl Global {
     /// Folds one record in; writers apply what they append to the state
     /// they derived, rather than deriving the whole ledger again.
     pub fn apply(&mut self, record: &Record) {
-        match &record.body {
-            Body::Fleet(change) => match change.op {
-                FleetOp::Add => {
-                    self.fleets
-                        .entry(change.fleet_id.clone())
-                        .or_default()
-                        .insert(change.agent_id.clone());
+        let undo = match &record.body {
+            Body::Fleet(change) => {
+                let was_member = self
+                    .fleets
+                    .get(&change.fleet_id)
+                    .is_some_and(|m| m.contains(&change.agent_id));
+                self.set_member(
+                    &change.fleet_id,
+                    &change.agent_id,
+                    change.op == FleetOp::Add,
+                );
+                Undo::Member {
+                    fleet_id: change.fleet_id.clone(),
+                    agent_id: change.agent_id.clone(),
+                    was_member,
                 }
-                FleetOp::Remove => {
-                    if let Some(members) = self.fleets.get_mut(&change.fleet_id) {
-                        members.remove(&change.agent_id);
-                        // A fleet exists while it has at least one member.
-                        if members.is_empty() {
-                            self.fleets.remove(&change.fleet_id);
-                        }
-                    }
-                }
-            },
-            Body::KillSwitch(switch) => {
-                self.kill_switch = KillSwitchState {
+            }
+            Body::KillSwitch(switch) => Undo::KillSwitch(std::mem::replace(
+                &mut self.kill_switch,
+                KillSwitchState {
                     engaged: switch.engaged,
                     reason: switch.reason.clone(),
                     changed_at_ms: Some(record.at_ms),
                     changed_by: Some(record.by.clone()),
-                };
-            }
-            Body::Quota(quota) => match &quota.agent_id {
-                Some(agent) => {
-                    self.agent_quotas
-                        .insert(agent.clone(), quota.wakes_per_hour);
-                }
-                None => self.default_quota = Some(quota.wakes_per_hour),
+                },
+            )),
+            Body::Quota(quota) => Undo::Quota {
+                agent_id: quota.agent_id.clone(),
+                was: self.set_quota(quota.agent_id.as_deref(), Some(quota.wakes_per_hour)),
             },
             Body::Receipt(receipt) if receipt.receipt == RESERVED => {
                 if let Some(agent) = &receipt.agent_id {
@@ -82,16 +124,86 @@ impl Global {
                         .or_default()
                         .push(record.at_ms);
                 }
+                return;
             }
-            _ => {}
+            _ => return,
+        };
+        self.recent.push_back(Change {
+            at_ms: record.at_ms,
+            undo,
+        });
+        if self.recent.len() > RECENT_CHANGES {
+            self.recent.pop_front();
         }
     }
 
-    /// Forgets reservations no rolling hour ending at or after `last_at_ms`
-    /// can count: new records are never stamped before it.
-    pub fn forget_reservations_before(&mut self, last_at_ms: i64) {
+    fn set_member(&mut self, fleet_id: &str, agent_id: &str, member: bool) {
+        if member {
+            self.fleets
+                .entry(fleet_id.to_owned())
+                .or_default()
+                .insert(agent_id.to_owned());
+        } else if let Some(members) = self.fleets.get_mut(fleet_id) {
+            members.remove(agent_id);
+            // A fleet exists while it has at least one member.
+            if members.is_empty() {
+                self.fleets.remove(fleet_id);
+            }
+        }
+    }
+
+    /// Sets (or, with `None`, unsets) a quota; returns what it was.
+    fn set_quota(&mut self, agent_id: Option<&str>, quota: Option<u32>) -> Option<u32> {
+        match (agent_id, quota) {
+            (Some(agent), Some(quota)) => self.agent_quotas.insert(agent.to_owned(), quota),
+            (Some(agent), None) => self.agent_quotas.remove(agent),
+            (None, quota) => std::mem::replace(&mut self.default_quota, quota),
+        }
+    }
+
+    /// The state as a reader at `now_ms` sees it: changes stamped more
+    /// than the allowed skew ahead of it are undone, unless a later change
+    /// of the same setting that is not ahead replaced them anyway.
+    pub fn at(&self, now_ms: i64) -> Cow<'_, Global> {
+        let limit = now_ms.saturating_add(crate::clock::MAX_SKEW_MS);
+        if self.recent.iter().all(|c| c.at_ms <= limit) {
+            return Cow::Borrowed(self);
+        }
+        let mut seen = self.clone();
+        seen.recent.clear();
+        let mut settled = HashSet::new();
+        for change in self.recent.iter().rev() {
+            let setting = change.undo.setting();
+            if change.at_ms <= limit {
+                settled.insert(setting);
+                continue;
+            }
+            if settled.contains(&setting) {
+                continue;
+            }
+            match &change.undo {
+                Undo::Member {
+                    fleet_id,
+                    agent_id,
+                    was_member,
+                } => seen.set_member(fleet_id, agent_id, *was_member),
+                Undo::KillSwitch(was) => seen.kill_switch = was.clone(),
+                Undo::Quota { agent_id, was } => {
+                    seen.set_quota(agent_id.as_deref(), *was);
+                }
+            }
+        }
+        Cow::Owned(seen)
+    }
+
+    /// Forgets reservations no rolling hour can count any more: those an
+    /// hour older than the same agent's newest one. Per agent, so that a
+    /// reservation stamped far ahead (a skewed clock) makes only that
+    /// agent's history shorter, never every agent's.
+    pub fn forget_old_reservations(&mut self) {
         self.reservations.retain(|_, times| {
-            times.retain(|&t| t > last_at_ms - QUOTA_WINDOW_MS);
+            let newest = times.iter().copied().max().unwrap_or(i64::MIN);
+            times.retain(|&t| t > newest.saturating_sub(QUOTA_WINDOW_MS));
             !times.is_empty()
         });
     }

@@ -306,3 +306,52 @@ fn verify_reports_duplicate_ids_time_going_backwards_and_future_records() {
         "{findings:?}"
     );
 }
+
+#[test]
+fn a_record_from_a_year_ahead_moves_no_one_elses_time() {
+    let mut env = Env::new();
+    env.fleet();
+    let year = 365 * 86_400_000_i64;
+    // A skewed host engages the kill-switch and adds a member, a year ahead.
+    env.append_raw(
+        &(json!({"v":1,"kind":"kill_switch","id":"rec_future_ks","at_ms":T0 + year,
+            "by":"skewed-host","engaged":true,"reason":"from the future"})
+        .to_string()
+            + "\n"),
+    );
+    // Not yet engaged for anyone here; the discussion lives in the present.
+    let (dsc, root) = env.ask(&["--timeout-ms", "300000", "--turn-timeout-ms", "1000"]);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "open");
+    assert_eq!(
+        show["created_at"].as_str().unwrap(),
+        "2026-11-30T00:00:00.000Z",
+        "stamped by this clock, not the year-ahead record's"
+    );
+    assert_eq!(env.ok(&["kill-switch"])["engaged"], false);
+    // A turn of one second lapses after one second, not a year.
+    env.wake(&dsc, "agent-b", &root);
+    assert_eq!(env.status(&dsc), "active");
+    env.advance(1_001);
+    assert_eq!(env.status(&dsc), "deadman");
+    // A record of the discussion stamped ahead is a finding, not a verdict.
+    let (dsc2, _) = env.ask(&[]);
+    env.append_raw(
+        &(json!({"v":1,"kind":"receipt","id":"rcp_future","at_ms":T0 + year,"by":"skewed-host",
+            "receipt":"discussion.attempt.failed","discussion_id":dsc2,"attempt_id":"att_x",
+            "reason":"deadline"})
+        .to_string()
+            + "\n"),
+    );
+    let show = env.show(&dsc2);
+    assert_eq!(show["status"], "open");
+    assert_eq!(finding_kinds(&show), vec!["clock_skew"]);
+    // Once the clock has caught up, both records count.
+    env.advance(year);
+    assert_eq!(env.ok(&["kill-switch"])["engaged"], true);
+    assert_eq!(
+        env.status(&dsc2),
+        "invalid",
+        "the receipt is contradictory once it counts"
+    );
+}

@@ -93,7 +93,8 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
 
 pub fn perform(ctx: &Context, request: &AskRequest) -> Result<AskOutcome> {
     ctx.ledger.append(&[], |view| {
-        plan_ask(view.global(), request, &ctx.stamp(view.last_at_ms()))
+        let stamp = ctx.stamp(view.last_at_ms());
+        plan_ask(&view.global(stamp.at_ms), request, &stamp)
     })
 }
 

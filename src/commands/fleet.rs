@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<u8> {
         ids::check_name("agent_id", agent)?;
     }
     let global = ctx.ledger.append(&[], |view| {
-        let mut global = view.global().clone();
+        let mut global = view.global(ctx.now(view.last_at_ms())).into_owned();
         let records = plan_fleet(&global, op, fleet, agents, &ctx.stamp(view.last_at_ms()));
         records.iter().for_each(|record| global.apply(record));
         Ok((records, global))
@@ -79,7 +79,8 @@ fn list(ctx: &Context, only: Option<&str>) -> Result<u8> {
     if let Some(fleet) = only {
         ids::check_name("fleet_id", fleet)?;
     }
-    let global = ctx.ledger.view(&[])?.global().clone();
+    let view = ctx.ledger.view(&[])?;
+    let global = view.global(ctx.now(view.last_at_ms())).into_owned();
     if let Some(fleet) = only
         && global.members(fleet).is_none()
     {

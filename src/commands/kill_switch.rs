@@ -36,7 +36,8 @@ pub enum KillSwitchCommand {
 pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
     let state = match &args.command {
         None | Some(KillSwitchCommand::Status) => {
-            ctx.ledger.view(&[])?.global().kill_switch.clone()
+            let view = ctx.ledger.view(&[])?;
+            view.global(ctx.now(view.last_at_ms())).kill_switch.clone()
         }
         Some(KillSwitchCommand::On { reason }) => {
             if reason.trim().is_empty() {

@@ -53,14 +53,17 @@ pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<u8> {
             ctx.ledger.append(&[], |view| {
                 let stamp = ctx.stamp(view.last_at_ms());
                 let records = plan_quota(agent.clone(), *wakes_per_hour as u32, &stamp);
-                let mut global = view.global().clone();
+                let mut global = view.global(stamp.at_ms).into_owned();
                 records.iter().for_each(|record| global.apply(record));
                 Ok((records, (global, stamp.at_ms)))
             })?
         }
         QuotaCommand::Show => {
             let view = ctx.ledger.view(&[])?;
-            (view.global().clone(), ctx.now(view.last_at_ms()))
+            {
+                let now = ctx.now(view.last_at_ms());
+                (view.global(now).into_owned(), now)
+            }
         }
     };
     let view = to_json(&global, now);

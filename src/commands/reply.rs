@@ -75,9 +75,9 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
 
 pub fn perform(ctx: &Context, request: &ReplyRequest) -> Result<(Discussion, String)> {
     ctx.ledger.append(&[&request.discussion_id], |view| {
-        let global = view.global();
+        let global = view.global(ctx.now(view.last_at_ms()));
         plan_reply(
-            global,
+            &global,
             &view.discussion(&request.discussion_id),
             request,
             &ctx.stamp(view.last_at_ms()),

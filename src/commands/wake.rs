@@ -68,9 +68,9 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
 
 pub fn perform(ctx: &Context, request: &WakeRequest) -> Result<(Discussion, Attempt)> {
     ctx.ledger.append(&[&request.discussion_id], |view| {
-        let global = view.global();
+        let global = view.global(ctx.now(view.last_at_ms()));
         plan_wake(
-            global,
+            &global,
             &view.discussion(&request.discussion_id),
             request,
             &ctx.stamp(view.last_at_ms()),

@@ -7,7 +7,10 @@
 //! attempt and the conversation deadline. A virtual event at time `d` comes
 //! before any record at `d` or later, because "live" means `now < deadline`.
 //! `now` below the last record's time is taken as that time: what the
-//! ledger says has happened has happened.
+//! ledger says has happened has happened. A record stamped more than the
+//! allowed skew ahead of `now` has not happened yet for this reader: it is
+//! left out with a `clock_skew` finding, so one far-future stamp cannot
+//! expire a discussion or freeze its time.
 
 use super::envelope::{Envelope, MessageType};
 use super::state::*;
@@ -18,9 +21,30 @@ use std::collections::{HashMap, HashSet};
 
 /// Derives the discussion `id` from its records (in ledger order). `None`
 /// when no record names it.
-pub fn derive(id: &str, records: &[&Record], now_ms: i64) -> Option<Discussion> {
-    let first = records.first()?;
+pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
+    let limit = now_ms.saturating_add(crate::clock::MAX_SKEW_MS);
+    let (records, ahead): (Vec<&Record>, Vec<&Record>) =
+        all.iter().copied().partition(|r| r.at_ms <= limit);
+    let Some(first) = records.first() else {
+        // Only records from the future: a discussion that has not begun
+        // yet for this reader.
+        return None;
+    };
     let mut fold = Fold::new(id, first.at_ms);
+    for record in &ahead {
+        fold.finding(
+            FindingKind::ClockSkew,
+            record,
+            None,
+            format!(
+                "stamped {}, more than {} s ahead of {}: left out until then",
+                crate::clock::format_ms(record.at_ms),
+                crate::clock::MAX_SKEW_MS / 1000,
+                crate::clock::format_ms(now_ms)
+            ),
+        );
+    }
+    let records = &records[..];
     let envelopes: Vec<Option<Result<Envelope, String>>> = records
         .iter()
         .map(|r| match &r.body {

@@ -78,6 +78,9 @@ pub enum FindingKind {
     DuplicateOrdinal,
     ContradictoryReceipts,
     MalformedRoot,
+    /// A record stamped more than the allowed skew ahead of the reader's
+    /// time: left out until the clock catches up (`ledger.md`, "Clock skew").
+    ClockSkew,
 }
 
 impl FindingKind {
@@ -89,12 +92,16 @@ impl FindingKind {
             FindingKind::DuplicateOrdinal => "duplicate_ordinal",
             FindingKind::ContradictoryReceipts => "contradictory_receipts",
             FindingKind::MalformedRoot => "malformed_root",
+            FindingKind::ClockSkew => "clock_skew",
         }
     }
 
     /// Whether the finding makes the discussion `invalid` (fail closed).
     pub fn invalidates(self) -> bool {
-        !matches!(self, FindingKind::Malformed | FindingKind::Foreign)
+        !matches!(
+            self,
+            FindingKind::Malformed | FindingKind::Foreign | FindingKind::ClockSkew
+        )
     }
 }
 

@@ -4,6 +4,7 @@
 use super::cache::Cache;
 use super::record::Record;
 use crate::global::Global;
+use std::borrow::Cow;
 
 pub struct View {
     pub(super) cache: Cache,
@@ -11,8 +12,14 @@ pub struct View {
 }
 
 impl View {
-    /// Fleets, the kill-switch, quotas and recent reservations.
-    pub fn global(&self) -> &Global {
+    /// Fleets, the kill-switch, quotas and recent reservations, as a
+    /// reader at `now_ms` sees them (changes stamped ahead of it undone).
+    pub fn global(&self, now_ms: i64) -> Cow<'_, Global> {
+        self.cache.global.at(now_ms)
+    }
+
+    /// The global state as folded, changes ahead of any clock included.
+    pub fn global_folded(&self) -> &Global {
         &self.cache.global
     }
 

@@ -173,7 +173,9 @@ pub fn run(
         let len = ledger_len(ctx);
         if len != seen_len && watchdog.fired().is_none() {
             match ctx.ledger.view_within(&[], Instant::now())? {
-                Some(view) if view.global().kill_switch.engaged => watchdog.fire("kill_switch"),
+                Some(view) if view.global(ctx.now(view.last_at_ms())).kill_switch.engaged => {
+                    watchdog.fire("kill_switch")
+                }
                 Some(_) => seen_len = len,
                 None => {}
             }
@@ -387,7 +389,7 @@ fn reply_from_stdout(
     let posted = request.and_then(|request| {
         ctx.ledger.append(&[&discussion.id], |view| {
             plan_reply(
-                view.global(),
+                &view.global(ctx.now(view.last_at_ms())),
                 &view.discussion(&discussion.id),
                 &request,
                 &ctx.stamp(view.last_at_ms()),

@@ -287,9 +287,7 @@ impl Cache {
                 cache.dirty = false;
             }
         }
-        if let Some(last) = cache.last_at_ms {
-            cache.global.forget_reservations_before(last);
-        }
+        cache.global.forget_old_reservations();
         Ok(cache)
     }
 
@@ -504,9 +502,7 @@ impl Cache {
     }
 
     fn write_checkpoint(&mut self) -> io::Result<()> {
-        if let Some(last) = self.last_at_ms {
-            self.global.forget_reservations_before(last);
-        }
+        self.global.forget_old_reservations();
         let body = CheckpointBody {
             dev: self.dev,
             ino: self.ino,

@@ -112,11 +112,8 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
     {
         return Ok(None);
     }
-    let last = gathered.last_at_ms.unwrap_or(i64::MIN);
+    forget_old(&mut unchecked.reservations);
     for (offset, agent, at_ms) in &unchecked.reservations {
-        if *at_ms <= last.saturating_sub(crate::global::QUOTA_WINDOW_MS) {
-            continue;
-        }
         match read_record(ledger, *offset)? {
             Some(record) if record.at_ms == *at_ms => {
                 let same = matches!(&record.body, crate::ledger::Body::Receipt(r)
@@ -172,14 +169,30 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
         // Only the last hour counts: forget what fell out of it, now and
         // then, so memory stays small however long the ledger.
         if unchecked.reservations.len() >= unchecked.forget_at {
-            let horizon = gathered
-                .last_at_ms
-                .unwrap_or(i64::MIN)
-                .saturating_sub(crate::global::QUOTA_WINDOW_MS);
-            unchecked.reservations.retain(|(_, _, t)| *t > horizon);
+            forget_old(&mut unchecked.reservations);
             unchecked.forget_at = (unchecked.reservations.len() * 2).max(8192);
         }
     }
+}
+
+/// Drops the reservations that `Global::forget_old_reservations` would:
+/// those an hour older than the same agent's newest one.
+fn forget_old(reservations: &mut Vec<(u64, String, i64)>) {
+    let mut newest: std::collections::HashMap<&str, i64> = Default::default();
+    for (_, agent, t) in reservations.iter() {
+        let n = newest.entry(agent.as_str()).or_insert(*t);
+        *n = (*n).max(*t);
+    }
+    let horizon: std::collections::HashMap<String, i64> = newest
+        .into_iter()
+        .map(|(agent, t)| {
+            (
+                agent.to_owned(),
+                t.saturating_sub(crate::global::QUOTA_WINDOW_MS),
+            )
+        })
+        .collect();
+    reservations.retain(|(_, agent, t)| *t > horizon[agent.as_str()]);
 }
 
 /// One line: peeked at when it can be, parsed whole when it must be.
