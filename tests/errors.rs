@@ -739,3 +739,89 @@ fn unknown_discussion_suggests_a_near_match() {
     let err = env.fails(&["show", "dsc_0000"], "unknown_discussion", 4);
     assert!(err["hints"][0].as_str().unwrap().contains("discuss list"));
 }
+
+/// Runs `discuss` with an endless stdin; returns (exit status, stderr JSON,
+/// how long it took). The writer stops when the reader goes away.
+fn with_endless_stdin(env: &Env, args: &[&str]) -> (i32, serde_json::Value, std::time::Duration) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env("DISCUSS_ACTOR", "tester")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 16];
+        // Bounded: 1 GiB at most, far past any limit.
+        for _ in 0..(1 << 14) {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    let took = start.elapsed();
+    writer.join().unwrap();
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    (out.status.code().unwrap(), err["error"].clone(), took)
+}
+
+#[test]
+fn endless_inputs_are_refused_after_the_limit() {
+    let env = Env::new();
+    env.fleet();
+    let before = env.ledger_bytes();
+    let mut args = ASK_A_TO_B[..7].to_vec();
+    args.extend(["--payload-file", "/dev/zero"]);
+    env.fails(&args, "payload_too_large", 3);
+    let mut args = vec!["--json"];
+    args.extend_from_slice(&ASK_A_TO_B[..7]);
+    args.extend(["--payload-file", "-"]);
+    let (status, err, took) = with_endless_stdin(&env, &args);
+    assert_eq!(
+        (status, err["code"].as_str()),
+        (3, Some("payload_too_large"))
+    );
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    let (status, err, took) = with_endless_stdin(&env, &["call", "ask_peer", "-"]);
+    assert_eq!(
+        (status, err["code"].as_str()),
+        (3, Some("payload_too_large"))
+    );
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    assert_eq!(env.ledger_bytes(), before);
+}
+
+#[test]
+fn deep_payloads_are_invalid_input_with_a_clear_message() {
+    let env = Env::new();
+    env.fleet();
+    for depth in 118..=131 {
+        let body = "[".repeat(depth) + &"]".repeat(depth);
+        let mut args = ASK_A_TO_B.to_vec();
+        args.push(&body);
+        let err = env.fails(&args, "invalid_argument", 3);
+        assert_eq!(err["details"]["depth"], depth, "{err}");
+        assert!(err["message"].as_str().unwrap().contains("levels deep"));
+    }
+    // The deepest allowed body goes through ask, show and call alike.
+    let body = "[".repeat(100) + &"]".repeat(100);
+    let mut args = ASK_A_TO_B.to_vec();
+    args.push(&body);
+    let dsc = env.ok(&args)["discussion_id"].as_str().unwrap().to_owned();
+    assert_eq!(env.show(&dsc)["status"], "open");
+    let out = env.run(&[
+        "call",
+        "get_discussion",
+        &format!(r#"{{"discussion_id":"{dsc}"}}"#),
+    ]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+}

@@ -1,6 +1,10 @@
 //! `discuss call TOOL [JSON|-]`: the seed's request objects, verbatim.
 
 use super::{Context, ask, read_input, reply, show, wake};
+
+/// The most a request object read from stdin may have: a payload string of
+/// a whole envelope, escaped (at most six bytes a character), and the rest.
+const MAX_REQUEST_BYTES: usize = 6 * crate::discussion::envelope::MAX_ENVELOPE_BYTES + 65_536;
 use crate::engine::{AskRequest, ReplyRequest, WakeRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::discussion_json;
@@ -70,7 +74,7 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
         .hint("tools: ask_peer, wake_agent, reply_discussion, get_discussion"));
     };
     let text = match args.request.as_deref() {
-        None | Some("-") => read_input(Path::new("-"))?,
+        None | Some("-") => read_input(Path::new("-"), MAX_REQUEST_BYTES)?,
         Some(json) => json.to_owned(),
     };
     let request = Request::parse(&text, fields)?;

@@ -152,7 +152,8 @@ impl PayloadArgs {
     pub fn read(&self) -> Result<String> {
         match (&self.payload, &self.payload_file) {
             (Some(payload), _) => Ok(payload.clone()),
-            (None, Some(path)) => read_input(path),
+            // A body longer than an envelope can never be sent: read no more.
+            (None, Some(path)) => read_input(path, crate::discussion::envelope::MAX_ENVELOPE_BYTES),
             (None, None) => unreachable!("clap requires one of the group"),
         }
     }
@@ -209,22 +210,34 @@ impl SuperviseArgs {
     }
 }
 
-/// A file's text, or stdin's for `-`.
-pub fn read_input(path: &std::path::Path) -> Result<String> {
-    let mut text = String::new();
+/// A file's text, or stdin's for `-`, of at most `limit` bytes: one more
+/// and it is refused (`payload_too_large`) without reading further, so an
+/// endless source (`/dev/zero`, a stream that never closes) costs nothing.
+pub fn read_input(path: &std::path::Path, limit: usize) -> Result<String> {
+    let mut bytes = Vec::new();
+    let cap = limit as u64 + 1;
     let result = if path.as_os_str() == "-" {
-        std::io::stdin().read_to_string(&mut text)
+        std::io::stdin().lock().take(cap).read_to_end(&mut bytes)
     } else {
-        std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text))
+        std::fs::File::open(path).and_then(|f| f.take(cap).read_to_end(&mut bytes))
     };
-    result.map_err(|e| {
+    let unreadable = |detail: String| {
         Error::new(
             ErrorCode::InvalidArgument,
-            format!("cannot read {}: {e}", path.display()),
+            format!("cannot read {}: {detail}", path.display()),
         )
         .detail("path", path.display().to_string())
-    })?;
-    Ok(text)
+    };
+    result.map_err(|e| unreadable(e.to_string()))?;
+    if bytes.len() > limit {
+        return Err(Error::new(
+            ErrorCode::PayloadTooLarge,
+            format!("{} has more than {limit} bytes", path.display()),
+        )
+        .detail("path", path.display().to_string())
+        .detail("max_bytes", limit));
+    }
+    String::from_utf8(bytes).map_err(|e| unreadable(format!("not UTF-8 ({e})")))
 }
 
 /// Runs the parsed command; the exit status on success.

@@ -185,8 +185,26 @@ impl Envelope {
     }
 }
 
-/// Parses a caller's payload (`payload_not_json` when it is not JSON).
+/// How deeply a body's arrays and objects may nest. The envelope, the
+/// ledger line and every JSON answer wrap the body in a few more levels,
+/// and JSON parsers (serde_json's included) stop at 128: this leaves room.
+pub const MAX_BODY_DEPTH: usize = 100;
+
+/// Parses a caller's payload: `payload_not_json` when it is not JSON,
+/// `invalid_argument` when it nests deeper than `MAX_BODY_DEPTH`.
 pub fn parse_body(payload: &str) -> Result<Value> {
+    let depth = nesting_depth(payload.as_bytes());
+    if depth > MAX_BODY_DEPTH {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "the payload nests {depth} levels deep; at most {MAX_BODY_DEPTH} levels of arrays and objects are allowed"
+            ),
+        )
+        .detail("depth", depth)
+        .detail("max_depth", MAX_BODY_DEPTH)
+        .hint("flatten the body, or carry deep data as a string"));
+    }
     serde_json::from_str(payload).map_err(|e| {
         Error::new(
             ErrorCode::PayloadNotJson,
@@ -196,9 +214,44 @@ pub fn parse_body(payload: &str) -> Result<Value> {
     })
 }
 
+/// The deepest nesting of `[` and `{` outside strings, counted without
+/// parsing (so a body too deep for a parser is still measured).
+pub fn nesting_depth(json: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_depth_ignores_brackets_in_strings() {
+        assert_eq!(nesting_depth(br#"{"a":[1,{"b":"[[[{{{"}]}"#), 3);
+        assert_eq!(nesting_depth(br#""\"[""#), 0);
+        assert_eq!(nesting_depth(b"7"), 0);
+    }
 
     #[test]
     fn root_serializes_in_the_documented_order() {
