@@ -355,3 +355,117 @@ fn a_record_from_a_year_ahead_moves_no_one_elses_time() {
         "the receipt is contradictory once it counts"
     );
 }
+
+/// Runs a command that must end within ten seconds whatever is planted.
+fn bounded(env: &Env, args: &[&str]) -> Outcome {
+    let output = env
+        .command()
+        .arg("--json")
+        .args(args)
+        .timeout(std::time::Duration::from_secs(10))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.code().is_some(),
+        "{args:?} hung and was killed"
+    );
+    Outcome {
+        status: output.status.code().unwrap(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn beside(env: &Env, suffix: &str) -> std::path::PathBuf {
+    let mut name = env.ledger().into_os_string();
+    name.push(suffix);
+    name.into()
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn planted_symlinks_are_never_written_through() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let victim = env.dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    for suffix in [".index", ".checkpoint"] {
+        let path = beside(&env, suffix);
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+    }
+    assert_eq!(bounded(&env, &["show", &dsc]).status, 0);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "result", true);
+    assert_eq!(env.status(&dsc), "closed");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    for suffix in [".index", ".checkpoint"] {
+        let meta = std::fs::symlink_metadata(beside(&env, suffix)).unwrap();
+        assert!(
+            meta.file_type().is_file(),
+            "{suffix} replaced by a file of its own"
+        );
+    }
+    // A torn tail with a symlink planted at .torn: the writer refuses
+    // rather than write through it, and changes nothing.
+    env.append_raw(r#"{"v":1,"kin"#);
+    std::os::unix::fs::symlink(&victim, beside(&env, ".torn")).unwrap();
+    env.fails(&["fleet", "add", "fleet-beta", "agent-x"], "io_error", 1);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    // /dev/zero as the checkpoint reads nothing and is replaced.
+    let checkpoint = beside(&env, ".checkpoint");
+    std::fs::remove_file(&checkpoint).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &checkpoint).unwrap();
+    assert_eq!(bounded(&env, &["show", &dsc]).status, 0);
+}
+
+#[test]
+fn fifos_in_place_of_the_ledger_or_its_files_are_never_waited_on() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    for suffix in [".index", ".checkpoint"] {
+        mkfifo(&beside(&env, suffix));
+    }
+    assert_eq!(bounded(&env, &["show", &dsc]).status, 0);
+    let out = bounded(
+        &env,
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    // The ledger itself a FIFO: readers and writers refuse it at once and
+    // create nothing beside it.
+    let fifo_env = Env::new();
+    std::fs::create_dir_all(fifo_env.ledger().parent().unwrap()).unwrap();
+    mkfifo(&fifo_env.ledger());
+    for args in [
+        &["list"][..],
+        &["show", &dsc][..],
+        &["fleet", "add", "f", "a"][..],
+    ] {
+        let out = bounded(&fifo_env, args);
+        assert_eq!(out.status, 1, "{args:?}: {}", out.stderr);
+        assert_eq!(out.error()["code"], "ledger_unreadable", "{args:?}");
+    }
+    for suffix in [".index", ".checkpoint", ".torn"] {
+        assert!(
+            !beside(&fifo_env, suffix).exists(),
+            "{suffix} created beside a FIFO"
+        );
+    }
+}

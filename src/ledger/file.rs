@@ -10,7 +10,7 @@ use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use std::fs::{DirBuilder, File, OpenOptions, TryLockError};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -131,13 +131,48 @@ impl Ledger {
     /// The ledger opened for reading, unlocked, or `None` when it does not
     /// exist yet.
     fn open_existing(&self) -> Result<Option<File>> {
-        let file = match File::open(&self.path) {
+        // O_NONBLOCK: a FIFO in the ledger's place must not hang the open.
+        let file = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&self.path)
+        {
             Ok(file) => file,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(self.io_error(&err)),
         };
+        self.refuse_irregular(&file)?;
         self.refuse_network_fs(&file)?;
         Ok(Some(file))
+    }
+
+    /// `ledger_unreadable` for a FIFO, device, socket or directory in the
+    /// ledger's place: only a regular file is a ledger.
+    fn refuse_irregular(&self, file: &File) -> Result<()> {
+        let kind = file.metadata().map_err(|e| self.io_error(&e))?.file_type();
+        if kind.is_file() {
+            return Ok(());
+        }
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        Err(Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!(
+                "the ledger {} is {what}, not a regular file",
+                self.path.display()
+            ),
+        )
+        .detail("path", self.path.display().to_string())
+        .hint("point --ledger / DISCUSS_LEDGER at a ledger file (or where one may be created)"))
     }
 
     /// Reads through the cache under the shared lock held on `file`. When
@@ -264,9 +299,14 @@ impl Ledger {
 
     fn open_for_append(&self) -> Result<File> {
         let mut options = OpenOptions::new();
-        options.read(true).append(true).mode(0o600);
+        options
+            .read(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NONBLOCK);
         match options.open(&self.path) {
             Ok(file) => {
+                self.refuse_irregular(&file)?;
                 self.refuse_network_fs(&file)?;
                 return Ok(file);
             }
@@ -290,13 +330,16 @@ impl Ledger {
         // file; the creator makes its directory entry durable.
         match options.clone().create_new(true).open(&self.path) {
             Ok(file) => {
+                self.refuse_irregular(&file)?;
                 File::open(parent)
                     .and_then(|dir| dir.sync_all())
                     .map_err(|e| Error::io(parent.display(), &e))?;
                 Ok(file)
             }
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                options.open(&self.path).map_err(|e| self.io_error(&e))
+                let file = options.open(&self.path).map_err(|e| self.io_error(&e))?;
+                self.refuse_irregular(&file)?;
+                Ok(file)
             }
             Err(err) => Err(self.io_error(&err)),
         }
@@ -312,14 +355,8 @@ impl Ledger {
             .map_err(|e| self.unreadable(&e))?;
         tail.push(b'\n');
         let torn_path = self.torn_path();
-        let mut torn = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(&torn_path)
-            .map_err(|e| Error::io(torn_path.display(), &e))?;
-        torn.write_all(&tail)
-            .and_then(|()| torn.sync_data())
+        // Never through a planted symlink, FIFO or device: refused instead.
+        super::private_file::append_private(&torn_path, &tail)
             .map_err(|e| Error::io(torn_path.display(), &e))?;
         ledger
             .set_len(keep)

@@ -7,6 +7,7 @@ mod file;
 mod filesystem;
 pub mod hash;
 pub mod lines;
+mod private_file;
 pub mod record;
 mod snapshot;
 mod view;

@@ -3,11 +3,11 @@
 //! a line. Written whole and renamed into place, never changed in place.
 
 use super::Mark;
-use super::with_suffix;
 use crate::ledger::hash::hash64;
-use std::fs::{File, OpenOptions};
+use crate::ledger::private_file::temporary_beside;
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 pub(super) const ENTRY: usize = 24;
@@ -52,15 +52,6 @@ impl LineRef {
 
 pub fn key_of(discussion_id: &str) -> u64 {
     hash64(discussion_id.as_bytes())
-}
-
-pub(super) fn create_private(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
 }
 
 fn base_header(
@@ -206,41 +197,36 @@ pub(super) fn write_base(
     ids: &[String],
 ) -> io::Result<(File, BaseInfo)> {
     let target = super::Cache::index_path(path);
-    let temp = with_suffix(&target, &format!(".{}", std::process::id()));
-    let result = (|| {
-        let file = create_private(&temp)?;
-        let mut out = BufWriter::with_capacity(1 << 20, &file);
-        out.write_all(&[0u8; BASE_HEADER])?;
-        let mut written = 0u64;
-        for entry in entries {
-            out.write_all(&entry.to_bytes())?;
-            written += 1;
-        }
-        if written != total {
-            return Err(io::Error::other("the old base could not be read whole"));
-        }
-        let ids_offset = BASE_HEADER as u64 + written * ENTRY as u64;
-        let mut section = Vec::new();
-        for id in ids {
-            section.extend_from_slice(id.as_bytes());
-            section.push(b'\n');
-        }
-        out.write_all(&section)?;
-        out.flush()?;
-        drop(out);
-        let ids = (ids_offset, section.len() as u64, hash64(&section));
-        file.write_all_at(&base_header(dev, ino, mark, written, ids), 0)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, &target)?;
-        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            File::open(parent)?.sync_all()?;
-        }
-        let file = File::open(&target)?;
-        let info = read_base_header(&file).ok_or_else(|| io::Error::other("base header"))?;
-        Ok((file, info))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let temp = temporary_beside(&target)?;
+    let file = temp.as_file();
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    out.write_all(&[0u8; BASE_HEADER])?;
+    let mut written = 0u64;
+    for entry in entries {
+        out.write_all(&entry.to_bytes())?;
+        written += 1;
     }
-    result
+    if written != total {
+        return Err(io::Error::other("the old base could not be read whole"));
+    }
+    let ids_offset = BASE_HEADER as u64 + written * ENTRY as u64;
+    let mut section = Vec::new();
+    for id in ids {
+        section.extend_from_slice(id.as_bytes());
+        section.push(b'\n');
+    }
+    out.write_all(&section)?;
+    out.flush()?;
+    drop(out);
+    let ids = (ids_offset, section.len() as u64, hash64(&section));
+    file.write_all_at(&base_header(dev, ino, mark, written, ids), 0)?;
+    file.sync_all()?;
+    // The renamed file stays open: it is the one read from now on, whatever
+    // is later put at its path.
+    let file = temp.persist(&target).map_err(|e| e.error)?;
+    if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+        File::open(parent)?.sync_all()?;
+    }
+    let info = read_base_header(&file).ok_or_else(|| io::Error::other("base header"))?;
+    Ok((file, info))
 }

@@ -27,17 +27,17 @@ mod rebuild;
 use super::failpoint;
 use super::hash::hash64;
 use super::lines::parse_lines;
+use super::private_file::{TEMP_MARK, open_derived, read_derived, temporary_beside};
 use super::record::Record;
 use crate::global::Global;
 use index_file::{
-    BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, create_private, read_base_header,
-    write_base,
+    BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
 pub use index_file::{LineRef, key_of};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -92,6 +92,10 @@ pub struct Cache {
     new_ids: BTreeSet<String>,
     dirty: bool,
 }
+
+/// A checkpoint holds the global state and at most a merge's worth of
+/// entries; anything larger is not one.
+const MAX_CHECKPOINT_BYTES: u64 = 256 << 20;
 
 pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -187,11 +191,7 @@ impl Cache {
     /// The cache as the files hold it, if they match the ledger.
     pub fn load(path: &Path, ledger: &File) -> Option<Cache> {
         let meta = ledger.metadata().ok()?;
-        let mut bytes = Vec::new();
-        File::open(Cache::checkpoint_path(path))
-            .ok()?
-            .read_to_end(&mut bytes)
-            .ok()?;
+        let bytes = read_derived(&Cache::checkpoint_path(path), MAX_CHECKPOINT_BYTES)?;
         if bytes.len() < 24 || &bytes[..8] != CHECKPOINT_MAGIC {
             return None;
         }
@@ -212,7 +212,7 @@ impl Cache {
         let (base_file, ids_range) = if body.base.entries == 0 && body.base.mark.covered == 0 {
             (None, (0, 0, 0))
         } else {
-            let file = File::open(Cache::index_path(path)).ok()?;
+            let file = open_derived(&Cache::index_path(path))?;
             let info = read_base_header(&file)?;
             let matches = info.dev == body.dev
                 && info.ino == body.ino
@@ -292,7 +292,8 @@ impl Cache {
     }
 
     /// Removes temporary files a crash left behind mid-rewrite
-    /// (`<ledger>.index.<pid>`, `<ledger>.checkpoint.<pid>`). Only called
+    /// (`<ledger>.index.tmp…`, `<ledger>.checkpoint.tmp…`, and the
+    /// `.<pid>` names of earlier versions). Only called
     /// under the exclusive lock, when no other writer can be making one.
     fn remove_leftovers(&self) {
         let (Some(folder), Some(name)) = (self.path.parent(), self.path.file_name()) else {
@@ -313,7 +314,13 @@ impl Cache {
             let leftover = [".index.", ".checkpoint."].iter().any(|kind| {
                 file.strip_prefix(name.as_ref())
                     .and_then(|rest| rest.strip_prefix(kind))
-                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+                    .is_some_and(|rest| {
+                        let pid = !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+                        let temp = rest.strip_prefix(TEMP_MARK).is_some_and(|r| {
+                            !r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric())
+                        });
+                        pid || temp
+                    })
             });
             if leftover {
                 let _ = std::fs::remove_file(entry.path());
@@ -524,14 +531,10 @@ impl Cache {
         bytes.extend_from_slice(&hash64(&rest).to_le_bytes());
         bytes.extend_from_slice(&rest);
         let target = Cache::checkpoint_path(&self.path);
-        let temp = with_suffix(&target, &format!(".{}", std::process::id()));
-        let result = create_private(&temp)
-            .and_then(|mut f| f.write_all(&bytes))
-            .and_then(|()| std::fs::rename(&temp, &target));
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        result
+        let mut temp = temporary_beside(&target)?;
+        temp.write_all(&bytes)?;
+        temp.persist(&target).map_err(|e| e.error)?;
+        Ok(())
     }
 
     /// A new base: the old one's entries and ids merged with the newer.
