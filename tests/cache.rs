@@ -458,3 +458,37 @@ fn without_spans(text: &str) -> String {
     }
     out
 }
+
+#[test]
+fn a_same_length_edit_in_place_is_noticed() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    env.ok(&["quota", "set", "5", "--agent", "agent-b"]);
+    // Not the last line: the cache checks that one already.
+    env.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+    // The cache now holds quota 5; an operator's edit in place makes it 0,
+    // same length, same inode.
+    assert_eq!(env.show(&dsc)["status"], "open");
+    let text = String::from_utf8(env.ledger_bytes()).unwrap();
+    let edited = text.replace(r#""wakes_per_hour":5"#, r#""wakes_per_hour":0"#);
+    assert_eq!(edited.len(), text.len());
+    assert_ne!(edited, text);
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(env.ledger()).unwrap());
+    std::fs::write(env.ledger(), &edited).unwrap();
+    let same = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(env.ledger()).unwrap());
+    assert_eq!(ino, same);
+    let err = env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+        "wake_quota_exceeded",
+        6,
+    );
+    assert_eq!(err["details"]["wakes_per_hour"], 0);
+}

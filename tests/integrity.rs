@@ -323,10 +323,10 @@ fn a_record_from_a_year_ahead_moves_no_one_elses_time() {
     let (dsc, root) = env.ask(&["--timeout-ms", "300000", "--turn-timeout-ms", "1000"]);
     let show = env.show(&dsc);
     assert_eq!(show["status"], "open");
-    assert_eq!(
-        show["created_at"].as_str().unwrap(),
-        "2026-11-30T00:00:00.000Z",
-        "stamped by this clock, not the year-ahead record's"
+    let created = show["created_at"].as_str().unwrap();
+    assert!(
+        created.starts_with("2026-11-30T00:00:"),
+        "stamped by this clock, not the year-ahead record's: {created}"
     );
     assert_eq!(env.ok(&["kill-switch"])["engaged"], false);
     // A turn of one second lapses after one second, not a year.

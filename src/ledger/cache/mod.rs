@@ -66,6 +66,12 @@ struct BaseRef {
 struct CheckpointBody {
     dev: u64,
     ino: u64,
+    /// The ledger's ctime (seconds, nanoseconds) when the checkpoint was
+    /// written. Every write to the ledger changes it, and no user can set
+    /// it: a ledger edited in place, even to the same length, no longer
+    /// matches, and the cache is rebuilt rather than trusted.
+    #[serde(default)]
+    ledger_ctime: (i64, i64),
     mark: Mark,
     last_at_ms: Option<i64>,
     global: Global,
@@ -203,7 +209,11 @@ impl Cache {
         let json = bytes.get(24..24usize.checked_add(json_len)?)?;
         let body: CheckpointBody = serde_json::from_slice(json).ok()?;
         let entries = &bytes[24 + json_len..];
-        if body.dev != meta.dev() || body.ino != meta.ino() || entries.len() % ENTRY != 0 {
+        if body.dev != meta.dev()
+            || body.ino != meta.ino()
+            || body.ledger_ctime != (meta.ctime(), meta.ctime_nsec())
+            || entries.len() % ENTRY != 0
+        {
             return None;
         }
         if !mark_holds(ledger, meta.len(), &body.mark) {
@@ -510,9 +520,12 @@ impl Cache {
 
     fn write_checkpoint(&mut self) -> io::Result<()> {
         self.global.forget_old_reservations();
+        // Under the lock, after the last write: the ledger's ctime now.
+        let ledger = std::fs::metadata(&self.path)?;
         let body = CheckpointBody {
             dev: self.dev,
             ino: self.ino,
+            ledger_ctime: (ledger.ctime(), ledger.ctime_nsec()),
             mark: self.mark,
             last_at_ms: self.last_at_ms,
             global: self.global.clone(),
