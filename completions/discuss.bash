@@ -223,7 +223,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__ask)
-            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --kill-grace-ms --reply-from-stdout --close-on-reply --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -262,6 +262,10 @@ _discuss() {
                     return 0
                     ;;
                 --kill-grace-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1357,7 +1361,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__wake)
-            opts="-h -V --agent --discussion --expected-head --kill-grace-ms --reply-from-stdout --close-on-reply --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-h -V --agent --discussion --expected-head --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1376,6 +1380,10 @@ _discuss() {
                     return 0
                     ;;
                 --kill-grace-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -100,6 +100,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand ask" -l max-turns -d 'Tu
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l timeout-ms -d 'Conversation deadline after the root, in ms (1000 to 900000)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l turn-timeout-ms -d 'Deadline of each turn, in ms (1000 to 300000, at most --timeout-ms)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l kill-grace-ms -d 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms' -r
+complete -c discuss -n "__fish_discuss_using_subcommand ask" -l env -d 'With --clean-env: also pass this variable on (repeatable)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l actor -d 'Recorded as `by` on every record written [default: the OS user name]' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''
@@ -108,6 +109,7 @@ never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l wake-peer -d 'Reserve the peer\'s first turn in the same atomic write'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l reply-from-stdout -d 'Capture the command\'s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l close-on-reply -d 'With --reply-from-stdout: close the discussion with that reply'
+complete -c discuss -n "__fish_discuss_using_subcommand ask" -l clean-env -d 'Start the command with only PATH, HOME, LANG, TERM, the DISCUSS_* variables and those named by --env, instead of this whole environment'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -s h -l help -d 'Print help'
@@ -116,6 +118,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand wake" -l agent -d 'The a
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l discussion -d 'The discussion' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l expected-head -d 'The head message the caller saw; refused as stale_head if it moved' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l kill-grace-ms -d 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms' -r
+complete -c discuss -n "__fish_discuss_using_subcommand wake" -l env -d 'With --clean-env: also pass this variable on (repeatable)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l actor -d 'Recorded as `by` on every record written [default: the OS user name]' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''
@@ -123,6 +126,7 @@ always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l reply-from-stdout -d 'Capture the command\'s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l close-on-reply -d 'With --reply-from-stdout: close the discussion with that reply'
+complete -c discuss -n "__fish_discuss_using_subcommand wake" -l clean-env -d 'Start the command with only PATH, HOME, LANG, TERM, the DISCUSS_* variables and those named by --env, instead of this whole environment'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -s h -l help -d 'Print help'

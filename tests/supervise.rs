@@ -537,3 +537,54 @@ fn wait_with_a_timeout_does_not_wait_longer_for_a_held_lock() {
     assert_eq!(err["error"]["code"], "wait_timeout");
     assert!(took < Duration::from_millis(1500), "took {took:?}");
 }
+
+#[test]
+fn clean_env_passes_on_only_what_is_named() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
+    let run = |clean: &[&str], file: &str| {
+        let script = format!("env > {file}");
+        let mut args = vec!["--json", "wake", "--agent", "agent-b", "--discussion", &dsc];
+        args.extend(["--expected-head", &root]);
+        args.extend_from_slice(clean);
+        args.extend(["--", "sh", "-c", &script]);
+        let out = env.run_with(
+            &[
+                ("PATH", "/usr/bin:/bin"),
+                ("API_SECRET", "s3cr3t"),
+                ("KEEP_ME", "yes"),
+            ],
+            &args,
+            "",
+        );
+        assert_eq!(out.status, 8, "exits without reply: {}", out.stderr);
+        std::fs::read_to_string(env.dir.path().join(file)).unwrap()
+    };
+    let inherited = run(&[], "inherited.txt");
+    assert!(
+        inherited.contains("API_SECRET=s3cr3t"),
+        "by default all is inherited"
+    );
+    // The failed turn was charged; the head is unchanged, so wake again.
+    let clean = run(&["--clean-env", "--env", "KEEP_ME"], "clean.txt");
+    assert!(!clean.contains("API_SECRET"), "{clean}");
+    assert!(clean.contains("KEEP_ME=yes"), "{clean}");
+    assert!(clean.contains("PATH=/usr/bin:/bin"), "{clean}");
+    assert!(clean.contains("DISCUSS_ATTEMPT_ID="), "{clean}");
+    assert!(clean.contains("DISCUSS_ACTOR=tester"), "{clean}");
+    // --env without --clean-env is a usage error.
+    let out = env.run(&[
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--expected-head",
+        &root,
+        "--env",
+        "X",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status, 2);
+}

@@ -177,6 +177,13 @@ pub struct SuperviseArgs {
     /// With --reply-from-stdout: close the discussion with that reply
     #[arg(long, requires = "reply_from_stdout")]
     pub close_on_reply: bool,
+    /// Start the command with only PATH, HOME, LANG, TERM, the DISCUSS_*
+    /// variables and those named by --env, instead of this whole environment
+    #[arg(long)]
+    pub clean_env: bool,
+    /// With --clean-env: also pass this variable on (repeatable)
+    #[arg(long = "env", value_name = "NAME", requires = "clean_env")]
+    pub keep_env: Vec<String>,
     /// The agent's command, run for exactly this turn (argv, never a shell)
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -192,6 +199,12 @@ impl SuperviseArgs {
             (0, 300_000),
         )?;
         if self.command.is_empty() {
+            if self.clean_env {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "--clean-env needs a command after --",
+                ));
+            }
             if self.reply_from_stdout {
                 return Err(Error::new(
                     ErrorCode::InvalidArgument,
@@ -203,6 +216,7 @@ impl SuperviseArgs {
         }
         Ok(Some(crate::supervisor::Options {
             command: self.command.clone(),
+            clean_env: self.clean_env.then(|| self.keep_env.clone()),
             kill_grace: std::time::Duration::from_millis(self.kill_grace_ms as u64),
             reply_from_stdout: self.reply_from_stdout,
             close_on_reply: self.close_on_reply,

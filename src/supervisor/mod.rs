@@ -36,7 +36,13 @@ pub struct Options {
     pub kill_grace: Duration,
     pub reply_from_stdout: bool,
     pub close_on_reply: bool,
+    /// `Some(names)`: start the command with only the variables of
+    /// `CLEAN_ENV_KEEPS`, the `DISCUSS_*` ones and `names`.
+    pub clean_env: Option<Vec<String>>,
 }
+
+/// What `--clean-env` passes on besides `DISCUSS_*` and `--env NAME`.
+pub const CLEAN_ENV_KEEPS: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
 
 /// How the supervised attempt ended.
 #[derive(Debug, Clone)]
@@ -254,6 +260,20 @@ fn spawn(
 ) -> std::io::Result<Child> {
     let ledger = std::path::absolute(ctx.ledger.path())?;
     let mut command = Command::new(&options.command[0]);
+    if let Some(names) = &options.clean_env {
+        // The child would otherwise inherit every secret of this
+        // environment; keep only what an agent needs to start.
+        command.env_clear();
+        for (name, value) in std::env::vars_os() {
+            let text = name.to_string_lossy();
+            let keep = CLEAN_ENV_KEEPS.contains(&text.as_ref())
+                || text.starts_with("DISCUSS_")
+                || names.iter().any(|n| *n == text);
+            if keep {
+                command.env(&name, value);
+            }
+        }
+    }
     command
         .args(&options.command[1..])
         .env("DISCUSS_LEDGER", ledger)
