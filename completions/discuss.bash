@@ -223,7 +223,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__ask)
-            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --idempotency-key --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -258,6 +258,10 @@ _discuss() {
                     return 0
                     ;;
                 --turn-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1221,7 +1225,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__reply)
-            opts="-h -V --agent --discussion --attempt --reply-to --type --payload --payload-file --close --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-h -V --agent --discussion --attempt --reply-to --type --payload --payload-file --close --idempotency-key --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1252,6 +1256,10 @@ _discuss() {
                     return 0
                     ;;
                 --payload-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1361,7 +1369,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__wake)
-            opts="-h -V --agent --discussion --expected-head --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-h -V --agent --discussion --expected-head --idempotency-key --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1376,6 +1384,10 @@ _discuss() {
                     return 0
                     ;;
                 --expected-head)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idempotency-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -99,6 +99,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand ask" -l payload-file -d 
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l max-turns -d 'Turn budget, the root included (2 to 32)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l timeout-ms -d 'Conversation deadline after the root, in ms (1000 to 900000)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l turn-timeout-ms -d 'Deadline of each turn, in ms (1000 to 300000, at most --timeout-ms)' -r
+complete -c discuss -n "__fish_discuss_using_subcommand ask" -l idempotency-key -d 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l kill-grace-ms -d 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l env -d 'With --clean-env: also pass this variable on (repeatable)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -117,6 +118,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand ask" -s V -l version -d 
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l agent -d 'The agent to wake: the recipient of the head' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l discussion -d 'The discussion' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l expected-head -d 'The head message the caller saw; refused as stale_head if it moved' -r
+complete -c discuss -n "__fish_discuss_using_subcommand wake" -l idempotency-key -d 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l kill-grace-ms -d 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l env -d 'With --clean-env: also pass this variable on (repeatable)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
@@ -139,6 +141,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand reply" -l type -d 'A que
 result\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l payload -d 'The message body as JSON (any JSON value)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l payload-file -d 'Read the JSON body from a file, or from stdin with `-`' -r -F
+complete -c discuss -n "__fish_discuss_using_subcommand reply" -l idempotency-key -d 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)' -r
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l actor -d 'Recorded as `by` on every record written [default: the OS user name]' -r
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''

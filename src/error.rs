@@ -32,6 +32,8 @@ pub enum ErrorCode {
     NotAttemptAgent,
     AttemptNotLive,
     DiscussionTerminal,
+    /// The same `--idempotency-key` with other arguments.
+    IdempotencyConflict,
     WakeQuotaExceeded,
     KillSwitchEngaged,
     DiscussionInvalid,
@@ -66,6 +68,7 @@ impl ErrorCode {
             NotAttemptAgent => "not_attempt_agent",
             AttemptNotLive => "attempt_not_live",
             DiscussionTerminal => "discussion_terminal",
+            IdempotencyConflict => "idempotency_conflict",
             WakeQuotaExceeded => "wake_quota_exceeded",
             KillSwitchEngaged => "kill_switch_engaged",
             DiscussionInvalid => "discussion_invalid",
@@ -84,7 +87,7 @@ impl ErrorCode {
             | SameAgent | GroupNotSupported | UnknownField => 3,
             UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
-            | DiscussionTerminal => 5,
+            | DiscussionTerminal | IdempotencyConflict => 5,
             WakeQuotaExceeded | KillSwitchEngaged => 6,
             DiscussionInvalid | IntegrityFindings => 7,
             WaitTimeout => 10,
@@ -179,6 +182,7 @@ mod tests {
         assert_eq!(ErrorCode::PayloadTooLarge.exit_status(), 3);
         assert_eq!(ErrorCode::UnknownAttempt.exit_status(), 4);
         assert_eq!(ErrorCode::DiscussionTerminal.exit_status(), 5);
+        assert_eq!(ErrorCode::IdempotencyConflict.exit_status(), 5);
         assert_eq!(ErrorCode::KillSwitchEngaged.exit_status(), 6);
         assert_eq!(ErrorCode::DiscussionInvalid.exit_status(), 7);
         assert_eq!(ErrorCode::WaitTimeout.exit_status(), 10);

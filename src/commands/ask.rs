@@ -1,8 +1,9 @@
 //! `discuss ask`: the seed's `ask_peer`.
 
 use super::{Context, PayloadArgs, SuperviseArgs};
-use crate::engine::{AskOutcome, AskRequest, plan_ask};
+use crate::engine::{AskOutcome, AskRequest, idempotency, plan_ask};
 use crate::error::Result;
+use crate::ledger::record::RESERVED;
 use crate::output::{attempt_json, policy_json};
 use clap::Args;
 use serde_json::{Value, json};
@@ -38,6 +39,8 @@ pub struct AskArgs {
     #[arg(long)]
     pub wake_peer: bool,
     #[command(flatten)]
+    pub idempotency: super::IdempotencyArgs,
+    #[command(flatten)]
     pub supervise: SuperviseArgs,
 }
 
@@ -60,8 +63,13 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
         )
         .hint("add --wake-peer, or wake the peer later with `discuss wake ... -- CMD`"));
     }
+    let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
-    let outcome = perform(ctx, &request)?;
+    let (outcome, replayed) = perform(ctx, &request, key)?;
+    if replayed {
+        // A retry: the original answer, and no second run of the agent.
+        return print_replayed(ctx, &to_json(&outcome), || to_human(ctx, &outcome));
+    }
     if let (Some(options), Some(attempt)) = (supervise, &outcome.attempt) {
         let supervised =
             crate::supervisor::run(ctx, &outcome.discussion, attempt, &options, reserved_at)?;
@@ -91,11 +99,57 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
     Ok(0)
 }
 
-pub fn perform(ctx: &Context, request: &AskRequest) -> Result<AskOutcome> {
-    ctx.ledger.append(&[], |view| {
+/// Writes the root (and the reservation); with an idempotency key already
+/// used for this very request, writes nothing and answers the original
+/// (`true` = replayed).
+pub fn perform(
+    ctx: &Context,
+    request: &AskRequest,
+    key: Option<&str>,
+) -> Result<(AskOutcome, bool)> {
+    let tag = idempotency::tag(key, &request.digest);
+    ctx.ledger.append_keyed(&[], key, |view| {
+        if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
+            let discussion = idempotency::as_written(earlier)?;
+            // The reservation written with the root, if it asked for one.
+            let attempt = earlier
+                .discussion
+                .iter()
+                .filter(|r| r.op_id.as_deref() == Some(&earlier.first.id))
+                .find_map(|r| match &r.body {
+                    crate::ledger::Body::Receipt(receipt) if receipt.receipt == RESERVED => {
+                        receipt.attempt_id.as_deref()
+                    }
+                    _ => None,
+                })
+                .and_then(|id| discussion.attempt(id).cloned());
+            let outcome = AskOutcome {
+                discussion,
+                attempt,
+            };
+            return Ok((Vec::new(), (outcome, true)));
+        }
         let stamp = ctx.stamp(view.last_at_ms());
-        plan_ask(&view.global(stamp.at_ms), request, &stamp)
+        let (mut records, outcome) = plan_ask(&view.global(stamp.at_ms), request, &stamp)?;
+        idempotency::mark(&mut records, tag.clone());
+        Ok((records, (outcome, false)))
     })
+}
+
+/// Prints the answer of a replayed write: `"replayed": true` in JSON, a
+/// note in human output.
+pub fn print_replayed(ctx: &Context, json: &Value, human: impl FnOnce() -> String) -> Result<u8> {
+    if ctx.out.json {
+        let mut json = json.clone();
+        json["replayed"] = true.into();
+        ctx.out.print_json(&json);
+    } else {
+        ctx.out.print_text(&format!(
+            "{}(replayed: this key was used before; nothing was written)\n",
+            human()
+        ));
+    }
+    Ok(0)
 }
 
 pub fn to_json(outcome: &AskOutcome) -> Value {

@@ -43,11 +43,17 @@ const TOOLS: [(&str, &[&str]); 4] = [
             "timeout_ms",
             "turn_timeout_ms",
             "wake_peer",
+            "idempotency_key",
         ],
     ),
     (
         "wake_agent",
-        &["agent_id", "discussion_id", "expected_head_message_id"],
+        &[
+            "agent_id",
+            "discussion_id",
+            "expected_head_message_id",
+            "idempotency_key",
+        ],
     ),
     (
         "reply_discussion",
@@ -59,6 +65,7 @@ const TOOLS: [(&str, &[&str]); 4] = [
             "type",
             "payload",
             "close",
+            "idempotency_key",
         ],
     ),
     ("get_discussion", &["discussion_id", "include_receipts"]),
@@ -78,6 +85,17 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
         Some(json) => json.to_owned(),
     };
     let request = Request::parse(&text, fields)?;
+    let key = request.optional_string("idempotency_key")?;
+    if let Some(key) = &key {
+        crate::engine::idempotency::check_key(key)?;
+    }
+    let key = key.as_deref();
+    let mark = |mut value: Value, replayed: bool| {
+        if replayed {
+            value["replayed"] = true.into();
+        }
+        value
+    };
     let response = match *tool {
         "ask_peer" => {
             let to = match request.0.get("to_agent_id") {
@@ -101,7 +119,8 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
                 request.int("turn_timeout_ms", 60_000)?,
                 request.bool("wake_peer", false)?,
             )?;
-            ask::to_json(&ask::perform(ctx, &ask)?)
+            let (outcome, replayed) = ask::perform(ctx, &ask, key)?;
+            mark(ask::to_json(&outcome), replayed)
         }
         "wake_agent" => {
             let wake = WakeRequest::new(
@@ -109,8 +128,8 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
                 &request.string("discussion_id")?,
                 &request.string("expected_head_message_id")?,
             )?;
-            let (discussion, attempt) = wake::perform(ctx, &wake)?;
-            wake::to_json(&discussion, &attempt)
+            let (discussion, attempt, replayed) = wake::perform(ctx, &wake, key)?;
+            mark(wake::to_json(&discussion, &attempt), replayed)
         }
         "reply_discussion" => {
             let reply = ReplyRequest::new(
@@ -122,8 +141,8 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
                 &request.string("payload")?,
                 request.bool("close", false)?,
             )?;
-            let (discussion, message_id) = reply::perform(ctx, &reply)?;
-            reply::to_json(&discussion, &message_id)
+            let (discussion, message_id, replayed) = reply::perform(ctx, &reply, key)?;
+            mark(reply::to_json(&discussion, &message_id), replayed)
         }
         _ => {
             let (discussion, _) = show::load(ctx, &request.string("discussion_id")?)?;
@@ -180,6 +199,14 @@ impl Request {
             .detail("field", field)),
             Some(_) if field == "payload" => Err(type_error(field, "a string of serialized JSON")
                 .hint(r#"serialize the body: "payload": "{\"body\":\"...\"}""#)),
+            Some(_) => Err(type_error(field, "a string")),
+        }
+    }
+
+    fn optional_string(&self, field: &str) -> Result<Option<String>> {
+        match self.0.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(type_error(field, "a string")),
         }
     }

@@ -159,6 +159,26 @@ impl PayloadArgs {
     }
 }
 
+/// `--idempotency-key`, shared by `ask`, `wake` and `reply`.
+#[derive(Debug, Args)]
+pub struct IdempotencyArgs {
+    /// Makes the write safe to retry: the same key with the same arguments
+    /// answers the original result ("replayed": true) and writes nothing;
+    /// with other arguments it is refused (idempotency_conflict)
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+}
+
+impl IdempotencyArgs {
+    /// The key, checked before the ledger is touched.
+    pub fn key(&self) -> Result<Option<&str>> {
+        if let Some(key) = &self.idempotency_key {
+            crate::engine::idempotency::check_key(key)?;
+        }
+        Ok(self.idempotency_key.as_deref())
+    }
+}
+
 /// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
 #[derive(Debug, Args)]
 pub struct SuperviseArgs {

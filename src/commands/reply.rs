@@ -2,7 +2,7 @@
 
 use super::{Context, PayloadArgs};
 use crate::discussion::Discussion;
-use crate::engine::{ReplyRequest, plan_reply};
+use crate::engine::{ReplyRequest, idempotency, plan_reply};
 use crate::error::Result;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -42,6 +42,8 @@ pub struct ReplyArgs {
     /// End the discussion with this reply
     #[arg(long)]
     pub close: bool,
+    #[command(flatten)]
+    pub idempotency: super::IdempotencyArgs,
 }
 
 pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
@@ -58,9 +60,14 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
         &args.payload.read()?,
         args.close,
     )?;
-    let (discussion, message_id) = perform(ctx, &request)?;
+    let key = args.idempotency.key()?;
+    let (discussion, message_id, replayed) = perform(ctx, &request, key)?;
     if ctx.out.json {
-        ctx.out.print_json(&to_json(&discussion, &message_id));
+        let mut value = to_json(&discussion, &message_id);
+        if replayed {
+            value["replayed"] = true.into();
+        }
+        ctx.out.print_json(&value);
     } else {
         ctx.out.print_text(&format!(
             "{} turn {}: {} → {}\n",
@@ -73,17 +80,31 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
     Ok(0)
 }
 
-pub fn perform(ctx: &Context, request: &ReplyRequest) -> Result<(Discussion, String)> {
-    ctx.ledger.append(&[&request.discussion_id], |view| {
-        let global = view.global(ctx.now(view.last_at_ms()));
-        plan_reply(
-            &global,
-            &view.discussion(&request.discussion_id),
-            request,
-            &ctx.stamp(view.last_at_ms()),
-        )
-        .map_err(|err| super::near_match(err, view, &request.discussion_id))
-    })
+/// Appends the reply; with an idempotency key already used for this very
+/// request, writes nothing and answers the original (`true` = replayed).
+pub fn perform(
+    ctx: &Context,
+    request: &ReplyRequest,
+    key: Option<&str>,
+) -> Result<(Discussion, String, bool)> {
+    let tag = idempotency::tag(key, &request.digest);
+    ctx.ledger
+        .append_keyed(&[&request.discussion_id], key, |view| {
+            if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
+                let discussion = idempotency::as_written(earlier)?;
+                return Ok((Vec::new(), (discussion, earlier.first.id.clone(), true)));
+            }
+            let global = view.global(ctx.now(view.last_at_ms()));
+            let (mut records, (discussion, message_id)) = plan_reply(
+                &global,
+                &view.discussion(&request.discussion_id),
+                request,
+                &ctx.stamp(view.last_at_ms()),
+            )
+            .map_err(|err| super::near_match(err, view, &request.discussion_id))?;
+            idempotency::mark(&mut records, tag.clone());
+            Ok((records, (discussion, message_id, false)))
+        })
 }
 
 pub fn to_json(discussion: &Discussion, message_id: &str) -> Value {

@@ -3,7 +3,7 @@
 use super::{Context, SuperviseArgs};
 use crate::clock::format_ms;
 use crate::discussion::{Attempt, Discussion};
-use crate::engine::{WakeRequest, plan_wake};
+use crate::engine::{WakeRequest, idempotency, plan_wake};
 use crate::error::Result;
 use crate::output::attempt_json;
 use clap::Args;
@@ -28,14 +28,30 @@ pub struct WakeArgs {
     #[arg(long, value_name = "MSG")]
     pub expected_head: String,
     #[command(flatten)]
+    pub idempotency: super::IdempotencyArgs,
+    #[command(flatten)]
     pub supervise: SuperviseArgs,
 }
 
 pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
     let request = WakeRequest::new(&args.agent, &args.discussion, &args.expected_head)?;
     let supervise = args.supervise.options()?;
+    let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
-    let (discussion, attempt) = perform(ctx, &request)?;
+    let (discussion, attempt, replayed) = perform(ctx, &request, key)?;
+    if replayed {
+        // A retry: the original reservation, and no second run of the agent.
+        return super::ask::print_replayed(ctx, &to_json(&discussion, &attempt), || {
+            format!(
+                "{} holds turn {} of {} until {}\nattempt {}\n",
+                attempt.agent_id,
+                attempt.turn,
+                discussion.id,
+                format_ms(attempt.deadline_ms),
+                attempt.attempt_id
+            )
+        });
+    }
     if let Some(options) = supervise {
         let outcome = crate::supervisor::run(ctx, &discussion, &attempt, &options, reserved_at)?;
         if ctx.out.json {
@@ -66,17 +82,43 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
     Ok(0)
 }
 
-pub fn perform(ctx: &Context, request: &WakeRequest) -> Result<(Discussion, Attempt)> {
-    ctx.ledger.append(&[&request.discussion_id], |view| {
-        let global = view.global(ctx.now(view.last_at_ms()));
-        plan_wake(
-            &global,
-            &view.discussion(&request.discussion_id),
-            request,
-            &ctx.stamp(view.last_at_ms()),
-        )
-        .map_err(|err| super::near_match(err, view, &request.discussion_id))
-    })
+/// Reserves the attempt; with an idempotency key already used for this
+/// very request, writes nothing and answers the original (`true` =
+/// replayed).
+pub fn perform(
+    ctx: &Context,
+    request: &WakeRequest,
+    key: Option<&str>,
+) -> Result<(Discussion, Attempt, bool)> {
+    let tag = idempotency::tag(key, &request.digest);
+    ctx.ledger
+        .append_keyed(&[&request.discussion_id], key, |view| {
+            if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
+                let discussion = idempotency::as_written(earlier)?;
+                let attempt = match &earlier.first.body {
+                    crate::ledger::Body::Receipt(r) => r.attempt_id.as_deref(),
+                    _ => None,
+                }
+                .and_then(|id| discussion.attempt(id).cloned())
+                .ok_or_else(|| {
+                    crate::error::Error::new(
+                        crate::error::ErrorCode::Internal,
+                        "the record of an idempotency key holds no reservation",
+                    )
+                })?;
+                return Ok((Vec::new(), (discussion, attempt, true)));
+            }
+            let global = view.global(ctx.now(view.last_at_ms()));
+            let (mut records, (discussion, attempt)) = plan_wake(
+                &global,
+                &view.discussion(&request.discussion_id),
+                request,
+                &ctx.stamp(view.last_at_ms()),
+            )
+            .map_err(|err| super::near_match(err, view, &request.discussion_id))?;
+            idempotency::mark(&mut records, tag.clone());
+            Ok((records, (discussion, attempt, false)))
+        })
 }
 
 pub fn to_json(discussion: &Discussion, attempt: &Attempt) -> Value {

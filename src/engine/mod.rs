@@ -9,6 +9,7 @@
 mod admin;
 mod ask;
 mod attempt_end;
+pub mod idempotency;
 mod reply;
 mod request;
 mod wake;
@@ -41,6 +42,8 @@ impl Stamp {
             by: self.by.clone(),
             body,
             line: 0,
+            idempotency: None,
+            op_id: None,
         }
     }
 }

@@ -16,6 +16,8 @@ pub struct AskRequest {
     pub discussion_id: String,
     /// The serialized root envelope, within the size limit.
     pub envelope: String,
+    /// What the request asks for (`idempotency::digest`).
+    pub digest: String,
 }
 
 impl AskRequest {
@@ -63,6 +65,17 @@ impl AskRequest {
         }
         let policy = Policy::new(max_turns, timeout_ms, turn_timeout_ms)?;
         let body = parse_body(payload)?;
+        let digest = super::idempotency::digest(&[
+            "ask",
+            from,
+            to,
+            fleet,
+            &body.to_string(),
+            &policy.max_turns.to_string(),
+            &policy.timeout_ms.to_string(),
+            &policy.turn_timeout_ms.to_string(),
+            if wake_peer { "wake_peer" } else { "" },
+        ]);
         let discussion_id = ids::new_id(ids::DISCUSSION);
         let envelope = Envelope::root(&discussion_id, policy, body).to_payload()?;
         Ok(AskRequest {
@@ -73,6 +86,7 @@ impl AskRequest {
             wake_peer,
             discussion_id,
             envelope,
+            digest,
         })
     }
 }
@@ -82,6 +96,7 @@ pub struct WakeRequest {
     pub agent: String,
     pub discussion_id: String,
     pub expected_head: String,
+    pub digest: String,
 }
 
 impl WakeRequest {
@@ -93,6 +108,7 @@ impl WakeRequest {
             agent: agent.into(),
             discussion_id: discussion_id.into(),
             expected_head: expected_head.into(),
+            digest: super::idempotency::digest(&["wake", agent, discussion_id, expected_head]),
         })
     }
 }
@@ -106,6 +122,7 @@ pub struct ReplyRequest {
     pub kind: MessageType,
     pub body: Value,
     pub close: bool,
+    pub digest: String,
 }
 
 impl ReplyRequest {
@@ -134,6 +151,16 @@ impl ReplyRequest {
             }
         };
         let body = parse_body(payload)?;
+        let digest = super::idempotency::digest(&[
+            "reply",
+            agent,
+            discussion_id,
+            attempt_id,
+            reply_to,
+            kind.as_str(),
+            &body.to_string(),
+            if close { "close" } else { "" },
+        ]);
         let request = ReplyRequest {
             agent: agent.into(),
             discussion_id: discussion_id.into(),
@@ -142,6 +169,7 @@ impl ReplyRequest {
             kind,
             body,
             close,
+            digest,
         };
         // The turn is known only under the lock; the smallest turn (2)
         // gives the smallest envelope, so this refuses what can never fit

@@ -5,7 +5,7 @@ use super::cache::Cache;
 use super::lines::{OperationFinding, stream_operations};
 use super::record::{OpMark, Record};
 use super::snapshot::UnreadableLine;
-use super::view::View;
+use super::view::{Keyed, View};
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use std::fs::{DirBuilder, File, OpenOptions, TryLockError};
@@ -78,6 +78,7 @@ impl Ledger {
             return Ok(Some(View {
                 cache: Cache::empty(&self.path),
                 records: Vec::new(),
+                keyed: None,
             }));
         };
         if !lock(&file, Lock::Shared, until).map_err(|e| self.io_error(&e))? {
@@ -86,7 +87,11 @@ impl Ledger {
         let read = self.read_through_cache(&file, until, |cache| {
             records_of(cache, &file, discussion_ids)
         })?;
-        Ok(read.map(|(cache, records)| View { cache, records }))
+        Ok(read.map(|(cache, records)| View {
+            cache,
+            records,
+            keyed: None,
+        }))
     }
 
     /// Maps every discussion of the ledger, one at a time, under a shared
@@ -213,12 +218,33 @@ impl Ledger {
         discussion_ids: &[&str],
         plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
     ) -> Result<T> {
+        self.append_keyed(discussion_ids, None, plan)
+    }
+
+    /// `append` for a retry-safe operation: the view also holds what the
+    /// ledger has under `idempotency_key` (`View::keyed`).
+    pub fn append_keyed<T>(
+        &self,
+        discussion_ids: &[&str],
+        idempotency_key: Option<&str>,
+        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+    ) -> Result<T> {
         let mut file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
-        let (cache, records, whole) =
-            self.trusted(&file, len, |cache| records_of(cache, &file, discussion_ids))?;
-        let mut view = View { cache, records };
+        let (cache, (records, keyed), whole) = self.trusted(&file, len, |cache| {
+            let records = records_of(cache, &file, discussion_ids)?;
+            let keyed = match idempotency_key {
+                Some(key) => keyed_of(cache, &file, key)?,
+                None => None,
+            };
+            Some((records, keyed))
+        })?;
+        let mut view = View {
+            cache,
+            records,
+            keyed,
+        };
         let (records, result) = match plan(&view) {
             Ok(planned) => planned,
             Err(err) => {
@@ -458,6 +484,25 @@ fn records_of(cache: &Cache, file: &File, discussion_ids: &[&str]) -> Option<Vec
         records.extend(cache.records_of(file, id).ok()?);
     }
     Some(records)
+}
+
+/// The first operation that carries `idempotency_key` and the records of
+/// its discussion; `Some(None)` when there is none, `None` when the index
+/// turns out damaged.
+fn keyed_of(cache: &Cache, file: &File, idempotency_key: &str) -> Option<Option<Keyed>> {
+    let Some(first) = cache
+        .records_with_key(file, idempotency_key)
+        .ok()?
+        .into_iter()
+        .next()
+    else {
+        return Some(None);
+    };
+    let discussion = match first.discussion_id() {
+        Some(id) => cache.records_of(file, id).ok()?,
+        None => Vec::new(),
+    };
+    Some(Some(Keyed { first, discussion }))
 }
 
 /// Every discussion mapped, or `None` when the index turns out damaged.

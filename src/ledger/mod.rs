@@ -14,6 +14,6 @@ mod view;
 
 pub use cache::Cache;
 pub use file::{Ledger, LineCheck};
-pub use record::{Body, Record};
+pub use record::{Body, Idempotency, Record};
 pub use snapshot::{Snapshot, UnreadableLine};
-pub use view::View;
+pub use view::{Keyed, View};

@@ -19,6 +19,20 @@ pub struct Record {
     pub body: Body,
     /// 1-based line number in the ledger; 0 for a record not yet written.
     pub line: usize,
+    /// On the first record of a retry-safe operation: its key and request.
+    pub idempotency: Option<Idempotency>,
+    /// The operation this record belongs to, when it is a later line of an
+    /// operation of several lines (its `op_id`).
+    pub op_id: Option<String>,
+}
+
+/// `--idempotency-key`: the key, and a digest of the request it was given
+/// with (a retry must ask for the same thing). Additions to ledger v1's
+/// fields: `idempotency_key`, `request_digest`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Idempotency {
+    pub key: String,
+    pub digest: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -124,6 +138,10 @@ struct Header {
     op_lines: Option<u64>,
     #[serde(default)]
     op_id: Option<String>,
+    #[serde(default)]
+    idempotency_key: Option<String>,
+    #[serde(default)]
+    request_digest: Option<String>,
 }
 
 /// The field on the first line of an operation that wrote several lines,
@@ -216,12 +234,22 @@ impl Record {
         }
         .map_err(|e| format!("bad {} record: {e}", header.kind))?;
         let mark = OpMark::of(&header.id, header.op_lines, header.op_id.as_deref());
+        let idempotency = match (header.idempotency_key, header.request_digest) {
+            (Some(key), Some(digest)) => Some(Idempotency { key, digest }),
+            _ => None,
+        };
+        let op_id = match &mark {
+            OpMark::Member { op_id } => Some(op_id.clone()),
+            _ => None,
+        };
         let record = Record {
             id: header.id,
             at_ms: header.at_ms,
             by: header.by,
             body,
             line: line_no,
+            idempotency,
+            op_id,
         };
         Ok((record, mark))
     }
@@ -234,6 +262,12 @@ impl Record {
         map.insert("id".into(), self.id.clone().into());
         map.insert("at_ms".into(), self.at_ms.into());
         map.insert("by".into(), self.by.clone().into());
+        // Before the payload, which stays a message's last field (the
+        // cache's fast path reads a message line up to its payload).
+        if let Some(idempotency) = &self.idempotency {
+            map.insert("idempotency_key".into(), idempotency.key.clone().into());
+            map.insert("request_digest".into(), idempotency.digest.clone().into());
+        }
         let mut put = |key: &str, value: Value| {
             map.insert(key.into(), value);
         };
@@ -343,6 +377,8 @@ mod tests {
                 ..Receipt::default()
             }),
             line: 0,
+            idempotency: None,
+            op_id: None,
         }
     }
 

@@ -92,6 +92,8 @@ mod tests {
                 reason: None,
             }),
             line: 0,
+            idempotency: None,
+            op_id: None,
         };
         let first = Record::operation_lines(&[record("rec_1")]);
         let op = Record::operation_lines(&[record("rec_2"), record("rec_3"), record("rec_4")]);

@@ -9,6 +9,27 @@ use std::borrow::Cow;
 pub struct View {
     pub(super) cache: Cache,
     pub(super) records: Vec<Record>,
+    pub(super) keyed: Option<Keyed>,
+}
+
+/// What the ledger holds under an idempotency key: the first record that
+/// carries it and every record of that record's discussion.
+#[derive(Debug, Clone)]
+pub struct Keyed {
+    pub first: Record,
+    pub discussion: Vec<Record>,
+}
+
+impl Keyed {
+    /// The records of the discussion as they stood right after the keyed
+    /// operation: everything before it, its first line, and the later
+    /// lines that name it as their operation.
+    pub fn as_written(&self) -> Vec<&Record> {
+        self.discussion
+            .iter()
+            .filter(|r| r.line <= self.first.line || r.op_id.as_deref() == Some(&self.first.id))
+            .collect()
+    }
 }
 
 impl View {
@@ -21,6 +42,11 @@ impl View {
     /// The global state as folded, changes ahead of any clock included.
     pub fn global_folded(&self) -> &Global {
         &self.cache.global
+    }
+
+    /// For `Ledger::append_keyed`: what the ledger holds under the key.
+    pub fn keyed(&self) -> Option<&Keyed> {
+        self.keyed.as_ref()
     }
 
     /// The largest `at_ms` in the ledger; new records never go below it.

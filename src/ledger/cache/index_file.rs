@@ -54,6 +54,13 @@ pub fn key_of(discussion_id: &str) -> u64 {
     hash64(discussion_id.as_bytes())
 }
 
+/// The index key of the line that carries an idempotency key: a hash of
+/// its own namespace, so it never meets a discussion's key but by chance
+/// (which lookups tell apart by reading the line).
+pub fn idempotency_index_key(idempotency_key: &str) -> u64 {
+    hash64(format!("idempotency_key\n{idempotency_key}").as_bytes())
+}
+
 fn base_header(
     dev: u64,
     ino: u64,

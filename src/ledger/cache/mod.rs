@@ -33,7 +33,7 @@ use crate::global::Global;
 use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
-pub use index_file::{LineRef, key_of};
+pub use index_file::{LineRef, idempotency_index_key, key_of};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -400,6 +400,14 @@ impl Cache {
     }
 
     fn fold(&mut self, record: &Record, start: u64, len: u64, line_no: u64) {
+        if let Some(idempotency) = &record.idempotency {
+            self.delta.push(LineRef {
+                key: idempotency_index_key(&idempotency.key),
+                offset: start,
+                len: len as u32,
+                line: line_no as u32,
+            });
+        }
         if let Some(id) = record.discussion_id() {
             self.delta.push(LineRef {
                 key: key_of(id),
@@ -421,6 +429,38 @@ impl Cache {
     /// The records of `discussion_id`, in ledger order.
     pub fn records_of(&self, ledger: &File, discussion_id: &str) -> Result<Vec<Record>, Damaged> {
         let key = key_of(discussion_id);
+        self.records_at(ledger, key, |record| match record.discussion_id() {
+            Some(id) if id == discussion_id => Some(true),
+            Some(id) if key_of(id) == key => Some(false), // another id, same key
+            _ => None,
+        })
+    }
+
+    /// The records that carry the idempotency key `idempotency_key` (one,
+    /// unless another tool wrote it twice), in ledger order.
+    pub fn records_with_key(
+        &self,
+        ledger: &File,
+        idempotency_key: &str,
+    ) -> Result<Vec<Record>, Damaged> {
+        let key = idempotency_index_key(idempotency_key);
+        self.records_at(ledger, key, |record| match &record.idempotency {
+            Some(i) if i.key == idempotency_key => Some(true),
+            Some(i) if idempotency_index_key(&i.key) == key => Some(false),
+            _ => None,
+        })
+    }
+
+    /// The records on the lines indexed under `key`, in ledger order: those
+    /// `belongs` says are wanted (`Some(true)`), without those it says share
+    /// the key by chance (`Some(false)`); a line it disowns (`None`) means
+    /// the index is damaged.
+    fn records_at(
+        &self,
+        ledger: &File,
+        key: u64,
+        belongs: impl Fn(&Record) -> Option<bool>,
+    ) -> Result<Vec<Record>, Damaged> {
         let mut refs = self.base_entries(key).map_err(|_| Damaged)?;
         refs.extend(self.delta.iter().filter(|e| e.key == key));
         refs.sort_unstable_by_key(|e| e.offset);
@@ -442,10 +482,10 @@ impl Cache {
             let Ok(record) = Record::parse(line, entry.line as usize) else {
                 continue;
             };
-            match record.discussion_id() {
-                Some(id) if id == discussion_id => records.push(record),
-                Some(id) if key_of(id) == key => {} // another id, same key
-                _ => return Err(Damaged),
+            match belongs(&record) {
+                Some(true) => records.push(record),
+                Some(false) => {}
+                None => return Err(Damaged),
             }
         }
         Ok(records)

@@ -1,7 +1,7 @@
 //! Building the cache from the whole ledger in one streamed pass, reading
 //! most lines only in part; see `scan_all`.
 
-use super::index_file::{LineRef, key_of};
+use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
 use crate::ledger::lines::stream_operations;
 use crate::ledger::record::{OpMark, RESERVED, Record};
@@ -43,12 +43,19 @@ struct Peek<'a> {
     op_lines: Option<u64>,
     #[serde(default, borrow)]
     op_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    idempotency_key: Option<Cow<'a, str>>,
+    /// Only whether it is there: a key counts only with its digest.
+    #[serde(default, borrow)]
+    request_digest: Option<Cow<'a, str>>,
 }
 
 /// What one line adds, held back while its operation is incomplete.
 /// `exact` tells whether it comes from a whole parse of the line.
 struct Effect {
     entry: Option<(LineRef, String)>,
+    /// The line's entry under its idempotency key, if it carries one.
+    keyed: Option<LineRef>,
     global: Option<Record>,
     at_ms: Option<i64>,
     /// A reservation peeked at: (agent, at_ms).
@@ -149,6 +156,9 @@ fn read_record(ledger: &File, offset: u64) -> io::Result<Option<Record>> {
 }
 
 fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
+    if let Some(entry) = effect.keyed {
+        gathered.entries.push(entry);
+    }
     if let Some((entry, id)) = effect.entry {
         gathered.entries.push(entry);
         if !gathered.ids.contains(&id) {
@@ -209,8 +219,15 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
             id.to_string(),
         )
     };
+    let line_ref = |key: u64| LineRef {
+        key,
+        offset,
+        len: line.len() as u32,
+        line: line_no as u32,
+    };
     let mut effect = Effect {
         entry: None,
+        keyed: None,
         global: None,
         at_ms: None,
         reservation: None,
@@ -232,6 +249,10 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
         return match Record::parse_with_mark(line, line_no as usize) {
             Ok((record, mark)) => {
                 effect.entry = record.discussion_id().map(entry);
+                effect.keyed = record
+                    .idempotency
+                    .as_ref()
+                    .map(|i| line_ref(idempotency_index_key(&i.key)));
                 effect.at_ms = Some(record.at_ms);
                 effect.global = Some(record);
                 (effect, mark)
@@ -241,6 +262,10 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
     }
     let peek = peeked.expect("peeked");
     effect.exact = false;
+    effect.keyed = match (&peek.idempotency_key, &peek.request_digest) {
+        (Some(k), Some(_)) => Some(line_ref(idempotency_index_key(k))),
+        _ => None,
+    };
     effect.at_ms = Some(peek.at_ms);
     match peek.kind.as_ref() {
         "message" => effect.entry = peek.correlation_id.as_deref().map(entry),
@@ -300,5 +325,7 @@ fn peek_message(line: &[u8]) -> Option<Peek<'static>> {
         agent_id: None,
         op_lines: peek.op_lines,
         op_id: peek.op_id.map(|o| Cow::Owned(o.into_owned())),
+        idempotency_key: peek.idempotency_key.map(|k| Cow::Owned(k.into_owned())),
+        request_digest: peek.request_digest.map(|d| Cow::Owned(d.into_owned())),
     })
 }
