@@ -69,12 +69,100 @@ pub fn replay(bytes: &[u8]) -> Replay {
             assert_eq!(skewed, ahead, "one clock_skew finding per record ahead");
         }
     }
+    hides_nothing(bytes, &snapshot);
     through_the_cache(bytes, &snapshot, &ids);
     Replay {
         records: snapshot.records.len(),
         unreadable: snapshot.unreadable.len(),
         torn_tail: snapshot.torn_tail,
         discussions: ids.len(),
+    }
+}
+
+/// `replay` of the bytes, and of two variants that tamper with them as a
+/// hand or a foreign tool might: the complete lines in reverse order, and
+/// one line edited to claim a thousand lines after it (`op_lines`), with
+/// and without an `op_id` of its own. Returns the summary of the bytes.
+pub fn replay_variants(bytes: &[u8]) -> Replay {
+    let summary = replay(bytes);
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let lines: Vec<&[u8]> = bytes[..end].split_inclusive(|&b| b == b'\n').collect();
+    if lines.is_empty() {
+        return summary;
+    }
+    let mut reversed: Vec<u8> = lines.iter().rev().flat_map(|l| l.iter().copied()).collect();
+    reversed.extend_from_slice(&bytes[end..]);
+    replay(&reversed);
+    // Which line: one the bytes choose, so the fuzzer explores them all.
+    let pick = crate::ledger::hash::hash64(bytes) as usize % lines.len();
+    for claim in [
+        &br#"{"op_lines":1000,"#[..],
+        br#"{"op_lines":1000,"op_id":"x","#,
+    ] {
+        let mut edited = Vec::with_capacity(bytes.len() + claim.len());
+        for (i, line) in lines.iter().enumerate() {
+            match line.strip_prefix(b"{") {
+                Some(rest) if i == pick => {
+                    edited.extend_from_slice(claim);
+                    edited.extend_from_slice(rest);
+                }
+                _ => edited.extend_from_slice(line),
+            }
+        }
+        edited.extend_from_slice(&bytes[end..]);
+        replay(&edited);
+    }
+    // And a claim that opens an operation for real: its own id as op_id.
+    let opened = serde_json::from_slice::<serde_json::Value>(lines[pick].trim_ascii_end())
+        .ok()
+        .filter(|v| v["id"].is_string())
+        .map(|mut v| {
+            v["op_id"] = v["id"].clone();
+            v["op_lines"] = 1000.into();
+            v.to_string()
+        });
+    if let Some(opened) = opened {
+        let mut edited = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if i == pick {
+                edited.extend_from_slice(opened.as_bytes());
+                edited.push(b'\n');
+            } else {
+                edited.extend_from_slice(line);
+            }
+        }
+        edited.extend_from_slice(&bytes[end..]);
+        replay(&edited);
+    }
+    summary
+}
+
+/// Only bytes after the last `\n` may be torn, except the lines of a final
+/// operation that each claim to belong to it (`ledger.md`, "File"): no
+/// complete line is held back because of what another line says.
+fn hides_nothing(bytes: &[u8], snapshot: &Snapshot) {
+    use crate::ledger::record::{OpMark, Record};
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let held = snapshot.torn_tail.saturating_sub(bytes.len() - end);
+    if held == 0 {
+        return;
+    }
+    let lines: Vec<&[u8]> = bytes[end - held..end - 1].split(|&b| b == b'\n').collect();
+    let Ok((first, OpMark::Opens { op_id, lines: n })) = Record::parse_with_mark(lines[0], 0)
+    else {
+        panic!("complete lines held back without an operation opening them");
+    };
+    assert_eq!(first.id, op_id);
+    assert!((lines.len() as u64) < n, "a whole operation held back");
+    for line in &lines[1..] {
+        let mark = Record::parse_with_mark(line, 0).map(|(_, mark)| mark);
+        assert_eq!(
+            mark,
+            Ok(OpMark::Member {
+                op_id: op_id.clone()
+            }),
+            "a line held back that does not claim to belong"
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 //! every `cargo test`, so CI covers what fuzzing found without nightly.
 //! Run the fuzzer itself with `cargo +nightly fuzz run replay` (docs/reliability.md).
 
-use discuss::fuzzing::replay;
+use discuss::fuzzing::{replay, replay_variants};
 
 #[test]
 fn the_fuzz_corpus_replays_without_panicking() {
@@ -12,7 +12,7 @@ fn the_fuzz_corpus_replays_without_panicking() {
     let mut discussions = 0;
     for entry in std::fs::read_dir(&folder).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        let summary = replay(&bytes);
+        let summary = replay_variants(&bytes);
         records += summary.records;
         discussions += summary.discussions;
         inputs += 1;

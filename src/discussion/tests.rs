@@ -95,10 +95,56 @@ impl Sim {
     }
 
     /// The clock jumps back; like the commands, the stamp never goes below
-    /// the last record.
+    /// the newest record that is not more than the allowed skew ahead.
     fn jump_back(&mut self, ms: i64) {
-        let last = self.records.iter().map(|r| r.at_ms).max().unwrap_or(0);
-        self.now = (self.now - ms).max(last);
+        let clock = self.now - ms;
+        let limit = clock + crate::clock::MAX_SKEW_MS;
+        let last = self
+            .records
+            .iter()
+            .map(|r| r.at_ms)
+            .filter(|&t| t <= limit)
+            .max()
+            .unwrap_or(0);
+        self.now = clock.max(last);
+    }
+
+    /// A record from a host whose clock is `offset_ms` ahead: the
+    /// kill-switch engaged, or a deadman receipt for this discussion's
+    /// newest attempt. Returns whether it names this discussion.
+    fn skewed(&mut self, offset_ms: i64, kill_switch: bool) -> bool {
+        let stamp = Stamp {
+            at_ms: self.now + offset_ms,
+            by: "skewed-host".into(),
+        };
+        let body = if kill_switch {
+            crate::ledger::Body::KillSwitch(crate::ledger::record::KillSwitch {
+                engaged: true,
+                reason: Some("from the future".into()),
+            })
+        } else {
+            let attempt_id = self
+                .state()
+                .attempts
+                .last()
+                .map_or("att_none".into(), |a| a.attempt_id.clone());
+            crate::ledger::Body::Receipt(Receipt {
+                receipt: crate::ledger::record::DEADMAN.into(),
+                discussion_id: self.dsc.clone(),
+                attempt_id: Some(attempt_id),
+                reason: Some("deadline".into()),
+                ..Receipt::default()
+            })
+        };
+        let mut record = stamp.record(crate::ids::RECEIPT, body);
+        record.line = self.records.len() + 1;
+        self.records.push(record);
+        !kill_switch
+    }
+
+    /// The global state as the commands see it at the sim's time.
+    fn global(&self) -> Global {
+        Global::derive(&self.records).at(self.now).into_owned()
     }
 
     fn mine(&self) -> Vec<&Record> {
@@ -116,7 +162,7 @@ impl Sim {
         let state = self.state();
         let head = state.head()?.clone();
         let request = WakeRequest::new(&head.to_agent_id, &self.dsc, &head.message_id).ok()?;
-        let global = Global::derive(&self.records);
+        let global = self.global();
         let (new, (_, attempt)) = plan_wake(&global, &self.mine(), &request, &self.stamp()).ok()?;
         self.push(new);
         Some(attempt.attempt_id)
@@ -140,7 +186,7 @@ impl Sim {
             close,
         )
         .unwrap();
-        let global = Global::derive(&self.records);
+        let global = self.global();
         match plan_reply(&global, &self.mine(), &request, &self.stamp()) {
             Ok((new, _)) => {
                 self.push(new);
@@ -560,6 +606,11 @@ enum ModelOp {
     JumpBack(i64),
     /// The next write operation is cut at this fraction by a crash.
     Crash(f64),
+    /// Another host, this far ahead, writes a record (`Sim::skewed`).
+    Skewed {
+        offset_ms: i64,
+        kill_switch: bool,
+    },
 }
 
 fn model_op() -> impl Strategy<Value = ModelOp> {
@@ -573,14 +624,17 @@ fn model_op() -> impl Strategy<Value = ModelOp> {
         1 => (20_000i64..200_000).prop_map(ModelOp::Advance),
         1 => (0i64..20_000).prop_map(ModelOp::JumpBack),
         2 => (0.0f64..1.0).prop_map(ModelOp::Crash),
+        // A day to ten years ahead: no case advances that far.
+        1 => (86_400_000i64..315_360_000_000, any::<bool>())
+            .prop_map(|(offset_ms, kill_switch)| ModelOp::Skewed { offset_ms, kill_switch }),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    /// Random operations, clock jumps (forward past deadlines, and back)
-    /// and crashes in the middle of writes, run against the engine and the
+    /// Random operations, clock jumps (forward past deadlines, and back),
+    /// records from hosts far ahead and crashes in the middle of writes, run against the engine and the
     /// reference model: every derived state and every accept/refuse agrees.
     #[test]
     fn the_engine_agrees_with_the_reference_model(
@@ -600,6 +654,9 @@ proptest! {
             replies: 0,
             recorded: None,
         };
+        // Records of this discussion stamped ahead: each is one clock_skew
+        // finding, and nothing else.
+        let mut skewed = 0;
         for op in ops {
             let now = sim.now;
             let crashing = sim.crash.is_some();
@@ -635,6 +692,9 @@ proptest! {
                 ModelOp::Advance(ms) => sim.now += ms,
                 ModelOp::JumpBack(ms) => sim.jump_back(ms),
                 ModelOp::Crash(fraction) => sim.crash = Some(fraction),
+                ModelOp::Skewed { offset_ms, kill_switch } => {
+                    skewed += usize::from(sim.skewed(offset_ms, kill_switch));
+                }
             }
             if !matches!(op, ModelOp::Crash(_)) {
                 // A crash armed for an operation that wrote nothing is
@@ -649,7 +709,12 @@ proptest! {
             prop_assert_eq!(state.transcript.len(), 1 + model.replies);
             prop_assert_eq!(state.live_attempt().map(|a| a.deadline_ms), model.live(now));
             prop_assert_eq!(state.escalation.is_some(), state.status == Status::Exhausted);
-            prop_assert!(state.findings.is_empty(), "{:?}", state.findings);
+            prop_assert!(
+                state.findings.iter().all(|f| f.kind == FindingKind::ClockSkew),
+                "{:?}",
+                state.findings
+            );
+            prop_assert_eq!(state.findings.len(), skewed);
         }
     }
 }
