@@ -628,7 +628,8 @@ fn time_finding(
             detail: format!(
                 "stamped {}, {} ms before an earlier record ({})",
                 crate::clock::format_ms(at_ms),
-                newest - at_ms,
+                // i128: any two i64 stamps (the fuzzer found i64 overflow).
+                i128::from(newest) - i128::from(at_ms),
                 crate::clock::format_ms(newest)
             ),
         });
