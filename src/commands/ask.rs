@@ -107,9 +107,12 @@ pub fn perform(
     request: &AskRequest,
     key: Option<&str>,
 ) -> Result<(AskOutcome, bool)> {
-    let tag = idempotency::tag(key, &request.digest);
-    ctx.ledger.append_keyed(&[], key, |view| {
-        if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
+    super::write_once(
+        ctx,
+        &[],
+        key,
+        &request.digest,
+        |earlier| {
             let discussion = idempotency::as_written(earlier)?;
             // The reservation written with the root, if it asked for one.
             let attempt = earlier
@@ -123,17 +126,16 @@ pub fn perform(
                     _ => None,
                 })
                 .and_then(|id| discussion.attempt(id).cloned());
-            let outcome = AskOutcome {
+            Ok(AskOutcome {
                 discussion,
                 attempt,
-            };
-            return Ok((Vec::new(), (outcome, true)));
-        }
-        let stamp = ctx.stamp(view.last_at_ms());
-        let (mut records, outcome) = plan_ask(&view.global(stamp.at_ms), request, &stamp)?;
-        idempotency::mark(&mut records, tag.clone());
-        Ok((records, (outcome, false)))
-    })
+            })
+        },
+        |view| {
+            let stamp = ctx.stamp(view.last_at_ms());
+            plan_ask(&view.global(stamp.at_ms), request, &stamp)
+        },
+    )
 }
 
 /// Prints the answer of a replayed write: `"replayed": true` in JSON, a

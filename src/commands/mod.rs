@@ -179,6 +179,31 @@ impl IdempotencyArgs {
     }
 }
 
+/// A retry-safe write (`--idempotency-key`): under the writer lock, an
+/// earlier operation under `key` is answered by `replay` (the same
+/// request) or refused (another request, `idempotency_conflict`), writing
+/// nothing; else `plan` decides the records, and the first carries the key.
+/// Returns the answer and whether it was replayed.
+pub fn write_once<T>(
+    ctx: &Context,
+    discussion_ids: &[&str],
+    key: Option<&str>,
+    digest: &str,
+    replay: impl FnOnce(&crate::ledger::Keyed) -> Result<T>,
+    plan: impl FnOnce(&View) -> Result<(Vec<crate::ledger::Record>, T)>,
+) -> Result<(T, bool)> {
+    use crate::engine::idempotency;
+    let tag = idempotency::tag(key, digest);
+    ctx.ledger.append_keyed(discussion_ids, key, |view| {
+        if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
+            return Ok((Vec::new(), (replay(earlier)?, true)));
+        }
+        let (mut records, answer) = plan(view)?;
+        idempotency::mark(&mut records, tag);
+        Ok((records, (answer, false)))
+    })
+}
+
 /// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
 #[derive(Debug, Args)]
 pub struct SuperviseArgs {

@@ -87,24 +87,23 @@ pub fn perform(
     request: &ReplyRequest,
     key: Option<&str>,
 ) -> Result<(Discussion, String, bool)> {
-    let tag = idempotency::tag(key, &request.digest);
-    ctx.ledger
-        .append_keyed(&[&request.discussion_id], key, |view| {
-            if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
-                let discussion = idempotency::as_written(earlier)?;
-                return Ok((Vec::new(), (discussion, earlier.first.id.clone(), true)));
-            }
-            let global = view.global(ctx.now(view.last_at_ms()));
-            let (mut records, (discussion, message_id)) = plan_reply(
-                &global,
+    let ((discussion, message_id), replayed) = super::write_once(
+        ctx,
+        &[&request.discussion_id],
+        key,
+        &request.digest,
+        |earlier| Ok((idempotency::as_written(earlier)?, earlier.first.id.clone())),
+        |view| {
+            plan_reply(
+                &view.global(ctx.now(view.last_at_ms())),
                 &view.discussion(&request.discussion_id),
                 request,
                 &ctx.stamp(view.last_at_ms()),
             )
-            .map_err(|err| super::near_match(err, view, &request.discussion_id))?;
-            idempotency::mark(&mut records, tag.clone());
-            Ok((records, (discussion, message_id, false)))
-        })
+            .map_err(|err| super::near_match(err, view, &request.discussion_id))
+        },
+    )?;
+    Ok((discussion, message_id, replayed))
 }
 
 pub fn to_json(discussion: &Discussion, message_id: &str) -> Value {

@@ -90,35 +90,37 @@ pub fn perform(
     request: &WakeRequest,
     key: Option<&str>,
 ) -> Result<(Discussion, Attempt, bool)> {
-    let tag = idempotency::tag(key, &request.digest);
-    ctx.ledger
-        .append_keyed(&[&request.discussion_id], key, |view| {
-            if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
-                let discussion = idempotency::as_written(earlier)?;
-                let attempt = match &earlier.first.body {
-                    crate::ledger::Body::Receipt(r) => r.attempt_id.as_deref(),
-                    _ => None,
-                }
-                .and_then(|id| discussion.attempt(id).cloned())
-                .ok_or_else(|| {
-                    crate::error::Error::new(
-                        crate::error::ErrorCode::Internal,
-                        "the record of an idempotency key holds no reservation",
-                    )
-                })?;
-                return Ok((Vec::new(), (discussion, attempt, true)));
+    let ((discussion, attempt), replayed) = super::write_once(
+        ctx,
+        &[&request.discussion_id],
+        key,
+        &request.digest,
+        |earlier| {
+            let discussion = idempotency::as_written(earlier)?;
+            let attempt = match &earlier.first.body {
+                crate::ledger::Body::Receipt(r) => r.attempt_id.as_deref(),
+                _ => None,
             }
-            let global = view.global(ctx.now(view.last_at_ms()));
-            let (mut records, (discussion, attempt)) = plan_wake(
-                &global,
+            .and_then(|id| discussion.attempt(id).cloned())
+            .ok_or_else(|| {
+                crate::error::Error::new(
+                    crate::error::ErrorCode::Internal,
+                    "the record of an idempotency key holds no reservation",
+                )
+            })?;
+            Ok((discussion, attempt))
+        },
+        |view| {
+            plan_wake(
+                &view.global(ctx.now(view.last_at_ms())),
                 &view.discussion(&request.discussion_id),
                 request,
                 &ctx.stamp(view.last_at_ms()),
             )
-            .map_err(|err| super::near_match(err, view, &request.discussion_id))?;
-            idempotency::mark(&mut records, tag.clone());
-            Ok((records, (discussion, attempt, false)))
-        })
+            .map_err(|err| super::near_match(err, view, &request.discussion_id))
+        },
+    )?;
+    Ok((discussion, attempt, replayed))
 }
 
 pub fn to_json(discussion: &Discussion, attempt: &Attempt) -> Value {
