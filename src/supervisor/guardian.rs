@@ -39,8 +39,9 @@ impl Guardian {
     /// Starts the guardian in a new process group of its own.
     pub fn start() -> std::io::Result<Guardian> {
         let (reader, lifeline) = std::io::pipe()?;
-        let exe = std::env::current_exe()?;
-        let mut command = Command::new(exe);
+        // The running image itself, even if its file was replaced since
+        // (an upgrade while an agent runs).
+        let mut command = Command::new("/proc/self/exe");
         command
             .arg(ARG)
             .env_clear()
