@@ -40,6 +40,9 @@ _discuss() {
             discuss,list)
                 cmd="discuss__subcmd__list"
                 ;;
+            discuss,mcp)
+                cmd="discuss__subcmd__mcp"
+                ;;
             discuss,quota)
                 cmd="discuss__subcmd__quota"
                 ;;
@@ -105,6 +108,9 @@ _discuss() {
                 ;;
             discuss__subcmd__help,list)
                 cmd="discuss__subcmd__help__subcmd__list"
+                ;;
+            discuss__subcmd__help,mcp)
+                cmd="discuss__subcmd__help__subcmd__mcp"
                 ;;
             discuss__subcmd__help,quota)
                 cmd="discuss__subcmd__help__subcmd__quota"
@@ -197,7 +203,7 @@ _discuss() {
 
     case "${cmd}" in
         discuss)
-            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait completions help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -519,7 +525,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__help)
-            opts="fleet ask wake reply show kill-switch quota call list inbox verify wait completions help"
+            opts="fleet ask wake reply show kill-switch quota call list inbox verify wait mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -715,6 +721,20 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1064,6 +1084,36 @@ _discuss() {
                     return 0
                     ;;
                 --fleet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__mcp)
+            opts="-h -V --agent --ledger --json --actor --allow-network-fs --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -37,11 +37,11 @@ pub fn main() -> u8 {
     match commands::run(&cli, out.clone()) {
         Ok(status) => status,
         Err(err) => {
-            let out = if matches!(cli.command, crate::cli::Command::Call(_)) {
-                out.as_json()
-            } else {
-                out
-            };
+            let machine = matches!(
+                cli.command,
+                crate::cli::Command::Call(_) | crate::cli::Command::Mcp(_)
+            );
+            let out = if machine { out.as_json() } else { out };
             out.print_error(&err);
             err.exit_status()
         }

@@ -6,6 +6,7 @@ use crate::commands::{
     fleet::FleetArgs,
     kill_switch::KillSwitchArgs,
     list::{InboxArgs, ListArgs},
+    mcp::McpArgs,
     quota::QuotaArgs,
     reply::ReplyArgs,
     show::ShowArgs,
@@ -104,6 +105,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Wait until a discussion reaches a status (exit 10 on timeout)
     Wait(WaitArgs),
+    /// Serve the tools (ask_peer, wake_agent, reply_discussion,
+    /// get_discussion, list_discussions, inbox) over MCP on stdio
+    Mcp(McpArgs),
     /// Print a completion script
     #[command(
         after_help = "Example:\n  discuss completions bash > ~/.local/share/bash-completion/completions/discuss"

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     SameAgent,
     GroupNotSupported,
     UnknownField,
+    /// A tool call of `discuss mcp --agent A` for another agent.
+    AgentMismatch,
     UnknownFleet,
     NotInFleet,
     UnknownDiscussion,
@@ -58,6 +60,7 @@ impl ErrorCode {
             SameAgent => "same_agent",
             GroupNotSupported => "group_not_supported",
             UnknownField => "unknown_field",
+            AgentMismatch => "agent_mismatch",
             UnknownFleet => "unknown_fleet",
             NotInFleet => "not_in_fleet",
             UnknownDiscussion => "unknown_discussion",
@@ -84,7 +87,7 @@ impl ErrorCode {
             Internal | IoError | LedgerUnreadable | NetworkFilesystem => 1,
             Usage => 2,
             InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
-            | SameAgent | GroupNotSupported | UnknownField => 3,
+            | SameAgent | GroupNotSupported | UnknownField | AgentMismatch => 3,
             UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict => 5,

@@ -14,8 +14,8 @@ use std::path::Path;
 
 /// Take one of the seed's request objects and answer JSON (always).
 ///
-/// TOOL is ask_peer, wake_agent, reply_discussion or get_discussion. Unknown
-/// fields are refused. In ask_peer, max_turns, timeout_ms, turn_timeout_ms
+/// TOOL is ask_peer, wake_agent, reply_discussion, get_discussion,
+/// list_discussions or inbox. Unknown fields are refused. In ask_peer, max_turns, timeout_ms, turn_timeout_ms
 /// and wake_peer default as in `discuss ask`.
 #[derive(Debug, Args)]
 #[command(
@@ -23,7 +23,7 @@ use std::path::Path;
     echo '{\"agent_id\":\"agent-b\",...}' | discuss call wake_agent -"
 )]
 pub struct CallArgs {
-    /// ask_peer, wake_agent, reply_discussion or get_discussion
+    /// ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions or inbox
     #[arg(value_name = "TOOL")]
     pub tool: String,
     /// The request object; `-` or nothing reads it from stdin
@@ -31,7 +31,7 @@ pub struct CallArgs {
     pub request: Option<String>,
 }
 
-const TOOLS: [(&str, &[&str]); 4] = [
+const TOOLS: [(&str, &[&str]); 6] = [
     (
         "ask_peer",
         &[
@@ -69,22 +69,74 @@ const TOOLS: [(&str, &[&str]); 4] = [
         ],
     ),
     ("get_discussion", &["discussion_id", "include_receipts"]),
+    ("list_discussions", &["status", "agent_id", "fleet_id"]),
+    ("inbox", &["agent_id"]),
 ];
 
+/// The tools `call` and `discuss mcp` take, with their fields.
+pub fn tools() -> &'static [(&'static str, &'static [&'static str])] {
+    &TOOLS
+}
+
 pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
-    let Some((tool, fields)) = TOOLS.iter().find(|(name, _)| *name == args.tool) else {
-        return Err(Error::new(
-            ErrorCode::InvalidArgument,
-            format!("unknown tool {:?}", args.tool),
-        )
-        .detail("tool", args.tool.as_str())
-        .hint("tools: ask_peer, wake_agent, reply_discussion, get_discussion"));
-    };
     let text = match args.request.as_deref() {
         None | Some("-") => read_input(Path::new("-"), MAX_REQUEST_BYTES)?,
         Some(json) => json.to_owned(),
     };
-    let request = Request::parse(&text, fields)?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("the request is not JSON: {e}"),
+        )
+    })?;
+    let Value::Object(request) = value else {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "the request must be a JSON object",
+        ));
+    };
+    let response = answer(ctx, &args.tool, request, None)?;
+    ctx.out.print_json(&response);
+    Ok(0)
+}
+
+/// One tool call, as `call` and `discuss mcp` both make it: the request
+/// object is checked (unknown fields, types, then everything the command
+/// checks) and run; the answer is what `call` prints. With `agent`, the
+/// caller acts for that agent only: `ask_peer.from_agent_id` and
+/// `reply_discussion.agent_id` must be it (`agent_mismatch`), and `inbox`
+/// reads its inbox when no `agent_id` is given.
+pub fn answer(
+    ctx: &Context,
+    tool: &str,
+    request: Map<String, Value>,
+    agent: Option<&str>,
+) -> Result<Value> {
+    let Some((tool, fields)) = TOOLS.iter().find(|(name, _)| *name == tool) else {
+        return Err(
+            Error::new(ErrorCode::InvalidArgument, format!("unknown tool {tool:?}"))
+                .detail("tool", tool)
+                .hint(format!("tools: {}", TOOLS.map(|(name, _)| name).join(", "))),
+        );
+    };
+    let request = Request::parse(request, fields)?;
+    let pinned = |field: &str| -> Result<()> {
+        let (Some(agent), Some(Value::String(given))) = (agent, request.0.get(field)) else {
+            return Ok(());
+        };
+        if given == agent {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::AgentMismatch,
+            format!("{field} is {given}, but this server acts for {agent}"),
+        )
+        .detail("field", field)
+        .detail("agent_id", agent)
+        .hint(format!(
+            "set {field} to {agent}, or run a server of its own for {given}"
+        )))
+    };
     let key = request.optional_string("idempotency_key")?;
     if let Some(key) = &key {
         crate::engine::idempotency::check_key(key)?;
@@ -98,6 +150,7 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
     };
     let response = match *tool {
         "ask_peer" => {
+            pinned("from_agent_id")?;
             let to = match request.0.get("to_agent_id") {
                 Some(Value::Array(items)) => items
                     .iter()
@@ -132,6 +185,7 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
             mark(wake::to_json(&discussion, &attempt), replayed)
         }
         "reply_discussion" => {
+            pinned("agent_id")?;
             let reply = ReplyRequest::new(
                 &request.string("agent_id")?,
                 &request.string("discussion_id")?,
@@ -144,13 +198,49 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
             let (discussion, message_id, replayed) = reply::perform(ctx, &reply, key)?;
             mark(reply::to_json(&discussion, &message_id), replayed)
         }
+        "list_discussions" => {
+            let statuses = match request.0.get("status") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::String(s)) => vec![s.clone()],
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_owned)
+                            .ok_or_else(|| type_error("status", "a status or a list of them"))
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                Some(_) => return Err(type_error("status", "a status or a list of them")),
+            };
+            let statuses = super::list::parse_statuses(&statuses)?;
+            let agent = request.optional_string("agent_id")?;
+            let fleet = request.optional_string("fleet_id")?;
+            let (rows, _) =
+                super::list::listed(ctx, &statuses, agent.as_deref(), fleet.as_deref())?;
+            rows_json(&rows)
+        }
+        "inbox" => {
+            let given = request.optional_string("agent_id")?;
+            let Some(agent) = given.as_deref().or(agent) else {
+                return Err(
+                    Error::new(ErrorCode::InvalidArgument, "agent_id is required")
+                        .detail("field", "agent_id"),
+                );
+            };
+            let (rows, _) = super::list::inbox_rows(ctx, agent)?;
+            rows_json(&rows)
+        }
         _ => {
             let (discussion, _) = show::load(ctx, &request.string("discussion_id")?)?;
             discussion_json(&discussion, request.bool("include_receipts", true)?)
         }
     };
-    ctx.out.print_json(&response);
-    Ok(0)
+    Ok(response)
+}
+
+/// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.
+fn rows_json(rows: &[super::list::Row]) -> Value {
+    serde_json::json!({"discussions": rows.iter().map(super::list::row_json).collect::<Vec<_>>()})
 }
 
 struct Request(Map<String, Value>);
@@ -164,19 +254,7 @@ fn type_error(field: &str, expected: &str) -> Error {
 }
 
 impl Request {
-    fn parse(text: &str, fields: &[&str]) -> Result<Request> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidArgument,
-                format!("the request is not JSON: {e}"),
-            )
-        })?;
-        let Value::Object(map) = value else {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                "the request must be a JSON object",
-            ));
-        };
+    fn parse(map: Map<String, Value>, fields: &[&str]) -> Result<Request> {
         if let Some(unknown) = map.keys().find(|k| !fields.contains(&k.as_str())) {
             return Err(Error::new(
                 ErrorCode::UnknownField,

@@ -234,33 +234,34 @@ fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
 
 pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
     let statuses = parse_statuses(&args.statuses)?;
-    if let Some(agent) = &args.agent {
-        ids::check_name("agent_id", agent)?;
-    }
-    if let Some(fleet) = &args.fleet {
-        ids::check_name("fleet_id", fleet)?;
-    }
-    let (rows, now) = discussions(ctx, |d| {
-        (statuses.is_empty() || statuses.contains(&d.status))
-            && args.agent.as_ref().is_none_or(|a| {
-                d.root
-                    .as_ref()
-                    .is_some_and(|r| &r.asker == a || &r.peer == a)
-            })
-            && args
-                .fleet
-                .as_ref()
-                .is_none_or(|f| d.root.as_ref().is_some_and(|r| &r.fleet_id == f))
-    })?;
+    let (rows, now) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
     render(ctx, &rows, now, "no discussions");
     Ok(0)
 }
 
+/// The rows of `list`: every discussion in one of `statuses` (any, when
+/// none is given), of `agent` and in `fleet` when given.
+pub fn listed(
+    ctx: &Context,
+    statuses: &[Status],
+    agent: Option<&str>,
+    fleet: Option<&str>,
+) -> Result<(Vec<Row>, i64)> {
+    if let Some(agent) = agent {
+        ids::check_name("agent_id", agent)?;
+    }
+    if let Some(fleet) = fleet {
+        ids::check_name("fleet_id", fleet)?;
+    }
+    discussions(ctx, |d| {
+        (statuses.is_empty() || statuses.contains(&d.status))
+            && agent.is_none_or(|a| d.root.as_ref().is_some_and(|r| r.asker == a || r.peer == a))
+            && fleet.is_none_or(|f| d.root.as_ref().is_some_and(|r| r.fleet_id == f))
+    })
+}
+
 pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
-    ids::check_name("agent_id", &args.agent)?;
-    let (rows, now) = discussions(ctx, |d| {
-        d.status == Status::Open && d.head().is_some_and(|h| h.to_agent_id == args.agent)
-    })?;
+    let (rows, now) = inbox_rows(ctx, &args.agent)?;
     render(
         ctx,
         &rows,
@@ -268,4 +269,12 @@ pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
         &format!("nothing waits for {}", args.agent),
     );
     Ok(0)
+}
+
+/// The rows of `inbox`: open discussions whose head is addressed to `agent`.
+pub fn inbox_rows(ctx: &Context, agent: &str) -> Result<(Vec<Row>, i64)> {
+    ids::check_name("agent_id", agent)?;
+    discussions(ctx, |d| {
+        d.status == Status::Open && d.head().is_some_and(|h| h.to_agent_id == agent)
+    })
 }

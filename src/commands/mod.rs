@@ -5,6 +5,7 @@ pub mod call;
 pub mod fleet;
 pub mod kill_switch;
 pub mod list;
+pub mod mcp;
 pub mod quota;
 pub mod reply;
 pub mod show;
@@ -315,6 +316,8 @@ pub fn run(cli: &Cli, out: Output) -> Result<u8> {
         Command::Inbox(args) => list::inbox(&ctx()?, args),
         Command::Verify(args) => verify::run(&ctx()?, args),
         Command::Wait(args) => wait::run(&ctx()?, args),
+        // Answers go out as MCP messages, errors as JSON: never human text.
+        Command::Mcp(args) => mcp::run(Context::new(&cli.global, out.as_json())?, args),
         Command::Completions { shell } => {
             out.print_text(&String::from_utf8_lossy(&crate::assets::completion(*shell)));
             Ok(0)

@@ -1,0 +1,397 @@
+//! `discuss mcp`: the seed's tools as a Model Context Protocol server over
+//! stdio, for agent hosts (Claude Code, Codex CLI, Gemini CLI, …).
+//!
+//! The official SDK (`rmcp`) speaks the protocol; every tool call goes
+//! through `call::answer`, the very code `discuss call` runs, so no check is
+//! written twice. A success answers `call`'s object as `structuredContent`
+//! and as one text block; a refusal answers `isError: true` with the
+//! contract's error object in the same two places, and the session goes on.
+//! The async runtime is current-thread and built by this command alone;
+//! each call runs on its blocking pool, since the ledger's lock and `fsync`
+//! block.
+
+use super::Context;
+use crate::error::{Error, ErrorCode, Result};
+use clap::Args;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// Serve the discussion tools over MCP (stdio) until stdin closes.
+///
+/// Tools: ask_peer, wake_agent, reply_discussion, get_discussion (the
+/// seed's request objects exactly), list_discussions and inbox. No tool
+/// starts an agent: wake_agent only reserves the turn.
+#[derive(Debug, Args)]
+#[command(after_help = "Example (register with an agent host):\n  \
+    claude mcp add discuss -- discuss mcp --agent agent-a")]
+pub struct McpArgs {
+    /// Act for this agent only: ask_peer.from_agent_id and
+    /// reply_discussion.agent_id must be it (agent_mismatch otherwise)
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+}
+
+/// What an agent reads first: the protocol in a few lines.
+const INSTRUCTIONS: &str = "discuss runs bounded two-agent discussions. \
+Ask another agent with ask_peer; payload is a JSON-serialized string such as \
+\"{\\\"body\\\":\\\"Refactor auth module?\\\"}\". A message never starts an agent: \
+wake_agent reserves one budgeted turn for the recipient of the current head, and \
+whoever runs that agent starts it. When you are woken you hold an attempt: answer \
+once with reply_discussion (type question to ask back, result to answer; close: \
+true ends the discussion) before its deadline, naming the attempt_id and the head \
+message id you were given. Never invent ids: discussion, message and attempt ids \
+come only from the server's answers (get_discussion, inbox). inbox lists what waits \
+for you; get_discussion reads a discussion's state and transcript. A refusal \
+answers isError with {\"error\":{\"code\",\"message\",\"details\"}}: act on its code \
+(stale_head: read the discussion again; turn_already_active: someone holds the \
+turn; wake_quota_exceeded: wait retry_after_ms).";
+
+pub fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
+    if let Some(agent) = &args.agent {
+        crate::ids::check_name("agent_id", agent)?;
+    }
+    let server = Server {
+        ctx: Arc::new(ctx),
+        agent: args.agent.clone(),
+        tools: Arc::new(tools(args.agent.is_some())),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("the MCP server's runtime", &e))?;
+    runtime.block_on(serve(server));
+    Ok(0)
+}
+
+/// Serves one session on stdin and stdout. Between stdin and the SDK sits a
+/// line filter: the SDK drops a line that is not a JSON-RPC message without
+/// a word, where the protocol wants an error answer (`-32700` for a line
+/// that is not JSON, `-32600` for JSON that is not a message). Answers of
+/// both kinds leave through one writer, a whole line at a time, so stdout
+/// carries only protocol messages.
+async fn serve(server: Server) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, from_server) = tokio::io::duplex(1 << 16);
+    let (lines, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = outgoing.recv().await {
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                return; // the client went away
+            }
+        }
+    });
+    let answers = lines.clone();
+    tokio::spawn(async move {
+        let mut from_server = BufReader::new(from_server);
+        loop {
+            let mut line = Vec::new();
+            match from_server.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if answers.send(line).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        loop {
+            let mut line = Vec::new();
+            match stdin.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match malformed(&line) {
+                Some(error) => {
+                    let _ = lines.send(error);
+                }
+                None => {
+                    if !line.ends_with(b"\n") {
+                        line.push(b'\n');
+                    }
+                    if to_server.write_all(&line).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        // End of stdin: the SDK sees the end of its input and ends the session.
+        let _ = to_server.shutdown().await;
+    });
+    // A client that connects and leaves before initializing ends the
+    // session as cleanly as one that closes stdin later.
+    if let Ok(service) = server.serve((server_in, server_out)).await {
+        let _ = service.waiting().await;
+    }
+    let _ = writer.await;
+}
+
+/// The JSON-RPC error answer to a line that is not a message, if it is not.
+fn malformed(line: &[u8]) -> Option<Vec<u8>> {
+    let (code, message, id) = match serde_json::from_slice::<Value>(line) {
+        Err(e) => (-32700, format!("Parse error: {e}"), Value::Null),
+        Ok(Value::Object(message)) => {
+            let id = message.get("id").cloned().unwrap_or(Value::Null);
+            let versioned = message.get("jsonrpc") == Some(&json!("2.0"));
+            let method = message.get("method").is_some_and(Value::is_string);
+            let response = message.contains_key("result") || message.contains_key("error");
+            if versioned && (method || response) {
+                return None;
+            }
+            (
+                -32600,
+                "Invalid Request: not a JSON-RPC 2.0 request, notification or response".into(),
+                id,
+            )
+        }
+        Ok(_) => (
+            -32600,
+            "Invalid Request: a message is one JSON object".into(),
+            Value::Null,
+        ),
+    };
+    let mut answer =
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+            .to_string()
+            .into_bytes();
+    answer.push(b'\n');
+    Some(answer)
+}
+
+#[derive(Clone)]
+struct Server {
+    ctx: Arc<Context>,
+    agent: Option<String>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl Server {
+    /// One tool call through `call::answer`, on the blocking pool.
+    async fn answer(&self, tool: String, request: Map<String, Value>) -> Result<Value> {
+        let ctx = Arc::clone(&self.ctx);
+        let agent = self.agent.clone();
+        tokio::task::spawn_blocking(move || {
+            super::call::answer(&ctx, &tool, request, agent.as_deref())
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(Error::new(
+                ErrorCode::Internal,
+                format!("the tool call did not finish: {e}"),
+            ))
+        })
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("discuss", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let result = match self.answer(request.name.into_owned(), arguments).await {
+            Ok(answer) => CallToolResult::structured(answer),
+            // A refusal is the tool's answer, never a protocol error: the
+            // agent reads the contract's code and the session goes on.
+            Err(err) => CallToolResult::structured_error(err.to_json()),
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// Ids of agents and fleets (`cli.md`, "IDs").
+const NAME: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
+
+fn name(description: &str) -> Value {
+    json!({"type": "string", "pattern": NAME, "description": description})
+}
+
+fn server_id(prefix: &str, description: &str) -> Value {
+    json!({"type": "string", "pattern": format!("^{prefix}"), "description": description})
+}
+
+fn payload(description: &str) -> Value {
+    json!({"type": "string", "maxLength": crate::discussion::envelope::MAX_ENVELOPE_BYTES,
+        "description": description})
+}
+
+fn idempotency_key() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9._:-]+$",
+        "description": "Optional. Makes the call safe to retry: the same key with the same \
+            arguments answers the original result (\"replayed\": true) and writes nothing; \
+            with other arguments it is refused (idempotency_conflict)."})
+}
+
+fn schema(properties: Value, required: &[&str]) -> Arc<Map<String, Value>> {
+    let Value::Object(object) = json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    }) else {
+        unreachable!("json! of an object literal is an object")
+    };
+    Arc::new(object)
+}
+
+/// The tools and their input schemas. With a pinned agent, `inbox` needs
+/// no `agent_id`.
+fn tools(pinned: bool) -> Vec<Tool> {
+    let statuses = [
+        "invalid",
+        "closed",
+        "deadman",
+        "expired",
+        "exhausted",
+        "active",
+        "open",
+        "terminal",
+    ];
+    vec![
+        Tool::new(
+            "ask_peer",
+            "Start a discussion: send the root message (turn 1) to one peer agent of the \
+             same fleet. Answers discussion_id, root_message_id (the head to wake on) and \
+             the policy. Nothing starts the peer unless wake_peer is true, which also \
+             reserves the peer's first turn (quota and kill-switch apply).",
+            schema(
+                json!({
+                    "from_agent_id": name("You, the asking agent (a member of the fleet)."),
+                    "to_agent_id": name("The one peer agent (a member of the fleet, not you)."),
+                    "fleet_id": name("The fleet both agents belong to."),
+                    "payload": payload("The message body as serialized JSON, e.g. \
+                        \"{\\\"body\\\":\\\"Refactor auth module?\\\"}\". The whole envelope \
+                        is at most 65,536 bytes."),
+                    "max_turns": {"type": "integer", "minimum": 2, "maximum": 32, "default": 4,
+                        "description": "Turn budget, the root included."},
+                    "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 900_000,
+                        "default": 300_000, "description": "Conversation deadline after the root."},
+                    "turn_timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 300_000,
+                        "default": 60_000, "description": "Deadline of each turn; at most timeout_ms."},
+                    "wake_peer": {"type": "boolean", "default": false,
+                        "description": "Reserve the peer's first turn in the same atomic write."},
+                    "idempotency_key": idempotency_key(),
+                }),
+                &["from_agent_id", "to_agent_id", "fleet_id", "payload"],
+            ),
+        ),
+        Tool::new(
+            "wake_agent",
+            "Reserve one budgeted turn for the agent the current head is addressed to. It \
+             only reserves: it never starts the agent. Answers the attempt (attempt_id, \
+             turn, deadline_at) that the woken agent's reply must name. Refused with \
+             stale_head if the head moved, turn_already_active if someone holds the turn.",
+            schema(
+                json!({
+                    "agent_id": name("The agent to wake: the recipient of the head."),
+                    "discussion_id": server_id("dsc_", "The discussion, as the server named it."),
+                    "expected_head_message_id": server_id("msg_",
+                        "The head message you saw (get_discussion's head.message_id)."),
+                    "idempotency_key": idempotency_key(),
+                }),
+                &["agent_id", "discussion_id", "expected_head_message_id"],
+            ),
+        ),
+        Tool::new(
+            "reply_discussion",
+            "Answer within the attempt you were woken for, before its deadline: a question \
+             back to the other agent, or a result. close: true ends the discussion. Answers \
+             the new message id and the discussion's status.",
+            schema(
+                json!({
+                    "agent_id": name("You, the woken agent."),
+                    "discussion_id": server_id("dsc_", "The discussion."),
+                    "attempt_id": server_id("att_", "The attempt wake_agent reserved for you."),
+                    "reply_to_message_id": server_id("msg_", "The head message you answer."),
+                    "type": {"type": "string", "enum": ["question", "result"],
+                        "description": "question: ask back; result: answer."},
+                    "payload": payload("The body as serialized JSON, e.g. \
+                        \"{\\\"body\\\":\\\"Yes, proceed.\\\"}\"."),
+                    "close": {"type": "boolean", "default": false,
+                        "description": "End the discussion with this reply."},
+                    "idempotency_key": idempotency_key(),
+                }),
+                &[
+                    "agent_id",
+                    "discussion_id",
+                    "attempt_id",
+                    "reply_to_message_id",
+                    "type",
+                    "payload",
+                ],
+            ),
+        ),
+        Tool::new(
+            "get_discussion",
+            "Read a discussion's derived state: status, participants, budget, head, \
+             transcript, attempts, escalation and integrity findings. Never writes.",
+            schema(
+                json!({
+                    "discussion_id": server_id("dsc_", "The discussion."),
+                    "include_receipts": {"type": "boolean", "default": true,
+                        "description": "Include each transcript entry's receipts."},
+                }),
+                &["discussion_id"],
+            ),
+        ),
+        Tool::new(
+            "list_discussions",
+            "List discussions, newest first, optionally by status, agent or fleet. Never \
+             writes.",
+            schema(
+                json!({
+                    "status": {"anyOf": [
+                        {"type": "string", "enum": statuses},
+                        {"type": "array", "items": {"type": "string", "enum": statuses}},
+                    ], "description": "A status, or a list; terminal stands for any terminal one."},
+                    "agent_id": name("Only discussions of this agent."),
+                    "fleet_id": name("Only discussions of this fleet."),
+                }),
+                &[],
+            ),
+        ),
+        Tool::new(
+            "inbox",
+            "The open discussions whose head is addressed to an agent: what it could be \
+             woken for. Never writes, never wakes.",
+            schema(
+                json!({
+                    "agent_id": name(if pinned {
+                        "The agent; this server's own agent when left out."
+                    } else {
+                        "The agent whose inbox to read."
+                    }),
+                }),
+                if pinned { &[] } else { &["agent_id"] },
+            ),
+        ),
+    ]
+}
