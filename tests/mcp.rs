@@ -1,0 +1,580 @@
+//! `discuss mcp` driven as agent hosts drive it: the official Rust SDK's
+//! client over a child process, and raw JSON-RPC lines where the test is
+//! about the wire (malformed lines, protocol revisions, shutdown).
+
+mod common;
+use common::*;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+type Client = RunningService<RoleClient, ()>;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A client session with `discuss mcp` on the test's ledger, opened with
+/// `initialize` (protocol 2025-11-25, what hosts speak today).
+async fn connect(env: &Env, agent: Option<&str>) -> Client {
+    connect_with(env, agent, ClientLifecycleMode::Initialize).await
+}
+
+/// The same, opened the way `lifecycle` says: `Discover` is the current
+/// revision, 2026-07-28, which has no `initialize`.
+async fn connect_with(env: &Env, agent: Option<&str>, lifecycle: ClientLifecycleMode) -> Client {
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let command = tokio::process::Command::new(bin).configure(|cmd| {
+        cmd.env_clear()
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_NOW", env.now_ms.to_string())
+            .env("DISCUSS_ACTOR", "tester")
+            .arg("mcp");
+        if let Some(agent) = agent {
+            cmd.args(["--agent", agent]);
+        }
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve_with_lifecycle(transport, lifecycle)
+        .await
+        .expect("the server initializes")
+}
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments are an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .expect("a tool call is never a protocol error")
+}
+
+/// The structured answer of a success, checked against its text block.
+fn ok(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    let text = result.content[0]
+        .as_text()
+        .expect("one text block")
+        .text
+        .clone();
+    assert_eq!(result.content.len(), 1);
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+    structured
+}
+
+/// The contract's error object of a refusal, checked against its text.
+fn refused(result: &CallToolResult, code: &str) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    let text = result.content[0]
+        .as_text()
+        .expect("one text block")
+        .text
+        .clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+    assert_eq!(structured["error"]["code"], code, "{structured}");
+    assert!(structured["error"]["message"].is_string());
+    structured["error"].clone()
+}
+
+fn ask(from: &str, to: &str, extra: Value) -> Value {
+    let mut request = json!({"from_agent_id": from, "to_agent_id": to, "fleet_id": "fleet-alpha",
+        "payload": "{\"body\":\"Refactor auth module?\"}"});
+    if let Value::Object(extra) = extra {
+        request.as_object_mut().unwrap().extend(extra);
+    }
+    request
+}
+
+#[test]
+fn the_server_says_who_it_is_and_its_schemas_are_the_seeds() {
+    let env = Env::new();
+    runtime().block_on(async {
+        let client = connect(&env, None).await;
+        let info = client.peer_info().expect("initialized");
+        let server = info.server_info.as_ref().unwrap();
+        assert_eq!(server.name, "discuss");
+        assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+        let instructions = info.instructions.clone().unwrap();
+        for words in [
+            "ask_peer",
+            "wake_agent",
+            "reply_discussion",
+            "Never invent ids",
+        ] {
+            assert!(instructions.contains(words), "{words}");
+        }
+        let tools = client.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            [
+                "ask_peer",
+                "wake_agent",
+                "reply_discussion",
+                "get_discussion",
+                "list_discussions",
+                "inbox"
+            ]
+        );
+        for tool in &tools {
+            let schema = Value::Object((*tool.input_schema).clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
+            assert!(tool.description.as_ref().is_some_and(|d| d.len() > 60));
+            // Exactly the fields `call` takes: one list of fields for both.
+            let (_, fields) = discuss::commands::call::tools()
+                .iter()
+                .find(|(name, _)| *name == tool.name)
+                .unwrap();
+            let mut declared: Vec<&str> = schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let mut taken = fields.to_vec();
+            declared.sort_unstable();
+            taken.sort_unstable();
+            assert_eq!(declared, taken, "{}", tool.name);
+        }
+        let schema = |name: &str| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            Value::Object((*tool.input_schema).clone())
+        };
+        let ask = schema("ask_peer");
+        let range = |field: &str| {
+            (
+                ask["properties"][field]["minimum"].clone(),
+                ask["properties"][field]["maximum"].clone(),
+            )
+        };
+        assert_eq!(range("max_turns"), (json!(2), json!(32)));
+        assert_eq!(range("timeout_ms"), (json!(1000), json!(900_000)));
+        assert_eq!(range("turn_timeout_ms"), (json!(1000), json!(300_000)));
+        assert_eq!(ask["properties"]["payload"]["type"], "string");
+        assert_eq!(ask["properties"]["wake_peer"]["type"], "boolean");
+        assert_eq!(
+            ask["required"],
+            json!(["from_agent_id", "to_agent_id", "fleet_id", "payload"])
+        );
+        let reply = schema("reply_discussion");
+        assert_eq!(
+            reply["properties"]["type"]["enum"],
+            json!(["question", "result"])
+        );
+        assert_eq!(reply["properties"]["close"]["type"], "boolean");
+        assert_eq!(
+            schema("get_discussion")["properties"]["include_receipts"]["type"],
+            "boolean"
+        );
+        assert_eq!(schema("inbox")["required"], json!(["agent_id"]));
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_whole_four_turn_discussion_through_the_tools_on_both_revisions() {
+    four_turns(
+        ClientLifecycleMode::Initialize,
+        ProtocolVersion::V_2025_11_25,
+    );
+    four_turns(
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        ProtocolVersion::V_2026_07_28,
+    );
+}
+
+fn four_turns(lifecycle: ClientLifecycleMode, expected: ProtocolVersion) {
+    let env = Env::new();
+    env.fleet();
+    runtime().block_on(async {
+        let client = connect_with(&env, None, lifecycle).await;
+        assert_eq!(client.peer_info().unwrap().protocol_version, expected);
+        let asked = ok(&call(
+            &client,
+            "ask_peer",
+            ask("agent-a", "agent-b", json!({"max_turns": 4})),
+        )
+        .await);
+        let dsc = asked["discussion_id"].as_str().unwrap().to_owned();
+        let mut head = asked["root_message_id"].as_str().unwrap().to_owned();
+        // Nothing woke agent-b: its inbox shows what it could be woken for.
+        let inbox = ok(&call(&client, "inbox", json!({"agent_id": "agent-b"})).await);
+        assert_eq!(inbox["discussions"][0]["discussion_id"], dsc.as_str());
+        let turns = [
+            ("agent-b", "question", false),
+            ("agent-a", "question", false),
+            ("agent-b", "result", true),
+        ];
+        for (agent, kind, close) in turns {
+            let woken = ok(&call(
+                &client,
+                "wake_agent",
+                json!({"agent_id": agent,
+                "discussion_id": dsc, "expected_head_message_id": head}),
+            )
+            .await);
+            assert_eq!(woken["attempt"]["state"], "reserved", "wake only reserves");
+            let attempt = woken["attempt"]["attempt_id"].as_str().unwrap();
+            let replied = ok(&call(
+                &client,
+                "reply_discussion",
+                json!({"agent_id": agent,
+                "discussion_id": dsc, "attempt_id": attempt, "reply_to_message_id": head,
+                "type": kind, "payload": format!("{{\"body\":\"{kind} from {agent}\"}}"),
+                "close": close}),
+            )
+            .await);
+            head = replied["message_id"].as_str().unwrap().to_owned();
+        }
+        let state = ok(&call(&client, "get_discussion", json!({"discussion_id": dsc})).await);
+        assert_eq!(state["status"], "closed");
+        assert_eq!(state["transcript"].as_array().unwrap().len(), 4);
+        assert_eq!(state["turns_used"], 4);
+        // The same object `discuss call` prints.
+        let cli = env.run(&[
+            "call",
+            "get_discussion",
+            &json!({"discussion_id": dsc}).to_string(),
+        ]);
+        assert_eq!(cli.json(), state);
+        let listed = ok(&call(&client, "list_discussions", json!({"status": "closed"})).await);
+        assert_eq!(listed["discussions"].as_array().unwrap().len(), 1);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn every_refusal_is_a_tool_error_with_the_contract_code_and_the_session_goes_on() {
+    let env = Env::new();
+    env.fleet();
+    env.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+    let (dsc, root) = env.ask(&[]);
+    runtime().block_on(async {
+        let client = connect(&env, None).await;
+        let wake = |agent: &str, head: &str| {
+            json!({"agent_id": agent, "discussion_id": dsc,
+            "expected_head_message_id": head})
+        };
+        let cases = [
+            (
+                "ask_peer",
+                ask("agent-a", "agent-a", json!({})),
+                "same_agent",
+            ),
+            (
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"fleet_id": "fleet-gamma"})),
+                "unknown_fleet",
+            ),
+            (
+                "ask_peer",
+                ask("agent-a", "agent-x", json!({})),
+                "not_in_fleet",
+            ),
+            (
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"payload": "not json"})),
+                "payload_not_json",
+            ),
+            (
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"max_turns": 33})),
+                "out_of_range",
+            ),
+            (
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"colour": "red"})),
+                "unknown_field",
+            ),
+            (
+                "ask_peer",
+                ask(
+                    "agent-a",
+                    "agent-b",
+                    json!({"to_agent_id": ["agent-b", "agent-c"]}),
+                ),
+                "group_not_supported",
+            ),
+            ("wake_agent", wake("agent-b", "msg_0000"), "stale_head"),
+            ("wake_agent", wake("agent-a", &root), "not_recipient"),
+            (
+                "get_discussion",
+                json!({"discussion_id": "dsc_nope"}),
+                "unknown_discussion",
+            ),
+            ("no_such_tool", json!({}), "invalid_argument"),
+        ];
+        for (tool, arguments, code) in cases {
+            refused(&call(&client, tool, arguments).await, code);
+        }
+        let woken = ok(&call(&client, "wake_agent", wake("agent-b", &root)).await);
+        let attempt = woken["attempt"]["attempt_id"].as_str().unwrap().to_owned();
+        refused(
+            &call(&client, "wake_agent", wake("agent-b", &root)).await,
+            "turn_already_active",
+        );
+        let reply = |agent: &str, attempt: &str| {
+            json!({"agent_id": agent, "discussion_id": dsc,
+            "attempt_id": attempt, "reply_to_message_id": root, "type": "result",
+            "payload": "{}", "close": true})
+        };
+        refused(
+            &call(&client, "reply_discussion", reply("agent-b", "att_0000")).await,
+            "unknown_attempt",
+        );
+        refused(
+            &call(&client, "reply_discussion", reply("agent-a", &attempt)).await,
+            "not_attempt_agent",
+        );
+        ok(&call(&client, "reply_discussion", reply("agent-b", &attempt)).await);
+        let error = refused(
+            &call(&client, "wake_agent", wake("agent-a", &root)).await,
+            "discussion_terminal",
+        );
+        assert_eq!(error["details"]["status"], "closed");
+        // Policy refusals.
+        env.ok(&["quota", "set", "0", "--agent", "agent-b"]);
+        let asked = ok(&call(&client, "ask_peer", ask("agent-a", "agent-b", json!({}))).await);
+        let error = refused(
+            &call(
+                &client,
+                "wake_agent",
+                json!({"agent_id": "agent-b",
+                "discussion_id": asked["discussion_id"],
+                "expected_head_message_id": asked["root_message_id"]}),
+            )
+            .await,
+            "wake_quota_exceeded",
+        );
+        assert!(error["details"].get("retry_after_ms").is_some());
+        env.ok(&["kill-switch", "on", "--reason", "maintenance"]);
+        refused(
+            &call(&client, "ask_peer", ask("agent-a", "agent-b", json!({}))).await,
+            "kill_switch_engaged",
+        );
+        env.ok(&["kill-switch", "off"]);
+        // After all that, the session still answers.
+        ok(&call(&client, "list_discussions", json!({})).await);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn a_pinned_server_acts_for_its_agent_only() {
+    let env = Env::new();
+    env.fleet();
+    runtime().block_on(async {
+        let client = connect(&env, Some("agent-a")).await;
+        let error = refused(
+            &call(&client, "ask_peer", ask("agent-b", "agent-a", json!({}))).await,
+            "agent_mismatch",
+        );
+        assert_eq!(error["details"]["agent_id"], "agent-a");
+        let before = env.ledger_bytes();
+        let (dsc, root) = env.ask(&[]);
+        let woken = ok(&call(
+            &client,
+            "wake_agent",
+            json!({"agent_id": "agent-b",
+            "discussion_id": dsc, "expected_head_message_id": root}),
+        )
+        .await);
+        refused(
+            &call(
+                &client,
+                "reply_discussion",
+                json!({"agent_id": "agent-b",
+            "discussion_id": dsc, "attempt_id": woken["attempt"]["attempt_id"],
+            "reply_to_message_id": root, "type": "result", "payload": "{}"}),
+            )
+            .await,
+            "agent_mismatch",
+        );
+        assert!(env.ledger_bytes().len() > before.len());
+        // Its own inbox by default; the schema says agent_id is optional.
+        let tools = client.list_all_tools().await.unwrap();
+        let inbox = tools.iter().find(|t| t.name == "inbox").unwrap();
+        assert_eq!(inbox.input_schema["required"], json!([]));
+        ok(&call(&client, "ask_peer", ask("agent-a", "agent-b", json!({}))).await);
+        assert_eq!(
+            ok(&call(&client, "inbox", json!({})).await)["discussions"],
+            json!([])
+        );
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn racing_wakes_from_two_servers_have_one_winner() {
+    let env = Env::new();
+    env.fleet();
+    runtime().block_on(async {
+        let one = connect(&env, None).await;
+        let two = connect(&env, None).await;
+        for round in 0..5 {
+            let (dsc, root) = env.ask(&[]);
+            let wake = json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root});
+            let (a, b) = tokio::join!(call(&one, "wake_agent", wake.clone()), call(&two, "wake_agent", wake));
+            let winners = [&a, &b].iter().filter(|r| r.is_error == Some(false)).count();
+            assert_eq!(winners, 1, "round {round}");
+            let loser = if a.is_error == Some(true) { &a } else { &b };
+            refused(loser, "turn_already_active");
+        }
+        one.cancel().await.unwrap();
+        two.cancel().await.unwrap();
+    });
+}
+
+/// `discuss mcp` as a plain child, talked to in raw lines.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Raw {
+    fn start(env: &Env) -> Raw {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+            .env_clear()
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_ACTOR", "tester")
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Raw {
+            stdin: child.stdin.take(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"))
+    }
+
+    fn initialize(&mut self, version: &str) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string(),
+        );
+        let answer = self.receive();
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        answer
+    }
+
+    /// Closes stdin; returns the exit status and whatever else was printed.
+    fn close(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
+        (self.child.wait().unwrap().code(), rest)
+    }
+}
+
+#[test]
+fn both_protocol_revisions_malformed_lines_and_a_clean_end() {
+    let env = Env::new();
+    env.fleet();
+    // The revision with initialize that hosts speak today (the current
+    // one, without it, is in the four-turn test).
+    let mut raw = Raw::start(&env);
+    let answer = raw.initialize("2025-11-25");
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "discuss");
+    // A malformed line is answered with a JSON-RPC error; the session goes on.
+    raw.send("this is not json");
+    let error = raw.receive();
+    assert_eq!(
+        (error["error"]["code"].clone(), error["id"].clone()),
+        (json!(-32700), Value::Null)
+    );
+    raw.send(r#"{"id":7,"hello":"world"}"#);
+    let error = raw.receive();
+    assert_eq!(
+        (error["error"]["code"].clone(), error["id"].clone()),
+        (json!(-32600), json!(7))
+    );
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "list_discussions", "arguments": {}}})
+        .to_string(),
+    );
+    let listed = raw.receive();
+    assert_eq!(listed["id"], 2);
+    assert_eq!(
+        listed["result"]["structuredContent"],
+        json!({"discussions": []})
+    );
+    let (status, rest) = raw.close();
+    assert_eq!(status, Some(0), "stdin closed: exit 0");
+    assert_eq!(rest, "", "stdout carries only protocol messages");
+
+    // A client that connects and leaves at once, or mid-handshake.
+    let raw = Raw::start(&env);
+    assert_eq!(raw.close(), (Some(0), String::new()));
+    let mut raw = Raw::start(&env);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+    let (status, _) = raw.close();
+    assert_eq!(status, Some(0));
+}
+
+#[test]
+fn tool_calls_write_what_the_cli_would() {
+    // One code path: an ask through MCP and through `call` give the same
+    // answer shape and the same records, but for ids and times.
+    let env = Env::new();
+    env.fleet();
+    let request = ask("agent-a", "agent-b", json!({"idempotency_key": "mcp-1"}));
+    let via_mcp = runtime().block_on(async {
+        let client = connect(&env, None).await;
+        let first = ok(&call(&client, "ask_peer", request.clone()).await);
+        let again = ok(&call(&client, "ask_peer", request.clone()).await);
+        assert_eq!(again["replayed"], true, "retry-safe through MCP too");
+        assert_eq!(again["discussion_id"], first["discussion_id"]);
+        client.cancel().await.unwrap();
+        first
+    });
+    let via_call = env.run(&["call", "ask_peer", &request.to_string()]).json();
+    assert_eq!(
+        via_call["discussion_id"], via_mcp["discussion_id"],
+        "the same key, the same discussion"
+    );
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let mut shape: Map<String, Value> = via_mcp.as_object().unwrap().clone();
+    shape.insert("replayed".into(), true.into());
+    assert_eq!(keys(&via_call), keys(&Value::Object(shape)));
+}
