@@ -2,7 +2,8 @@
 //! at a small and a large ledger, measured side by side in one run (the
 //! machine is shared and noisy, so only ratios from one run mean much),
 //! the same `wake` step done with the `sqlite3` command-line tool, the cold
-//! rebuild of the cache, and peak memory.
+//! rebuild of the cache, peak memory, and a `get_discussion` tool call in
+//! one `discuss mcp` session against `show` as a process of its own.
 //!
 //!   cargo build --release --examples && cargo build --release
 //!   target/release/examples/bench                  # 1,000 vs 1,000,000 records
@@ -396,7 +397,10 @@ fn main() {
     let db = o.sqlite.then(|| sqlite_database(&ledgers[1], &dir));
     let mut samples: [[Sample; 4]; 2] = Default::default();
     let mut sqlite = Sample::default();
+    let mut session = McpSession::start(&discuss, &ledgers[1].path);
+    let mut tool_calls = Vec::new();
     for n in 0..o.runs {
+        tool_calls.push(session.get_discussion(&ledgers[1].middle));
         // Side by side: small, large, sqlite3 in every round.
         for (ledger, sample) in ledgers.iter().zip(samples.iter_mut()) {
             round(&discuss, ledger, sample);
@@ -443,6 +447,14 @@ fn main() {
             sqlite.max_rss_kib as f64 / 1024.0
         );
     }
+    let show_large = median(&mut samples[1][3].times);
+    let tool_call = median(&mut tool_calls);
+    println!(
+        "| get_discussion, one tool call in a `discuss mcp` session | | {} | {:.2} (tool call / show) | |",
+        ms(tool_call),
+        tool_call.as_secs_f64() / show_large.as_secs_f64()
+    );
+    session.end();
     println!(
         "| cold rebuild (show, no cache) | | {} | | {:.1} |",
         ms(median(&mut rebuilds)),
@@ -453,6 +465,77 @@ fn main() {
          process's memory too: it includes the harness's own {:.1} MiB.",
         own_rss_kib() as f64 / 1024.0
     );
+}
+
+/// A `discuss mcp` session spoken to in raw JSON-RPC lines, as an agent
+/// host would: started and initialized once, then one tool call at a time.
+struct McpSession {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpSession {
+    fn start(discuss: &Path, ledger: &Path) -> McpSession {
+        let mut child = Command::new(discuss)
+            .arg("mcp")
+            .env("DISCUSS_LEDGER", ledger)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut session = McpSession {
+            stdin: child.stdin.take().unwrap(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 1,
+        };
+        session.request(
+            "initialize",
+            r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}"#,
+        );
+        session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        session
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// One request and its answer (a whole line).
+    fn request(&mut self, method: &str, params: &str) -> String {
+        use std::io::BufRead;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        ));
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(line.contains(&format!(r#""id":{id}"#)), "{line}");
+        line
+    }
+
+    /// The round trip of one `get_discussion` call.
+    fn get_discussion(&mut self, dsc: &str) -> Duration {
+        let start = Instant::now();
+        let line = self.request(
+            "tools/call",
+            &format!(r#"{{"name":"get_discussion","arguments":{{"discussion_id":"{dsc}"}}}}"#),
+        );
+        let took = start.elapsed();
+        assert!(line.contains(r#""isError":false"#), "{line}");
+        took
+    }
+
+    fn end(mut self) {
+        drop(self.stdin);
+        assert!(self.child.wait().unwrap().success());
+    }
 }
 
 /// Whether `binary` holds the fail points' variable name; read in chunks,

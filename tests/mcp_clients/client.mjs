@@ -1,0 +1,67 @@
+// A whole discussion through `discuss mcp` with the official TypeScript SDK.
+//
+// Usage: node client.mjs DISCUSS_BINARY   (with @modelcontextprotocol/sdk
+// installed where Node finds it; `.ci/run` installs it from npm). Exits 0
+// when every check holds.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+
+const binary = process.argv[2];
+const folder = mkdtempSync(join(tmpdir(), "discuss-mcp-"));
+const env = { DISCUSS_LEDGER: join(folder, "ledger.jsonl"), DISCUSS_ACTOR: "ts-client" };
+execFileSync(binary, ["fleet", "add", "fleet-alpha", "agent-a", "agent-b"], { env });
+
+const client = new Client({ name: "discuss-test", version: "0" });
+await client.connect(new StdioClientTransport({ command: binary, args: ["mcp"], env }));
+assert.equal(client.getServerVersion().name, "discuss");
+
+const { tools } = await client.listTools();
+assert.deepEqual(tools.map((t) => t.name).sort(),
+  ["ask_peer", "get_discussion", "inbox", "list_discussions", "reply_discussion", "wake_agent"]);
+const reply = tools.find((t) => t.name === "reply_discussion");
+assert.deepEqual(reply.inputSchema.properties.type.enum, ["question", "result"]);
+
+async function call(name, args) {
+  const result = await client.callTool({ name, arguments: args });
+  assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+  return result;
+}
+async function ok(name, args) {
+  const result = await call(name, args);
+  assert.equal(result.isError, false, JSON.stringify(result));
+  return result.structuredContent;
+}
+
+const asked = await ok("ask_peer", {
+  from_agent_id: "agent-a", to_agent_id: "agent-b", fleet_id: "fleet-alpha",
+  payload: JSON.stringify({ body: "Refactor auth module?" }), max_turns: 4,
+});
+const dsc = asked.discussion_id;
+let head = asked.root_message_id;
+for (const [agent, type, close] of [["agent-b", "question", false], ["agent-a", "question", false], ["agent-b", "result", true]]) {
+  const woken = await ok("wake_agent", { agent_id: agent, discussion_id: dsc, expected_head_message_id: head });
+  const replied = await ok("reply_discussion", {
+    agent_id: agent, discussion_id: dsc, attempt_id: woken.attempt.attempt_id,
+    reply_to_message_id: head, type, payload: JSON.stringify({ body: `${type} from ${agent}` }), close,
+  });
+  head = replied.message_id;
+}
+const state = await ok("get_discussion", { discussion_id: dsc });
+assert.equal(state.status, "closed");
+assert.equal(state.transcript.length, 4);
+
+const refused = await call("ask_peer", {
+  from_agent_id: "agent-a", to_agent_id: "agent-a", fleet_id: "fleet-alpha", payload: "{}",
+});
+assert.equal(refused.isError, true);
+assert.equal(refused.structuredContent.error.code, "same_agent");
+assert.equal((await ok("inbox", { agent_id: "agent-b" })).discussions.length, 0);
+
+await client.close();
+rmSync(folder, { recursive: true });
+console.log("typescript sdk: schemas, four turns, a refusal: ok");
