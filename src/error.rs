@@ -41,6 +41,9 @@ pub enum ErrorCode {
     DiscussionInvalid,
     IntegrityFindings,
     WaitTimeout,
+    /// `wait`: the discussion is in a terminal status not among those
+    /// asked for, and terminal statuses never change.
+    StatusUnreachable,
 }
 
 impl ErrorCode {
@@ -77,6 +80,7 @@ impl ErrorCode {
             DiscussionInvalid => "discussion_invalid",
             IntegrityFindings => "integrity_findings",
             WaitTimeout => "wait_timeout",
+            StatusUnreachable => "status_unreachable",
         }
     }
 
@@ -93,7 +97,7 @@ impl ErrorCode {
             | DiscussionTerminal | IdempotencyConflict => 5,
             WakeQuotaExceeded | KillSwitchEngaged => 6,
             DiscussionInvalid | IntegrityFindings => 7,
-            WaitTimeout => 10,
+            WaitTimeout | StatusUnreachable => 10,
         }
     }
 }

@@ -315,3 +315,65 @@ fn a_long_list_is_plain_aligned_columns() {
     let json = env.ok(&["list"]);
     assert_eq!(json["discussions"].as_array().unwrap().len(), 1_001);
 }
+
+#[test]
+fn wait_for_a_status_a_terminal_discussion_can_never_reach_returns_at_once() {
+    let mut env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1000"]);
+    env.wake(&dsc, "agent-b", &root);
+    env.advance(1_500);
+    assert_eq!(env.status(&dsc), "deadman");
+    // No timeout: without the rule this would wait for ever.
+    let out = env
+        .command()
+        .args(["--json", "wait", &dsc, "--until", "closed"])
+        .timeout(std::time::Duration::from_secs(10))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(10), "returned at once");
+    let err: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "status_unreachable");
+    assert_eq!(err["error"]["details"]["status"], "deadman");
+    // A terminal discussion can still turn invalid: waiting for that waits.
+    let out = env.run(&[
+        "--json",
+        "wait",
+        &dsc,
+        "--until",
+        "invalid",
+        "--timeout-ms",
+        "50",
+    ]);
+    assert_eq!(out.error()["code"], "wait_timeout");
+    // And the status it has is reached, as ever.
+    assert_eq!(
+        env.run(&["--json", "wait", &dsc, "--until", "terminal"])
+            .status,
+        0
+    );
+}
+
+#[test]
+fn a_writer_refuses_a_file_that_is_not_a_ledger_and_leaves_it_untouched() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ledger().parent().unwrap()).unwrap();
+    let passwd =
+        "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+    std::fs::write(env.ledger(), passwd).unwrap();
+    let err = env.fails(
+        &["fleet", "add", "fleet-alpha", "agent-a"],
+        "ledger_unreadable",
+        1,
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a discuss ledger"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(env.ledger()).unwrap(), passwd);
+    // A ledger whose very first write was torn is still a ledger.
+    std::fs::write(env.ledger(), r#"{"v":1,"kind":"fle"#).unwrap();
+    env.ok(&["fleet", "add", "fleet-alpha", "agent-a"]);
+}

@@ -2,7 +2,7 @@
 
 use super::Context;
 use super::list::parse_statuses;
-use crate::discussion::derive;
+use crate::discussion::{Status, derive};
 use crate::engine::unknown_discussion;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
@@ -105,6 +105,27 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
                 ));
             }
             return Ok(0);
+        }
+        // Terminal statuses never change, except into `invalid` when lines
+        // are appended: waiting longer could only ever see that one.
+        let status = discussion.status;
+        if status.is_terminal() && !(wanted.contains(&Status::Invalid) && status != Status::Invalid)
+        {
+            return Err(Error::new(
+                ErrorCode::StatusUnreachable,
+                format!(
+                    "{} is {}, a terminal status, and will never be {}",
+                    discussion.id,
+                    status.as_str(),
+                    wanted
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            )
+            .detail("status", status.as_str())
+            .hint("terminal statuses never change; `discuss show` tells how it ended"));
         }
         if args
             .timeout_ms

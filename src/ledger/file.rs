@@ -151,6 +151,59 @@ impl Ledger {
         Ok(Some(file))
     }
 
+    /// `ledger_unreadable` for a non-empty file whose first complete line is
+    /// not a v1 record: `--ledger` pointed at some other file, which a
+    /// writer must leave untouched. A file with no complete line yet is a
+    /// ledger whose first write was torn.
+    fn refuse_foreign(&self, file: &File, len: u64) -> Result<()> {
+        // A record's line is at most a few hundred KiB (a 64 KiB envelope,
+        // escaped); a first "line" longer than this is no record.
+        const MAX_FIRST_LINE: u64 = 1 << 20;
+        let mut line = Vec::new();
+        let mut chunk = vec![0u8; 4096];
+        let mut at = 0u64;
+        let first = loop {
+            if at >= len.min(MAX_FIRST_LINE) {
+                break (at < len).then_some(line.as_slice());
+            }
+            let n = file
+                .read_at(&mut chunk, at)
+                .map_err(|e| self.unreadable(&e))?;
+            if n == 0 {
+                break None;
+            }
+            match memchr::memchr(b'\n', &chunk[..n]) {
+                Some(end) => {
+                    line.extend_from_slice(&chunk[..end]);
+                    break Some(line.as_slice());
+                }
+                None => {
+                    line.extend_from_slice(&chunk[..n]);
+                    at += n as u64;
+                }
+            }
+        };
+        let Some(first) = first else {
+            return Ok(()); // empty, or only a torn first line
+        };
+        let why = match Record::parse(first, 1) {
+            Ok(_) => return Ok(()),
+            Err(why) if first.len() as u64 >= MAX_FIRST_LINE => {
+                format!("its first line is over {MAX_FIRST_LINE} bytes ({why})")
+            }
+            Err(why) => why,
+        };
+        Err(Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!(
+                "{} is not a discuss ledger: its first line is not a v1 record ({why}); nothing was written",
+                self.path.display()
+            ),
+        )
+        .detail("path", self.path.display().to_string())
+        .hint("point --ledger / DISCUSS_LEDGER at a ledger, or at a path where one may be created"))
+    }
+
     /// `ledger_unreadable` for a FIFO, device, socket or directory in the
     /// ledger's place: only a regular file is a ledger.
     fn refuse_irregular(&self, file: &File) -> Result<()> {
@@ -232,6 +285,7 @@ impl Ledger {
         let mut file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
+        self.refuse_foreign(&file, len)?;
         let (cache, (records, keyed), whole) = self.trusted(&file, len, |cache| {
             let records = records_of(cache, &file, discussion_ids)?;
             let keyed = match idempotency_key {
