@@ -203,6 +203,28 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
         times.sort_unstable();
     }
     assert_eq!(cached, global, "the global state");
+    // The live set never misses a discussion that is open or active, at
+    // the newest record's time, a minute and sixteen minutes later.
+    let last = snapshot.last_at_ms.unwrap_or(0);
+    for now in [
+        last,
+        last.saturating_add(60_000),
+        last.saturating_add(960_000),
+    ] {
+        let live = ledger
+            .map_live(|_| now, |_, id, _| Some(id.to_owned()))
+            .expect("the live set of any bytes");
+        let Some(live) = live else { continue };
+        for id in ids {
+            let status = derive(id, &snapshot.discussion(id), now).map(|d| d.status);
+            if matches!(
+                status,
+                Some(crate::discussion::Status::Open | crate::discussion::Status::Active)
+            ) {
+                assert!(live.iter().any(|l| l == id), "{id} is live at {now}");
+            }
+        }
+    }
     // What `verify` and `list` stream must be what replay holds.
     let check = ledger.check_lines(0).expect("a check of any bytes");
     assert_eq!(check.records, snapshot.records.len() as u64, "records");

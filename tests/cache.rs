@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use serde_json::Value;
 use std::path::PathBuf;
 
 fn cache_files(env: &Env) -> [PathBuf; 2] {
@@ -491,4 +492,144 @@ fn a_same_length_edit_in_place_is_noticed() {
         6,
     );
     assert_eq!(err["details"]["wakes_per_hour"], 0);
+}
+
+/// `inbox` and `list --status open/active` with the live set (`cache::live`)
+/// of capacity `capacity` (the tests' `DISCUSS_CACHE_LIVE_CAPACITY`), and
+/// what deriving every discussion (`list` without a filter) says.
+fn live_readers(env: &Env, capacity: &str) -> (Vec<Value>, Vec<Value>) {
+    let envs = [("DISCUSS_CACHE_LIVE_CAPACITY", capacity)];
+    let rows = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = env.run_with(&envs, &all, "");
+        assert_eq!(out.status, 0, "{args:?}: {}", out.stderr);
+        out.json()["discussions"].as_array().unwrap().clone()
+    };
+    let everything = rows(&["list"]);
+    let expected_live: Vec<Value> = everything
+        .iter()
+        .filter(|r| r["status"] == "open" || r["status"] == "active")
+        .cloned()
+        .collect();
+    let expected_inbox: Vec<Value> = everything
+        .iter()
+        .filter(|r| r["status"] == "open" && r["head_to_agent_id"] == "agent-b")
+        .cloned()
+        .collect();
+    (
+        vec![
+            Value::Array(rows(&["list", "--status", "open", "--status", "active"])),
+            Value::Array(rows(&["inbox", "--agent", "agent-b"])),
+        ],
+        vec![Value::Array(expected_live), Value::Array(expected_inbox)],
+    )
+}
+
+#[test]
+fn open_and_active_come_from_the_live_set_or_from_everything_and_agree() {
+    for capacity in ["4096", "3", "1"] {
+        let mut env = Env::new();
+        let envs = [("DISCUSS_CACHE_LIVE_CAPACITY", capacity)];
+        let run = |env: &Env, args: &[&str]| {
+            let mut all = vec!["--json"];
+            all.extend_from_slice(args);
+            let out = env.run_with(&envs, &all, "");
+            assert_eq!(out.status, 0, "{args:?}: {}", out.stderr);
+            out.json()
+        };
+        run(&env, &["fleet", "add", "fleet-alpha", "agent-a", "agent-b"]);
+        let ask = |env: &Env| -> (String, String) {
+            let mut args = ASK_A_TO_B.to_vec();
+            args.push(r#"{"body":"x"}"#);
+            let v = run(env, &args);
+            (
+                v["discussion_id"].as_str().unwrap().into(),
+                v["root_message_id"].as_str().unwrap().into(),
+            )
+        };
+        // Old ones, long terminal by time (expired, deadman), then a
+        // closed one, an active one and open ones within the last minutes.
+        let (old, old_root) = ask(&env);
+        run(
+            &env,
+            &[
+                "wake",
+                "--agent",
+                "agent-b",
+                "--discussion",
+                &old,
+                "--expected-head",
+                &old_root,
+            ],
+        );
+        ask(&env);
+        env.advance(20 * 60_000);
+        let (closed, closed_root) = ask(&env);
+        let att = run(
+            &env,
+            &[
+                "wake",
+                "--agent",
+                "agent-b",
+                "--discussion",
+                &closed,
+                "--expected-head",
+                &closed_root,
+            ],
+        );
+        let att = att["attempt"]["attempt_id"].as_str().unwrap().to_owned();
+        run(
+            &env,
+            &[
+                "reply",
+                "--agent",
+                "agent-b",
+                "--discussion",
+                &closed,
+                "--attempt",
+                &att,
+                "--reply-to",
+                &closed_root,
+                "--type",
+                "result",
+                "--payload",
+                "{}",
+                "--close",
+            ],
+        );
+        let (active, active_root) = ask(&env);
+        run(
+            &env,
+            &[
+                "wake",
+                "--agent",
+                "agent-b",
+                "--discussion",
+                &active,
+                "--expected-head",
+                &active_root,
+            ],
+        );
+        for _ in 0..3 {
+            ask(&env);
+            env.advance(60_000);
+        }
+        let (got, expected) = live_readers(&env, capacity);
+        assert_eq!(got, expected, "capacity {capacity}");
+        let live = got[0].as_array().unwrap();
+        assert_eq!(live.len(), 3, "open ones (the active one lapsed): {live:?}");
+        assert!(
+            live.iter()
+                .all(|r| r["discussion_id"] != old.as_str())
+        );
+        // The same after a rebuild from scratch, and after time passes
+        // everything by.
+        delete_cache(&env);
+        assert_eq!(live_readers(&env, capacity).0, expected);
+        env.advance(16 * 60_000);
+        let (got, expected) = live_readers(&env, capacity);
+        assert_eq!(got, expected);
+        assert_eq!(got[0], Value::Array(vec![]));
+    }
 }

@@ -89,15 +89,38 @@ impl Row {
 /// before the newest record) and passed through `f`; and that instant.
 pub fn derive_all<T>(
     ctx: &Context,
+    f: impl FnMut(Discussion) -> Option<T>,
+) -> Result<(Vec<T>, i64)> {
+    derive_each(ctx, false, f)
+}
+
+/// `derive_all`, or with `live_only` only the discussions that may be open
+/// or active (`Ledger::map_live`): for filters that keep nothing else.
+fn derive_each<T>(
+    ctx: &Context,
+    live_only: bool,
     mut f: impl FnMut(Discussion) -> Option<T>,
 ) -> Result<(Vec<T>, i64)> {
     // One instant for all of them, taken when the ledger is locked.
-    let mut at: Option<i64> = None;
-    let mapped = ctx.ledger.map_discussions(|last_at_ms, id, records| {
-        let now = *at.get_or_insert_with(|| ctx.now(last_at_ms));
-        derive(id, records, now).and_then(&mut f)
-    })?;
-    Ok((mapped, at.unwrap_or_else(|| ctx.now(None))))
+    let at: std::cell::Cell<Option<i64>> = std::cell::Cell::new(None);
+    let now = |last_at_ms: Option<i64>| {
+        let now = at.get().unwrap_or_else(|| ctx.now(last_at_ms));
+        at.set(Some(now));
+        now
+    };
+    let mut derived = |last_at_ms: Option<i64>, id: &str, records: &[&crate::ledger::Record]| {
+        derive(id, records, now(last_at_ms)).and_then(&mut f)
+    };
+    let live = if live_only {
+        ctx.ledger.map_live(now, &mut derived)?
+    } else {
+        None
+    };
+    let mapped = match live {
+        Some(mapped) => mapped,
+        None => ctx.ledger.map_discussions(&mut derived)?,
+    };
+    Ok((mapped, at.get().unwrap_or_else(|| ctx.now(None))))
 }
 
 /// The order of lists: the most recently updated first, then by id.
@@ -108,7 +131,17 @@ pub fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
 /// Every discussion in the ledger that `keep` keeps, newest first, and the
 /// instant they were derived at.
 pub fn discussions(ctx: &Context, keep: impl Fn(&Discussion) -> bool) -> Result<(Vec<Row>, i64)> {
-    let (mut rows, now) = derive_all(ctx, |d| keep(&d).then(|| Row::of(&d)))?;
+    rows_of(ctx, false, keep)
+}
+
+/// `discussions`; with `live_only`, for a `keep` that keeps only open or
+/// active discussions, derived from the live set alone.
+fn rows_of(
+    ctx: &Context,
+    live_only: bool,
+    keep: impl Fn(&Discussion) -> bool,
+) -> Result<(Vec<Row>, i64)> {
+    let (mut rows, now) = derive_each(ctx, live_only, |d| keep(&d).then(|| Row::of(&d)))?;
     rows.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
     Ok((rows, now))
 }
@@ -253,7 +286,13 @@ pub fn listed(
     if let Some(fleet) = fleet {
         ids::check_name("fleet_id", fleet)?;
     }
-    discussions(ctx, |d| {
+    // Open and active discussions are few and recent, whatever the size of
+    // the ledger: only those need deriving.
+    let live_only = !statuses.is_empty()
+        && statuses
+            .iter()
+            .all(|s| matches!(s, Status::Open | Status::Active));
+    rows_of(ctx, live_only, |d| {
         (statuses.is_empty() || statuses.contains(&d.status))
             && agent.is_none_or(|a| d.root.as_ref().is_some_and(|r| r.asker == a || r.peer == a))
             && fleet.is_none_or(|f| d.root.as_ref().is_some_and(|r| r.fleet_id == f))
@@ -274,7 +313,7 @@ pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
 /// The rows of `inbox`: open discussions whose head is addressed to `agent`.
 pub fn inbox_rows(ctx: &Context, agent: &str) -> Result<(Vec<Row>, i64)> {
     ids::check_name("agent_id", agent)?;
-    discussions(ctx, |d| {
+    rows_of(ctx, true, |d| {
         d.status == Status::Open && d.head().is_some_and(|h| h.to_agent_id == agent)
     })
 }

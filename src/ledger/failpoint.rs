@@ -60,6 +60,20 @@ pub fn pretended_network_fs() -> Option<String> {
 /// `DISCUSS_CACHE_MERGE_AT=N` under the feature: merge the checkpoint's
 /// entries into a new index past N, so tests reach a merge in a few writes.
 #[inline(always)]
+/// How many discussions the live set holds (`cache::live`); tests make it
+/// small with `DISCUSS_CACHE_LIVE_CAPACITY` to reach the fallback.
+pub fn live_capacity(default: usize) -> usize {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = std::env::var("DISCUSS_CACHE_LIVE_CAPACITY")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|n: &usize| *n > 0)
+    {
+        return n;
+    }
+    default
+}
+
 pub fn merge_at(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
     if let Some(n) = std::env::var("DISCUSS_CACHE_MERGE_AT")

@@ -111,6 +111,38 @@ impl Ledger {
         Ok(mapped)
     }
 
+    /// As `map_discussions`, but only over the discussions that may be
+    /// `open` or `active` at the instant `now` gives for the newest `at_ms`
+    /// (`cache::live`): a handful, whatever the size of the ledger. `None`
+    /// when the cache cannot tell which, and `map_discussions` must do.
+    pub fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Some(Vec::new()));
+        };
+        let (_, mapped) = self
+            .read_through_cache(&file, None, |cache| {
+                let Some(ids) = cache.live.candidates(now(cache.last_at_ms)) else {
+                    return Some(None);
+                };
+                let mut mapped = Vec::new();
+                for id in ids {
+                    let records = cache.records_of(&file, id).ok()?;
+                    if records.is_empty() {
+                        continue; // its lines were not records after all
+                    }
+                    let refs: Vec<&Record> = records.iter().collect();
+                    mapped.extend(map(cache.last_at_ms, id, &refs));
+                }
+                Some(Some(mapped))
+            })?
+            .expect("an unbounded wait always gets the lock");
+        Ok(mapped)
+    }
+
     /// Every line of the ledger, streamed: how many records, the lines that
     /// are not records, the torn tail, and the findings about lines
     /// (operations, duplicate ids, time) as seen at `now_ms` (what `verify`

@@ -22,6 +22,7 @@
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
 mod index_file;
+pub mod live;
 mod rebuild;
 
 use super::failpoint;
@@ -34,6 +35,7 @@ use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
 pub use index_file::{LineRef, idempotency_index_key, key_of};
+use live::LiveSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -77,6 +79,8 @@ struct CheckpointBody {
     global: Global,
     base: BaseRef,
     new_ids: BTreeSet<String>,
+    #[serde(default)]
+    live: LiveSet,
 }
 
 /// The index could not be trusted while reading through it.
@@ -91,6 +95,8 @@ pub struct Cache {
     pub mark: Mark,
     pub last_at_ms: Option<i64>,
     pub global: Global,
+    /// The discussions that may still be open or active (`live.rs`).
+    pub live: LiveSet,
     base: BaseRef,
     base_file: Option<File>,
     ids_range: (u64, u64, u64),
@@ -185,6 +191,7 @@ impl Cache {
             mark: Mark::default(),
             last_at_ms: None,
             global: Global::default(),
+            live: LiveSet::default(),
             base: BaseRef::default(),
             base_file: None,
             ids_range: (0, 0, 0),
@@ -241,6 +248,7 @@ impl Cache {
             mark: body.mark,
             last_at_ms: body.last_at_ms,
             global: body.global,
+            live: body.live,
             base: body.base,
             base_file,
             ids_range,
@@ -270,6 +278,7 @@ impl Cache {
             mark,
             last_at_ms: gathered.last_at_ms,
             global: gathered.global,
+            live: gathered.live,
             base: BaseRef::default(),
             base_file: None,
             ids_range: (0, 0, 0),
@@ -418,6 +427,7 @@ impl Cache {
             if !self.new_ids.contains(id) {
                 self.new_ids.insert(id.to_string());
             }
+            self.live.touch(id, record.at_ms);
         }
         self.global.apply(record);
         self.last_at_ms = Some(
@@ -569,6 +579,7 @@ impl Cache {
             mark: self.mark,
             last_at_ms: self.last_at_ms,
             global: self.global.clone(),
+            live: self.live.clone(),
             base: self.base,
             new_ids: self.new_ids.clone(),
         };

@@ -19,6 +19,7 @@ pub(super) struct Gathered {
     pub(super) ids: HashSet<String>,
     pub(super) global: Global,
     pub(super) last_at_ms: Option<i64>,
+    pub(super) live: super::live::LiveSet,
 }
 
 /// The fields of a line the index needs, read without building the whole
@@ -161,6 +162,11 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
     }
     if let Some((entry, id)) = effect.entry {
         gathered.entries.push(entry);
+        // A peeked `at_ms` is the one a whole parse gives, for a line that
+        // is a record at all; one that is not only adds a candidate.
+        if let Some(at_ms) = effect.at_ms {
+            gathered.live.touch(&id, at_ms);
+        }
         if !gathered.ids.contains(&id) {
             gathered.ids.insert(id);
         }
