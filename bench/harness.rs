@@ -1,5 +1,6 @@
-//! The benchmark: whole-process time of `ask`, `wake`, `reply` and `show`
-//! at a small and a large ledger, measured side by side in one run (the
+//! The benchmark: whole-process time of `ask`, `wake`, `reply`, `show`,
+//! `inbox` and `list --status open` at a small and a large ledger (each at
+//! its own time, so its last discussions are live), measured side by side in one run (the
 //! machine is shared and noisy, so only ratios from one run mean much),
 //! the same `wake` step done with the `sqlite3` command-line tool, the cold
 //! rebuild of the cache, peak memory, and a `get_discussion` tool call in
@@ -61,13 +62,28 @@ struct Run {
     stdout: String,
 }
 
+fn run(program: &Path, args: &[&str], ledger: &Path, stdin: Option<&str>) -> Run {
+    run_at(program, args, ledger, stdin, None)
+}
+
+/// `run`, with the clock pinned at `clock` (`DISCUSS_NOW`) when given.
 // The child is reaped with wait4 (for its rusage), not Child::wait.
 #[allow(clippy::zombie_processes)]
-fn run(program: &Path, args: &[&str], ledger: &Path, stdin: Option<&str>) -> Run {
+fn run_at(
+    program: &Path,
+    args: &[&str],
+    ledger: &Path,
+    stdin: Option<&str>,
+    clock: Option<i64>,
+) -> Run {
     let start = Instant::now();
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command.env_clear();
+    if let Some(clock) = clock {
+        command.env("DISCUSS_NOW", clock.to_string());
+    }
+    let mut child = command
         .args(args)
-        .env_clear()
         .env("DISCUSS_LEDGER", ledger)
         .env("DISCUSS_ACTOR", "bench")
         .stdin(if stdin.is_some() {
@@ -145,6 +161,17 @@ struct Ledger {
     path: PathBuf,
     /// A discussion in the middle of the ledger, for `show`.
     middle: String,
+    /// The newest `at_ms` of the generated ledger: commands run with their
+    /// clock pinned there, so its last discussions are still live, as they
+    /// were when it was written.
+    end_ms: i64,
+}
+
+impl Ledger {
+    /// `discuss` on this ledger, at its own time.
+    fn run(&self, discuss: &Path, args: &[&str]) -> Run {
+        run_at(discuss, args, &self.path, None, Some(self.end_ms))
+    }
 }
 
 fn generate(examples: &Path, dir: &Path, records: usize) -> Ledger {
@@ -176,10 +203,19 @@ fn generate(examples: &Path, dir: &Path, records: usize) -> Ledger {
     let text = String::from_utf8_lossy(&window);
     let at = text.find("\"correlation_id\":\"dsc_").expect("a message") + 18;
     let middle = text[at..at + 36].to_string();
+    let tail_len = 64 * 1024.min(len as usize);
+    let mut tail = vec![0u8; tail_len];
+    file.read_exact_at(&mut tail, len - tail_len as u64)
+        .unwrap();
+    let tail = String::from_utf8_lossy(&tail);
+    let last_line = tail.trim_end().rsplit('\n').next().unwrap();
+    let last: serde_json::Value = serde_json::from_str(last_line).expect("the last line");
+    let end_ms = last["at_ms"].as_i64().expect("at_ms of the last line");
     Ledger {
         records,
         path,
         middle,
+        end_ms,
     }
 }
 
@@ -196,7 +232,14 @@ impl Sample {
     }
 }
 
-const COMMANDS: [&str; 4] = ["ask", "wake", "reply", "show"];
+const COMMANDS: [&str; 6] = [
+    "ask",
+    "wake",
+    "reply",
+    "show",
+    "inbox",
+    "list --status open",
+];
 
 fn ask_args() -> Vec<&'static str> {
     vec![
@@ -213,14 +256,13 @@ fn ask_args() -> Vec<&'static str> {
     ]
 }
 
-/// One round of the four commands on `ledger`, each timed on its own.
-fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 4]) {
-    let path = &ledger.path;
-    let asked = run(discuss, &ask_args(), path, None);
+/// One round of the commands on `ledger`, each timed on its own.
+fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 6]) {
+    let asked = ledger.run(discuss, &ask_args());
     samples[0].add(&asked);
     let dsc = field(&asked.stdout, &["discussion_id"]);
     let root = field(&asked.stdout, &["root_message_id"]);
-    let woken = run(
+    let woken = ledger.run(
         discuss,
         &[
             "--json",
@@ -232,12 +274,10 @@ fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 4]) {
             "--expected-head",
             &root,
         ],
-        path,
-        None,
     );
     samples[1].add(&woken);
     let attempt = field(&woken.stdout, &["attempt", "attempt_id"]);
-    let replied = run(
+    let replied = ledger.run(
         discuss,
         &[
             "--json",
@@ -256,12 +296,11 @@ fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 4]) {
             "--payload",
             r#"{"body":"Rotate on every refresh; expire after 15 minutes idle."}"#,
         ],
-        path,
-        None,
     );
     samples[2].add(&replied);
-    let shown = run(discuss, &["--json", "show", &ledger.middle], path, None);
-    samples[3].add(&shown);
+    samples[3].add(&ledger.run(discuss, &["--json", "show", &ledger.middle]));
+    samples[4].add(&ledger.run(discuss, &["--json", "inbox", "--agent", "agent-01"]));
+    samples[5].add(&ledger.run(discuss, &["--json", "list", "--status", "open"]));
 }
 
 fn delete_cache(ledger: &Path) {
@@ -379,25 +418,20 @@ fn main() {
     let mut rebuild_rss = 0;
     for _ in 0..3 {
         delete_cache(&ledgers[1].path);
-        let shown = run(
-            &discuss,
-            &["--json", "show", &ledgers[1].middle],
-            &ledgers[1].path,
-            None,
-        );
+        let shown = ledgers[1].run(&discuss, &["--json", "show", &ledgers[1].middle]);
         rebuilds.push(shown.time);
         rebuild_rss = rebuild_rss.max(shown.max_rss_kib);
     }
     // Warm the page cache and the index of both.
     for ledger in &ledgers {
-        let mut warmup: [Sample; 4] = Default::default();
+        let mut warmup: [Sample; 6] = Default::default();
         round(&discuss, ledger, &mut warmup);
     }
 
     let db = o.sqlite.then(|| sqlite_database(&ledgers[1], &dir));
-    let mut samples: [[Sample; 4]; 2] = Default::default();
+    let mut samples: [[Sample; 6]; 2] = Default::default();
     let mut sqlite = Sample::default();
-    let mut session = McpSession::start(&discuss, &ledgers[1].path);
+    let mut session = McpSession::start(&discuss, &ledgers[1]);
     let mut tool_calls = Vec::new();
     for n in 0..o.runs {
         tool_calls.push(session.get_discussion(&ledgers[1].middle));
@@ -477,10 +511,11 @@ struct McpSession {
 }
 
 impl McpSession {
-    fn start(discuss: &Path, ledger: &Path) -> McpSession {
+    fn start(discuss: &Path, ledger: &Ledger) -> McpSession {
         let mut child = Command::new(discuss)
             .arg("mcp")
-            .env("DISCUSS_LEDGER", ledger)
+            .env("DISCUSS_LEDGER", &ledger.path)
+            .env("DISCUSS_NOW", ledger.end_ms.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -17,5 +17,6 @@ pub mod global;
 pub mod ids;
 pub mod ledger;
 pub mod output;
+pub mod progress;
 pub mod supervisor;
 pub mod user;

@@ -619,10 +619,7 @@ fn open_and_active_come_from_the_live_set_or_from_everything_and_agree() {
         assert_eq!(got, expected, "capacity {capacity}");
         let live = got[0].as_array().unwrap();
         assert_eq!(live.len(), 3, "open ones (the active one lapsed): {live:?}");
-        assert!(
-            live.iter()
-                .all(|r| r["discussion_id"] != old.as_str())
-        );
+        assert!(live.iter().all(|r| r["discussion_id"] != old.as_str()));
         // The same after a rebuild from scratch, and after time passes
         // everything by.
         delete_cache(&env);

@@ -377,3 +377,40 @@ fn a_writer_refuses_a_file_that_is_not_a_ledger_and_leaves_it_untouched() {
     std::fs::write(env.ledger(), r#"{"v":1,"kind":"fle"#).unwrap();
     env.ok(&["fleet", "add", "fleet-alpha", "agent-a"]);
 }
+
+/// Runs `discuss ARGS` on a pseudo-terminal (script(1)); returns all it
+/// printed there, stdout and stderr together.
+fn on_a_terminal(env: &Env, args: &str, term: &str) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let out = Command::new("script")
+        .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env("DISCUSS_ACTOR", "tester")
+        .env("DISCUSS_PROGRESS_AFTER_MS", "0")
+        .env("TERM", term)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn verify_shows_progress_to_a_person_at_a_terminal_only() {
+    let env = Env::new();
+    env.discussion(&[]);
+    env.ask(&[]);
+    let shown = on_a_terminal(&env, "verify", "xterm");
+    assert!(shown.contains("verify: deriving discussions"), "{shown:?}");
+    assert!(shown.contains("ok: "), "the report follows: {shown:?}");
+    for (args, term) in [("--json verify", "xterm"), ("verify", "dumb")] {
+        let quiet = on_a_terminal(&env, args, term);
+        assert!(!quiet.contains("verify:"), "{args} {term}: {quiet:?}");
+    }
+    // In a pipe, nothing but the report.
+    let out = env.run_with(&[("DISCUSS_PROGRESS_AFTER_MS", "0")], &["verify"], "");
+    assert_eq!(out.status, 0);
+    assert_eq!(out.stderr, "");
+}

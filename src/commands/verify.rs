@@ -4,11 +4,17 @@ use super::Context;
 use super::list::{derive_all, newest_first};
 use crate::discussion::{Discussion, Status};
 use crate::error::Result;
+use crate::progress::Progress;
 use clap::Args;
 use serde_json::json;
 
-/// Replay the whole ledger: unreadable lines, a torn tail and every invalid
-/// discussion. Exit 0 only when there are none, else 7 with the report.
+/// Replay the whole ledger: unreadable lines, a torn tail, findings about
+/// lines and every invalid discussion. Exit 0 only when there are none,
+/// else 7 with the report.
+///
+/// It reads every line, so it takes time in proportion to the ledger: about
+/// 7 s per million lines on a 2-core machine, with a progress bar on a
+/// terminal once it has run for a second.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  discuss verify || discuss verify --json | jq .invalid_discussions"
@@ -18,10 +24,27 @@ pub struct VerifyArgs {}
 pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
-    let lines = ctx.ledger.check_lines(ctx.clock.now_ms())?;
+    let mut progress = Progress::new(ctx.out.json, 0, "verify: reading lines");
+    let lines = ctx.ledger.check_lines(ctx.clock.now_ms(), |done, total| {
+        progress.set_total(total);
+        progress.at(done);
+    })?;
+    progress.done();
+    // Counting the discussions costs a read of the index's ids: only for
+    // a bar someone sees.
+    let total = if Progress::shown(ctx.out.json) {
+        ctx.ledger.view(&[])?.discussion_ids().len() as u64
+    } else {
+        0
+    };
+    let mut progress = Progress::new(ctx.out.json, total, "verify: deriving discussions");
+    let mut derived = 0;
     let (all, _) = derive_all(ctx, |d| {
+        derived += 1;
+        progress.at(derived);
         Some((d.status == Status::Invalid).then(|| Box::new(d)))
     })?;
+    progress.done();
     let discussions = all.len();
     let mut invalid: Vec<Box<Discussion>> = all.into_iter().flatten().collect();
     invalid.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));

@@ -60,6 +60,19 @@ pub fn pretended_network_fs() -> Option<String> {
 /// `DISCUSS_CACHE_MERGE_AT=N` under the feature: merge the checkpoint's
 /// entries into a new index past N, so tests reach a merge in a few writes.
 #[inline(always)]
+/// How long work runs before its progress shows; tests set it to nothing
+/// with `DISCUSS_PROGRESS_AFTER_MS`.
+pub fn quiet_for(default: std::time::Duration) -> std::time::Duration {
+    #[cfg(feature = "failpoints")]
+    if let Some(ms) = std::env::var("DISCUSS_PROGRESS_AFTER_MS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        return std::time::Duration::from_millis(ms);
+    }
+    default
+}
+
 /// How many discussions the live set holds (`cache::live`); tests make it
 /// small with `DISCUSS_CACHE_LIVE_CAPACITY` to reach the fallback.
 pub fn live_capacity(default: usize) -> usize {

@@ -146,13 +146,13 @@ impl Ledger {
     /// Every line of the ledger, streamed: how many records, the lines that
     /// are not records, the torn tail, and the findings about lines
     /// (operations, duplicate ids, time) as seen at `now_ms` (what `verify`
-    /// reports).
-    pub fn check_lines(&self, now_ms: i64) -> Result<LineCheck> {
+    /// reports). `progress` hears (bytes read, bytes in all) now and then.
+    pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
         let Some(file) = self.open_shared()? else {
             return Ok(LineCheck::default());
         };
         let len = self.len_of(&file)?;
-        check_lines(&file, len, now_ms).map_err(|e| self.unreadable(&e))
+        check_lines(&file, len, now_ms, progress).map_err(|e| self.unreadable(&e))
     }
 
     /// The ledger opened for reading under a shared lock, or `None` when it
@@ -639,7 +639,12 @@ impl From<OperationFinding> for LineFinding {
     }
 }
 
-fn check_lines(file: &File, len: u64, now_ms: i64) -> std::io::Result<LineCheck> {
+fn check_lines(
+    file: &File,
+    len: u64,
+    now_ms: i64,
+    mut progress: impl FnMut(u64, u64),
+) -> std::io::Result<LineCheck> {
     let mut check = LineCheck::default();
     // Ids are remembered as hashes, to keep memory small; a second pass
     // over the ledger confirms the few that repeat.
@@ -649,15 +654,20 @@ fn check_lines(file: &File, len: u64, now_ms: i64) -> std::io::Result<LineCheck>
     let streamed = stream_operations(
         file,
         len,
-        |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
-            Ok((record, mark)) => (Ok((line_no, record)), mark),
-            Err(detail) => (
-                Err(UnreadableLine {
-                    line: line_no as usize,
-                    detail,
-                }),
-                OpMark::Alone,
-            ),
+        |start, line_no, line| {
+            if line_no % 4096 == 0 {
+                progress(start, len);
+            }
+            match Record::parse_with_mark(line, line_no as usize) {
+                Ok((record, mark)) => (Ok((line_no, record)), mark),
+                Err(detail) => (
+                    Err(UnreadableLine {
+                        line: line_no as usize,
+                        detail,
+                    }),
+                    OpMark::Alone,
+                ),
+            }
         },
         |line| match line {
             Ok((line_no, record)) => {

@@ -13,6 +13,7 @@ mod snapshot;
 mod view;
 
 pub use cache::Cache;
+pub use failpoint::quiet_for;
 pub use file::{Ledger, LineCheck};
 pub use record::{Body, Idempotency, Record};
 pub use snapshot::{Snapshot, UnreadableLine};

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 /// How many discussions the set holds (`DISCUSS_CACHE_LIVE_CAPACITY` in
 /// the tests).
-pub const CAPACITY: usize = 4096;
+pub const CAPACITY: usize = 256;
 
 /// The longest conversation: `timeout_ms` is at most 900,000 (15 min).
 pub const MAX_CONVERSATION_MS: i64 = 900_000;
