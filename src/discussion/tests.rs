@@ -715,6 +715,18 @@ proptest! {
                 state.findings
             );
             prop_assert_eq!(state.findings.len(), skewed);
+            // The cache's live set, fed the same records, never misses the
+            // discussion while it is open or active (`cache::live`).
+            if matches!(state.status, Status::Open | Status::Active) {
+                let mut live = crate::ledger::cache::live::LiveSet::default();
+                for record in &sim.records {
+                    if let Some(id) = record.discussion_id() {
+                        live.touch(id, record.at_ms);
+                    }
+                }
+                let candidates = live.candidates(now).expect("one discussion fits");
+                prop_assert!(candidates.contains(&sim.dsc.as_str()), "live at {}", now);
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The append-only JSON-lines ledger: format, file handling, snapshots, and
 //! the cache (index and checkpoint) that spares commands a full replay.
 
-mod cache;
+pub(crate) mod cache;
 mod failpoint;
 mod file;
 mod filesystem;
