@@ -229,7 +229,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__ask)
-            opts="-h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --idempotency-key --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-q -h -V --from --to --fleet --payload --payload-file --max-turns --timeout-ms --turn-timeout-ms --wake-peer --idempotency-key --quiet --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -861,7 +861,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__inbox)
-            opts="-h -V --agent --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-q -h -V --agent --quiet --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1069,7 +1069,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__list)
-            opts="-h -V --status --agent --fleet --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-q -h -V --status --agent --fleet --quiet --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1419,7 +1419,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__wake)
-            opts="-h -V --agent --discussion --expected-head --idempotency-key --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-q -h -V --agent --discussion --expected-head --idempotency-key --quiet --kill-grace-ms --reply-from-stdout --close-on-reply --clean-env --env --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -109,6 +109,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand ask" -l color -d 'When t
 always\t''
 never\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l wake-peer -d 'Reserve the peer\'s first turn in the same atomic write'
+complete -c discuss -n "__fish_discuss_using_subcommand ask" -s q -l quiet -d 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l reply-from-stdout -d 'Capture the command\'s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l close-on-reply -d 'With --reply-from-stdout: close the discussion with that reply'
 complete -c discuss -n "__fish_discuss_using_subcommand ask" -l clean-env -d 'Start the command with only PATH, HOME, LANG, TERM, the DISCUSS_* variables and those named by --env, instead of this whole environment'
@@ -127,6 +128,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand wake" -l actor -d 'Recor
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c discuss -n "__fish_discuss_using_subcommand wake" -s q -l quiet -d 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l reply-from-stdout -d 'Capture the command\'s stdout; if it exits 0 without replying, post the output as a `result` reply (JSON body when it is JSON, else {"text": ...})'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l close-on-reply -d 'With --reply-from-stdout: close the discussion with that reply'
 complete -c discuss -n "__fish_discuss_using_subcommand wake" -l clean-env -d 'Start the command with only PATH, HOME, LANG, TERM, the DISCUSS_* variables and those named by --env, instead of this whole environment'
@@ -259,6 +261,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand list" -l actor -d 'Recor
 complete -c discuss -n "__fish_discuss_using_subcommand list" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c discuss -n "__fish_discuss_using_subcommand list" -s q -l quiet -d 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
 complete -c discuss -n "__fish_discuss_using_subcommand list" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
 complete -c discuss -n "__fish_discuss_using_subcommand list" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand list" -s h -l help -d 'Print help'
@@ -269,6 +272,7 @@ complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l actor -d 'Reco
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c discuss -n "__fish_discuss_using_subcommand inbox" -s q -l quiet -d 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l json -d 'Print exactly one JSON object on stdout (errors: one on stderr)'
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand inbox" -s h -l help -d 'Print help'

@@ -10,6 +10,14 @@ use std::ffi::OsString;
 /// Runs `discuss` with the process arguments; returns the exit status.
 pub fn main() -> u8 {
     let args: Vec<OsString> = std::env::args_os().collect();
+    if args.len() == 1 {
+        // Bare `discuss`: the help, as a first step, not an error.
+        let mut command = <Cli as clap::CommandFactory>::command();
+        let help = command.render_help().to_string();
+        // Through the output layer: a closed pipe is a quiet success.
+        Output::new(false, crate::cli::ColorChoice::Never).print_text(&format!("{help}\n"));
+        return 0;
+    }
     // The supervisor's guardian is this binary too (see supervisor::guardian);
     // it is not a command and never reaches clap.
     if args

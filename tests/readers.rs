@@ -414,3 +414,67 @@ fn verify_shows_progress_to_a_person_at_a_terminal_only() {
     assert_eq!(out.status, 0);
     assert_eq!(out.stderr, "");
 }
+
+#[test]
+fn rows_carry_the_head_to_wake_on_and_quiet_prints_only_ids() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    // A driver wakes straight from its inbox: the head is in the row.
+    let inbox = env.ok(&["inbox", "--agent", "agent-b"]);
+    assert_eq!(inbox["discussions"][0]["head_message_id"], root.as_str());
+    let listed = env.ok(&["list"]);
+    assert_eq!(listed["discussions"][0]["head_message_id"], root.as_str());
+    // -q: the new discussion, the new attempt, one listed id a line.
+    let mut ask = ASK_A_TO_B.to_vec();
+    ask.extend([r#"{"body":"q"}"#, "-q"]);
+    let out = env.run(&ask);
+    assert_eq!(out.status, 0);
+    let second = out.stdout.trim_end().to_owned();
+    assert!(
+        second.starts_with("dsc_") && !second.contains('\n'),
+        "{:?}",
+        out.stdout
+    );
+    let out = env.run(&[
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--expected-head",
+        &root,
+        "-q",
+    ]);
+    assert!(
+        out.stdout.starts_with("att_") && out.stdout.lines().count() == 1,
+        "{:?}",
+        out.stdout
+    );
+    let out = env.run(&["list", "--quiet"]);
+    assert_eq!(out.stdout, format!("{second}\n{dsc}\n"));
+    let out = env.run(&["inbox", "--agent", "agent-b", "-q"]);
+    assert_eq!(out.stdout, format!("{second}\n"));
+    // -q wins over --json: ids are what a script asked for.
+    let out = env.run(&["--json", "list", "-q"]);
+    assert_eq!(out.stdout, format!("{second}\n{dsc}\n"));
+}
+
+#[test]
+fn a_missing_ledger_is_named_and_bare_discuss_prints_the_help() {
+    let env = Env::new();
+    let out = env.run(&["list"]);
+    assert_eq!(out.status, 0);
+    assert!(
+        out.stdout
+            .contains(&format!("there is no ledger at {}", env.ledger().display())),
+        "{:?}",
+        out.stdout
+    );
+    assert!(!env.ledger().exists(), "reading creates nothing");
+    let out = env.run(&["inbox", "--agent", "agent-b"]);
+    assert!(out.stdout.contains("no ledger at"), "{:?}", out.stdout);
+    let out = env.run(&[]);
+    assert_eq!(out.status, 0);
+    assert!(out.stdout.contains("Usage: discuss"), "{:?}", out.stdout);
+    assert!(out.stderr.is_empty());
+}

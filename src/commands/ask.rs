@@ -41,6 +41,8 @@ pub struct AskArgs {
     #[command(flatten)]
     pub idempotency: super::IdempotencyArgs,
     #[command(flatten)]
+    pub quiet: super::QuietArgs,
+    #[command(flatten)]
     pub supervise: SuperviseArgs,
 }
 
@@ -66,6 +68,11 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
     let (outcome, replayed) = perform(ctx, &request, key)?;
+    let quiet = || ctx.out.print_text(&format!("{}\n", outcome.discussion.id));
+    if replayed && args.quiet.quiet {
+        quiet();
+        return Ok(0);
+    }
     if replayed {
         // A retry: the original answer, and no second run of the agent.
         return print_replayed(ctx, &to_json(&outcome), || to_human(ctx, &outcome));
@@ -73,7 +80,9 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
     if let (Some(options), Some(attempt)) = (supervise, &outcome.attempt) {
         let supervised =
             crate::supervisor::run(ctx, &outcome.discussion, attempt, &options, reserved_at)?;
-        if ctx.out.json {
+        if args.quiet.quiet {
+            quiet();
+        } else if ctx.out.json {
             // Status and head as they are after the supervised turn.
             let (now, _) = super::show::load(ctx, &outcome.discussion.id)?;
             let mut value = to_json(&AskOutcome {
@@ -91,7 +100,9 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
         }
         return Ok(supervised.exit_status());
     }
-    if ctx.out.json {
+    if args.quiet.quiet {
+        quiet();
+    } else if ctx.out.json {
         ctx.out.print_json(&to_json(&outcome));
     } else {
         ctx.out.print_text(&to_human(ctx, &outcome));

@@ -24,6 +24,8 @@ pub struct ListArgs {
     /// Only discussions of this fleet
     #[arg(long, value_name = "F")]
     pub fleet: Option<String>,
+    #[command(flatten)]
+    pub quiet: super::QuietArgs,
 }
 
 /// Discussions whose head is addressed to the agent and which are open:
@@ -34,6 +36,8 @@ pub struct InboxArgs {
     /// The agent
     #[arg(long, value_name = "A")]
     pub agent: String,
+    #[command(flatten)]
+    pub quiet: super::QuietArgs,
 }
 
 /// Parses `--status` values; `terminal` expands to every terminal status.
@@ -63,6 +67,7 @@ pub struct Row {
     pub escalated: bool,
     pub turns_used: u32,
     pub max_turns: u32,
+    pub head_id: Option<String>,
     pub head_to: Option<String>,
     pub updated_at_ms: i64,
 }
@@ -79,6 +84,7 @@ impl Row {
             escalated: d.escalation.is_some(),
             turns_used: d.turns_used,
             max_turns: d.max_turns(),
+            head_id: d.head().map(|h| h.message_id.clone()),
             head_to: d.head().map(|h| h.to_agent_id.clone()),
             updated_at_ms: d.updated_at_ms,
         }
@@ -154,6 +160,7 @@ pub fn row_json(d: &Row) -> Value {
         "status": d.status.as_str(),
         "turns_used": d.turns_used,
         "max_turns": d.max_turns,
+        "head_message_id": d.head_id,
         "head_to_agent_id": d.head_to,
         "updated_at": format_ms(d.updated_at_ms),
         "escalated": d.escalated,
@@ -164,7 +171,13 @@ pub fn row_json(d: &Row) -> Value {
 /// as it goes: a boxed table is laid out whole in memory first.
 const TABLE_MAX_ROWS: usize = 1_000;
 
-fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str) {
+fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str, quiet: bool) {
+    if quiet {
+        // One id a line, for `xargs` and `while read`.
+        let ids: String = rows.iter().map(|r| format!("{}\n", r.id)).collect();
+        ctx.out.print_text(&ids);
+        return;
+    }
     if ctx.out.json {
         // The same bytes as one serialized object, without building it.
         let mut text = String::from("{\"discussions\":[");
@@ -183,7 +196,17 @@ fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str) {
         return;
     }
     if rows.is_empty() {
-        ctx.out.print_text(&format!("{empty}\n"));
+        // A ledger that is not there is said so, with where it was looked
+        // for: an empty answer from the wrong path misleads.
+        let path = ctx.ledger.path();
+        if path.exists() {
+            ctx.out.print_text(&format!("{empty}\n"));
+        } else {
+            ctx.out.print_text(&format!(
+                "{empty}: there is no ledger at {} yet\n",
+                path.display()
+            ));
+        }
         return;
     }
     if rows.len() > TABLE_MAX_ROWS {
@@ -268,7 +291,7 @@ fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
 pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
     let statuses = parse_statuses(&args.statuses)?;
     let (rows, now) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
-    render(ctx, &rows, now, "no discussions");
+    render(ctx, &rows, now, "no discussions", args.quiet.quiet);
     Ok(0)
 }
 
@@ -306,6 +329,7 @@ pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
         &rows,
         now,
         &format!("nothing waits for {}", args.agent),
+        args.quiet.quiet,
     );
     Ok(0)
 }

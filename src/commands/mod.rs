@@ -160,6 +160,15 @@ impl PayloadArgs {
     }
 }
 
+/// `-q`/`--quiet`, shared by `ask`, `wake`, `list` and `inbox`.
+#[derive(Debug, Args)]
+pub struct QuietArgs {
+    /// Print only the ids (the new discussion, the new attempt, or one
+    /// listed discussion a line), also with --json
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// `--idempotency-key`, shared by `ask`, `wake` and `reply`.
 #[derive(Debug, Args)]
 pub struct IdempotencyArgs {

@@ -30,6 +30,8 @@ pub struct WakeArgs {
     #[command(flatten)]
     pub idempotency: super::IdempotencyArgs,
     #[command(flatten)]
+    pub quiet: super::QuietArgs,
+    #[command(flatten)]
     pub supervise: SuperviseArgs,
 }
 
@@ -39,6 +41,11 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
     let (discussion, attempt, replayed) = perform(ctx, &request, key)?;
+    let quiet = || ctx.out.print_text(&format!("{}\n", attempt.attempt_id));
+    if replayed && args.quiet.quiet {
+        quiet();
+        return Ok(0);
+    }
     if replayed {
         // A retry: the original reservation, and no second run of the agent.
         return super::ask::print_replayed(ctx, &to_json(&discussion, &attempt), || {
@@ -54,7 +61,9 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
     }
     if let Some(options) = supervise {
         let outcome = crate::supervisor::run(ctx, &discussion, &attempt, &options, reserved_at)?;
-        if ctx.out.json {
+        if args.quiet.quiet {
+            quiet();
+        } else if ctx.out.json {
             ctx.out
                 .print_json(&json!({"discussion_id": discussion.id, "attempt": outcome.to_json()}));
         } else {
@@ -63,7 +72,9 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
         }
         return Ok(outcome.exit_status());
     }
-    if ctx.out.json {
+    if args.quiet.quiet {
+        quiet();
+    } else if ctx.out.json {
         ctx.out.print_json(&to_json(&discussion, &attempt));
     } else {
         ctx.out.print_text(&format!(
