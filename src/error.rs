@@ -28,6 +28,8 @@ pub enum ErrorCode {
     NotInFleet,
     UnknownDiscussion,
     UnknownAttempt,
+    /// A discussion id prefix that more than one discussion starts with.
+    AmbiguousId,
     StaleHead,
     TurnAlreadyActive,
     NotRecipient,
@@ -68,6 +70,7 @@ impl ErrorCode {
             NotInFleet => "not_in_fleet",
             UnknownDiscussion => "unknown_discussion",
             UnknownAttempt => "unknown_attempt",
+            AmbiguousId => "ambiguous_id",
             StaleHead => "stale_head",
             TurnAlreadyActive => "turn_already_active",
             NotRecipient => "not_recipient",
@@ -92,7 +95,7 @@ impl ErrorCode {
             Usage => 2,
             InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
             | SameAgent | GroupNotSupported | UnknownField | AgentMismatch => 3,
-            UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt => 4,
+            UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt | AmbiguousId => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict => 5,
             WakeQuotaExceeded | KillSwitchEngaged => 6,

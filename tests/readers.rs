@@ -478,3 +478,40 @@ fn a_missing_ledger_is_named_and_bare_discuss_prints_the_help() {
     assert!(out.stdout.contains("Usage: discuss"), "{:?}", out.stdout);
     assert!(out.stderr.is_empty());
 }
+
+#[test]
+fn a_unique_prefix_names_a_discussion_and_an_ambiguous_one_is_refused() {
+    let env = Env::new();
+    let (a, root) = env.discussion(&[]);
+    let (b, _) = env.ask(&[]);
+    // UUIDv7 ids made moments apart share their first digits (the time).
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    assert!(common >= 8, "{a} {b}");
+    let shared = &a[..common];
+    let err = env.fails(&["show", shared], "ambiguous_id", 4);
+    let candidates = err["details"]["candidates"].as_array().unwrap();
+    assert!(candidates.contains(&a.as_str().into()) && candidates.contains(&b.as_str().into()));
+    // One more character tells them apart, in every command that takes one.
+    let unique = &a[..common + 1];
+    assert_eq!(env.show(unique)["discussion_id"], a.as_str());
+    let out = env.run(&["--json", "wait", unique, "--until", "open"]);
+    assert_eq!(out.json()["discussion_id"], a.as_str());
+    let woken = env.ok(&[
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        unique,
+        "--expected-head",
+        &root,
+    ]);
+    assert_eq!(woken["discussion_id"], a.as_str());
+    let call = env.run(&[
+        "call",
+        "get_discussion",
+        &format!(r#"{{"discussion_id":"{unique}"}}"#),
+    ]);
+    assert_eq!(call.json()["discussion_id"], a.as_str());
+    // Too short to look up (dsc_ and fewer than four characters): unknown.
+    env.fails(&["show", &a[..7]], "unknown_discussion", 4);
+}

@@ -178,7 +178,7 @@ pub fn answer(
         "wake_agent" => {
             let wake = WakeRequest::new(
                 &request.string("agent_id")?,
-                &request.string("discussion_id")?,
+                &super::resolve_discussion(ctx, &request.string("discussion_id")?)?,
                 &request.string("expected_head_message_id")?,
             )?;
             let (discussion, attempt, replayed) = wake::perform(ctx, &wake, key)?;
@@ -188,7 +188,7 @@ pub fn answer(
             pinned("agent_id")?;
             let reply = ReplyRequest::new(
                 &request.string("agent_id")?,
-                &request.string("discussion_id")?,
+                &super::resolve_discussion(ctx, &request.string("discussion_id")?)?,
                 &request.string("attempt_id")?,
                 &request.string("reply_to_message_id")?,
                 &request.string("type")?,

@@ -92,6 +92,44 @@ pub fn reader_time(clock_ms: i64, last_at_ms: Option<i64>) -> i64 {
     }
 }
 
+/// The discussion an id given on the command line names: the id itself
+/// when it is a whole one (or names a discussion exactly), else the one
+/// discussion it is a prefix of, when it has at least `dsc_` and four more
+/// characters; `ambiguous_id` when several start with it. An id that names
+/// nothing is returned as it is, for the command's own `unknown_discussion`.
+pub fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
+    /// `dsc_` and a UUIDv7 in hex: what `discuss` writes.
+    const WHOLE: usize = 36;
+    /// The shortest prefix looked up: `dsc_` and four characters.
+    const SHORTEST: usize = 8;
+    if given.len() >= WHOLE || given.len() < SHORTEST || !given.starts_with(crate::ids::DISCUSSION)
+    {
+        return Ok(given.to_owned());
+    }
+    let ids = ctx.ledger.view(&[])?.discussion_ids();
+    if ids.iter().any(|id| id == given) {
+        return Ok(given.to_owned());
+    }
+    let matches: Vec<&String> = ids.iter().filter(|id| id.starts_with(given)).collect();
+    match matches.as_slice() {
+        [] => Ok(given.to_owned()),
+        [one] => Ok((*one).clone()),
+        many => Err(Error::new(
+            ErrorCode::AmbiguousId,
+            format!("{given} is the start of {} discussion ids", many.len()),
+        )
+        .detail("prefix", given)
+        .detail(
+            "candidates",
+            many.iter()
+                .take(10)
+                .map(|id| id.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .hint("give more of the id (`discuss list` shows them whole)")),
+    }
+}
+
 /// Adds a "did you mean" hint to an `unknown_discussion` error: the
 /// ledger's discussion id that the given one is a prefix of, or the one
 /// within three edits (a typo, a dropped character).

@@ -51,9 +51,10 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
         ReplyType::Question => "question",
         ReplyType::Result => "result",
     };
+    let discussion = super::resolve_discussion(ctx, &args.discussion)?;
     let request = ReplyRequest::new(
         &args.agent,
-        &args.discussion,
+        &discussion,
         &args.attempt,
         &args.reply_to,
         kind,

@@ -36,6 +36,7 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> Result<u8> {
 /// Reads and derives one discussion; `unknown_discussion` when absent.
 pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
+    let discussion_id = &super::resolve_discussion(ctx, discussion_id)?;
     let view = ctx.ledger.view(&[discussion_id])?;
     let now = ctx.now(view.last_at_ms());
     let discussion =

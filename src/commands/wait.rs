@@ -38,6 +38,7 @@ const POLL: Duration = Duration::from_millis(50);
 
 pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
+    let discussion_id = super::resolve_discussion(ctx, &args.discussion)?;
     let wanted = parse_statuses(&args.until)?;
     let started = Instant::now();
     let until = args.timeout_ms.map(|t| started + Duration::from_millis(t));
@@ -45,8 +46,8 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
     // waited for only until the timeout, which then ends the wait.
     let read = || -> Result<Option<crate::ledger::View>> {
         match until {
-            Some(until) => ctx.ledger.view_within(&[&args.discussion], until),
-            None => ctx.ledger.view(&[&args.discussion]).map(Some),
+            Some(until) => ctx.ledger.view_within(&[&discussion_id], until),
+            None => ctx.ledger.view(&[&discussion_id]).map(Some),
         }
     };
     let timed_out = |status: Option<&str>| {
@@ -54,7 +55,7 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
             ErrorCode::WaitTimeout,
             format!(
                 "{} is still {} after {} ms",
-                args.discussion,
+                discussion_id,
                 status.unwrap_or("unread (the ledger stayed locked)"),
                 args.timeout_ms.unwrap_or(0)
             ),
@@ -79,8 +80,8 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
                 }
                 None => {
                     let status = derive(
-                        &args.discussion,
-                        &view.discussion(&args.discussion),
+                        &discussion_id,
+                        &view.discussion(&discussion_id),
                         ctx.now(view.last_at_ms()),
                     )
                     .map(|d| d.status.as_str());
@@ -89,10 +90,10 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
             }
         }
         let now = ctx.now(view.last_at_ms());
-        let discussion = derive(&args.discussion, &view.discussion(&args.discussion), now)
-            .ok_or_else(|| {
-                let err = unknown_discussion(&args.discussion);
-                super::near_match(err, &view, &args.discussion)
+        let discussion =
+            derive(&discussion_id, &view.discussion(&discussion_id), now).ok_or_else(|| {
+                let err = unknown_discussion(&discussion_id);
+                super::near_match(err, &view, &discussion_id)
             })?;
         if wanted.contains(&discussion.status) {
             if ctx.out.json {

@@ -36,7 +36,8 @@ pub struct WakeArgs {
 }
 
 pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
-    let request = WakeRequest::new(&args.agent, &args.discussion, &args.expected_head)?;
+    let discussion = super::resolve_discussion(ctx, &args.discussion)?;
+    let request = WakeRequest::new(&args.agent, &discussion, &args.expected_head)?;
     let supervise = args.supervise.options()?;
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
