@@ -721,21 +721,19 @@ fn unknown_discussion_suggests_a_near_match() {
     let typo = format!("{}x", &dsc[..dsc.len() - 1]);
     let err = env.fails(&["show", &typo], "unknown_discussion", 4);
     assert_eq!(err["hints"][0], format!("did you mean {dsc}?"));
+    // A unique prefix is no typo: it names the discussion (cli.md, id
+    // prefixes).
     let prefix = &dsc[..12];
-    let err = env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            prefix,
-            "--expected-head",
-            &root,
-        ],
-        "unknown_discussion",
-        4,
-    );
-    assert_eq!(err["hints"][0], format!("did you mean {dsc}?"));
+    let woken = env.ok(&[
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        prefix,
+        "--expected-head",
+        &root,
+    ]);
+    assert_eq!(woken["discussion_id"], dsc.as_str());
     let err = env.fails(&["show", "dsc_0000"], "unknown_discussion", 4);
     assert!(err["hints"][0].as_str().unwrap().contains("discuss list"));
 }
