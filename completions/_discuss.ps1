@@ -192,6 +192,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;show' {
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Human output as a terminal table, or a Markdown document with every body whole (--json prints the contract''s object)')
             [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')

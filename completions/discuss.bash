@@ -1333,12 +1333,16 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__show)
-            opts="-h -V --no-receipts --ledger --json --actor --allow-network-fs --color --help --version"
+            opts="-h -V --no-receipts --format --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human markdown" -- "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

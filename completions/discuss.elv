@@ -176,6 +176,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;show'= {
+            cand --format 'Human output as a terminal table, or a Markdown document with every body whole (--json prints the contract''s object)'
             cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'

@@ -155,6 +155,8 @@ complete -c discuss -n "__fish_discuss_using_subcommand reply" -l json -d 'Print
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -l allow-network-fs -d 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -s h -l help -d 'Print help'
 complete -c discuss -n "__fish_discuss_using_subcommand reply" -s V -l version -d 'Print version'
+complete -c discuss -n "__fish_discuss_using_subcommand show" -l format -d 'Human output as a terminal table, or a Markdown document with every body whole (--json prints the contract\'s object)' -r -f -a "human\t''
+markdown\t''"
 complete -c discuss -n "__fish_discuss_using_subcommand show" -l ledger -d 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]' -r -F
 complete -c discuss -n "__fish_discuss_using_subcommand show" -l actor -d 'Recorded as `by` on every record written [default: the OS user name]' -r
 complete -c discuss -n "__fish_discuss_using_subcommand show" -l color -d 'When to colour output (never with --json; NO_COLOR turns auto off)' -r -f -a "auto\t''

@@ -438,3 +438,74 @@ mod tests {
         assert_eq!(shorten("abc", 3), "abc");
     }
 }
+
+/// `show --format markdown`: a heading with the status, participants and
+/// budget, then a section a turn (from → to, type, time) with the whole
+/// body: a `body` string as it is, any other JSON in a fenced block. For
+/// pasting into an issue, a pull request or a report, where nothing is cut.
+pub fn discussion_markdown(d: &crate::discussion::Discussion) -> String {
+    let mut text = format!("# Discussion `{}`: {}\n\n", d.id, d.status.as_str());
+    if let Some(root) = &d.root {
+        text.push_str(&format!(
+            "- **Participants:** {} → {} (fleet {})\n",
+            md_inline(&root.asker),
+            md_inline(&root.peer),
+            md_inline(&root.fleet_id)
+        ));
+        text.push_str(&format!(
+            "- **Budget:** {} of {} turns used\n",
+            d.turns_used,
+            d.max_turns()
+        ));
+        text.push_str(&format!(
+            "- **Started:** {} · **deadline:** {}\n",
+            crate::clock::format_ms(root.created_at_ms),
+            crate::clock::format_ms(root.deadline_ms)
+        ));
+    }
+    if let Some(escalation) = &d.escalation {
+        text.push_str(&format!(
+            "- **Escalated** at {} after {} turns\n",
+            crate::clock::format_ms(escalation.at_ms),
+            escalation.turns_used
+        ));
+    }
+    if !d.findings.is_empty() {
+        text.push_str(&format!("- **Integrity findings:** {}\n", d.findings.len()));
+    }
+    for entry in &d.transcript {
+        text.push_str(&format!(
+            "\n## Turn {} · {} → {} · {}{} · {}\n\n",
+            entry.turn,
+            md_inline(&entry.from_agent_id),
+            md_inline(&entry.to_agent_id),
+            entry.kind.as_str(),
+            if entry.close { " (closes)" } else { "" },
+            crate::clock::format_ms(entry.at_ms)
+        ));
+        match entry.body.get("body").and_then(|b| b.as_str()) {
+            Some(body) if entry.body.as_object().is_some_and(|o| o.len() == 1) => {
+                text.push_str(body.trim_end());
+                text.push('\n');
+            }
+            _ => {
+                let json = serde_json::to_string_pretty(&entry.body).unwrap_or_default();
+                let fence = fence_for(&json);
+                text.push_str(&format!("{fence}json\n{json}\n{fence}\n"));
+            }
+        }
+    }
+    text
+}
+
+/// Agent and fleet ids are safe (`[A-Za-z0-9._-]`), but `_` would start
+/// emphasis: they go in code spans.
+fn md_inline(id: &str) -> String {
+    format!("`{id}`")
+}
+
+/// A code fence longer than any run of backticks inside the text.
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}

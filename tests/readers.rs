@@ -515,3 +515,48 @@ fn a_unique_prefix_names_a_discussion_and_an_ambiguous_one_is_refused() {
     // Too short to look up (dsc_ and fewer than four characters): unknown.
     env.fails(&["show", &a[..7]], "unknown_discussion", 4);
 }
+
+#[test]
+fn show_as_markdown_has_a_heading_and_every_body_whole() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    let long = "word ".repeat(400);
+    let payload =
+        serde_json::json!({"plan": ["a", "b"], "note": format!("``` {long}")}).to_string();
+    env.ok(&[
+        "reply",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--attempt",
+        &att,
+        "--reply-to",
+        &root,
+        "--type",
+        "result",
+        "--payload",
+        &payload,
+        "--close",
+    ]);
+    let out = env.run(&["show", &dsc, "--format", "markdown"]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let md = out.stdout;
+    assert!(
+        md.starts_with(&format!("# Discussion `{dsc}`: closed\n")),
+        "{md}"
+    );
+    assert!(md.contains("- **Participants:** `agent-a` → `agent-b` (fleet `fleet-alpha`)"));
+    assert!(md.contains("- **Budget:** 2 of 4 turns used"));
+    assert!(md.contains("\n## Turn 1 · `agent-a` → `agent-b` · ask · "));
+    // A `body` string as it is; other JSON whole, in a fence that the
+    // backticks inside cannot close.
+    assert!(md.contains("\nRefactor auth module?\n"), "{md}");
+    assert!(md.contains("## Turn 2 · `agent-b` → `agent-a` · result (closes) · "));
+    assert!(md.contains("````json\n{\n  \"plan\""), "{md}");
+    assert!(md.contains(long.trim_end()), "the body is never cut");
+    // --json still prints the contract's object.
+    let out = env.run(&["--json", "show", &dsc, "--format", "markdown"]);
+    assert_eq!(out.json()["discussion_id"], dsc.as_str());
+}

@@ -19,6 +19,16 @@ pub struct ShowArgs {
     /// Leave out the receipts of each transcript entry
     #[arg(long)]
     pub no_receipts: bool,
+    /// Human output as a terminal table, or a Markdown document with
+    /// every body whole (--json prints the contract's object)
+    #[arg(long, value_enum, default_value_t = ShowFormat::Human)]
+    pub format: ShowFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    Human,
+    Markdown,
 }
 
 pub fn run(ctx: &Context, args: &ShowArgs) -> Result<u8> {
@@ -26,6 +36,9 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> Result<u8> {
     if ctx.out.json {
         ctx.out
             .print_json(&discussion_json(&discussion, !args.no_receipts));
+    } else if args.format == ShowFormat::Markdown {
+        ctx.out
+            .print_text(&crate::output::discussion_markdown(&discussion));
     } else {
         ctx.out
             .print_text(&discussion_human(&ctx.out, &discussion, now));
