@@ -421,24 +421,6 @@ fn findings_table(discussion: &Discussion) -> String {
     format!("\nIntegrity findings\n{findings}\n")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_times_read_naturally() {
-        assert_eq!(relative(41_000, 0), "in 41s");
-        assert_eq!(relative(0, 180_000), "3m00s ago");
-        assert_eq!(relative(7_200_000, 0), "in 2h00m");
-    }
-
-    #[test]
-    fn shortening_counts_characters() {
-        assert_eq!(shorten("ééééé", 3), "éé…");
-        assert_eq!(shorten("abc", 3), "abc");
-    }
-}
-
 /// `show --format markdown`: a heading with the status, participants and
 /// budget, then a section a turn (from → to, type, time) with the whole
 /// body: a `body` string as it is, any other JSON in a fenced block. For
@@ -508,4 +490,22 @@ fn md_inline(id: &str) -> String {
 fn fence_for(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     "`".repeat(longest.max(2) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_naturally() {
+        assert_eq!(relative(41_000, 0), "in 41s");
+        assert_eq!(relative(0, 180_000), "3m00s ago");
+        assert_eq!(relative(7_200_000, 0), "in 2h00m");
+    }
+
+    #[test]
+    fn shortening_counts_characters() {
+        assert_eq!(shorten("ééééé", 3), "éé…");
+        assert_eq!(shorten("abc", 3), "abc");
+    }
 }
