@@ -264,6 +264,20 @@ pub fn relative(ms: i64, now_ms: i64) -> String {
     }
 }
 
+/// A duration given in ms, exactly: "60s", "1.999s", "1.5s".
+pub fn duration(ms: i64) -> String {
+    if ms % 1000 == 0 {
+        return format!("{}s", ms / 1000);
+    }
+    let text = format!("{:.3}", ms as f64 / 1000.0);
+    format!("{}s", text.trim_end_matches('0'))
+}
+
+/// "1 discussion", "2 discussions": `n` and the word for it.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Shortens `text` to `max` characters, with an ellipsis.
 pub fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -325,25 +339,51 @@ pub fn discussion_human(out: &Output, discussion: &Discussion, now_ms: i64) -> S
         "{}  {status}\nparticipants  {} (asker) ⇄ {} (peer) in fleet {}\n",
         discussion.id, root.asker, root.peer, root.fleet_id
     ));
-    text.push_str(&format!(
-        "budget        {} of {} turns used, {} remaining; {}s per turn\n",
-        discussion.turns_used,
-        root.policy.max_turns,
-        discussion.turns_remaining(),
-        root.policy.turn_timeout_ms / 1000
-    ));
-    text.push_str(&format!(
-        "created       {} ({})\ndeadline      {} ({})\n",
-        format_ms(root.created_at_ms),
-        relative(root.created_at_ms, now_ms),
-        format_ms(root.deadline_ms),
-        relative(root.deadline_ms, now_ms)
-    ));
-    if let Some(head) = discussion.head() {
+    // A finished discussion has no turns left to spend, no deadline to
+    // count down to and nobody next: say only what was.
+    let over = discussion.status.is_terminal();
+    if over {
         text.push_str(&format!(
-            "head          {} (turn {}) → {}\n",
-            head.message_id, head.turn, head.to_agent_id
+            "budget        {} of {} turns used; {} per turn\n",
+            discussion.turns_used,
+            root.policy.max_turns,
+            duration(root.policy.turn_timeout_ms)
         ));
+    } else {
+        text.push_str(&format!(
+            "budget        {} of {} turns used, {} remaining; {} per turn\n",
+            discussion.turns_used,
+            root.policy.max_turns,
+            discussion.turns_remaining(),
+            duration(root.policy.turn_timeout_ms)
+        ));
+    }
+    text.push_str(&format!(
+        "created       {} ({})\n",
+        format_ms(root.created_at_ms),
+        relative(root.created_at_ms, now_ms)
+    ));
+    if over {
+        text.push_str(&format!("deadline      {}\n", format_ms(root.deadline_ms)));
+    } else {
+        text.push_str(&format!(
+            "deadline      {} ({})\n",
+            format_ms(root.deadline_ms),
+            relative(root.deadline_ms, now_ms)
+        ));
+    }
+    if let Some(head) = discussion.head() {
+        if over {
+            text.push_str(&format!(
+                "last message  {} (turn {}) from {}\n",
+                head.message_id, head.turn, head.from_agent_id
+            ));
+        } else {
+            text.push_str(&format!(
+                "head          {} (turn {}) → {}\n",
+                head.message_id, head.turn, head.to_agent_id
+            ));
+        }
     }
     if let Some(live) = discussion.live_attempt() {
         text.push_str(&format!(
@@ -495,6 +535,15 @@ fn fence_for(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_exact_and_counts_agree() {
+        assert_eq!(duration(60_000), "60s");
+        assert_eq!(duration(1_999), "1.999s");
+        assert_eq!(duration(1_500), "1.5s");
+        assert_eq!(count(1, "discussion", "discussions"), "1 discussion");
+        assert_eq!(count(0, "discussion", "discussions"), "0 discussions");
+    }
 
     #[test]
     fn relative_times_read_naturally() {

@@ -560,3 +560,30 @@ fn show_as_markdown_has_a_heading_and_every_body_whole() {
     let out = env.run(&["--json", "show", &dsc, "--format", "markdown"]);
     assert_eq!(out.json()["discussion_id"], dsc.as_str());
 }
+
+#[test]
+fn a_finished_discussion_reads_as_finished_and_numbers_read_right() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1999"]);
+    let live = env.run(&["show", &dsc]).stdout;
+    assert!(live.contains("3 remaining; 1.999s per turn"), "{live}");
+    assert!(live.contains("head ") && live.contains("(in "), "{live}");
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "result", true);
+    let over = env.run(&["show", &dsc]).stdout;
+    assert!(
+        over.contains("2 of 4 turns used; 1.999s per turn"),
+        "{over}"
+    );
+    assert!(!over.contains("remaining"), "{over}");
+    assert!(
+        !over.contains("(in "),
+        "no countdown to a deadline that no longer matters: {over}"
+    );
+    assert!(over.contains("last message "), "{over}");
+    let verify = env.run(&["verify"]).stdout;
+    assert!(
+        verify.contains(", 1 discussion, 0 unreadable lines,"),
+        "{verify}"
+    );
+}

@@ -588,3 +588,17 @@ fn clean_env_passes_on_only_what_is_named() {
     ]);
     assert_eq!(out.status, 2);
 }
+
+#[test]
+fn a_command_that_cannot_start_says_why_to_a_person() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
+    let out = env.run(&wake_args(&dsc, "agent-b", &root, &["/no/such/agent"]));
+    assert_eq!(out.status, 8);
+    assert!(
+        out.stdout
+            .contains("spawn_failed: /no/such/agent: No such file or directory"),
+        "{:?}",
+        out.stdout
+    );
+}

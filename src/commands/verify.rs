@@ -94,15 +94,24 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
                 ));
             }
         }
+        use crate::output::count;
         text.push_str(&format!(
-            "{}: {} records, {} discussions, {} unreadable lines, {} line findings, {} torn bytes, {} invalid discussions\n",
+            "{}: {}, {}, {}, {}, {}, {}\n",
             if ok { "ok" } else { "PROBLEMS" },
-            lines.records,
-            discussions,
-            lines.unreadable.len(),
-            lines.findings.len(),
-            lines.torn_tail,
-            invalid.len()
+            count(lines.records, "record", "records"),
+            count(discussions as u64, "discussion", "discussions"),
+            count(
+                lines.unreadable.len() as u64,
+                "unreadable line",
+                "unreadable lines"
+            ),
+            count(lines.findings.len() as u64, "line finding", "line findings"),
+            count(lines.torn_tail, "torn byte", "torn bytes"),
+            count(
+                invalid.len() as u64,
+                "invalid discussion",
+                "invalid discussions"
+            ),
         ));
         ctx.out.print_text(&text);
     }

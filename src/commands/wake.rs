@@ -147,7 +147,11 @@ pub fn supervised_human(discussion_id: &str, outcome: &crate::supervisor::Outcom
         a.turn, a.agent_id, outcome.outcome
     );
     if let Some(reason) = &outcome.reason {
-        line.push_str(&format!(" ({reason})"));
+        // The code for scripts, and what happened for the person reading.
+        match &a.detail {
+            Some(detail) => line.push_str(&format!(" ({reason}: {detail})")),
+            None => line.push_str(&format!(" ({reason})")),
+        }
     }
     if let Some(code) = outcome.exit_code {
         line.push_str(&format!(", exit code {code}"));
