@@ -172,10 +172,13 @@ impl Error {
 
     /// `error[code]: message` followed by `hint:` lines.
     pub fn to_human(&self) -> String {
-        let mut text = format!("error[{}]: {}\n", self.code, self.message);
+        // Messages carry text from the ledger (a kill-switch reason):
+        // never raw escapes or line breaks on a terminal.
+        let safe = |text: &str| crate::output::printable(text, false).into_owned();
+        let mut text = format!("error[{}]: {}\n", self.code, safe(&self.message));
         for hint in &self.hints {
             text.push_str("hint: ");
-            text.push_str(hint);
+            text.push_str(&safe(hint));
             text.push('\n');
         }
         text

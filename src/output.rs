@@ -273,6 +273,27 @@ pub fn duration(ms: i64) -> String {
     format!("{}s", text.trim_end_matches('0'))
 }
 
+/// Text from the ledger (a reason, a detail, a body) made safe for a
+/// terminal: control characters, escape sequences and line breaks shown
+/// as escapes (`\u{1b}`, `\n`), so no record can move the cursor, recolour
+/// the screen or forge lines of output. With `keep_lines`, line breaks
+/// and tabs stay (a Markdown body).
+pub fn printable(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && !(keep_lines && matches!(c, '\n' | '\t'));
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            safe.extend(c.escape_default());
+        } else {
+            safe.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(safe)
+}
+
 /// "1 discussion", "2 discussions": `n` and the word for it.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -454,7 +475,7 @@ fn findings_table(discussion: &Discussion) -> String {
             f.kind.as_str().to_owned(),
             f.line.to_string(),
             f.record_id.clone(),
-            f.detail.clone(),
+            printable(&f.detail, false).into_owned(),
         ]);
     }
     keep_whole(&mut findings, &[0, 1, 2]);
@@ -507,10 +528,11 @@ pub fn discussion_markdown(d: &crate::discussion::Discussion) -> String {
         ));
         match entry.body.get("body").and_then(|b| b.as_str()) {
             Some(body) if entry.body.as_object().is_some_and(|o| o.len() == 1) => {
-                text.push_str(body.trim_end());
+                text.push_str(&printable(body.trim_end(), true));
                 text.push('\n');
             }
             _ => {
+                // serde_json escapes every control character in strings.
                 let json = serde_json::to_string_pretty(&entry.body).unwrap_or_default();
                 let fence = fence_for(&json);
                 text.push_str(&format!("{fence}json\n{json}\n{fence}\n"));
@@ -543,6 +565,12 @@ mod tests {
         assert_eq!(duration(1_500), "1.5s");
         assert_eq!(count(1, "discussion", "discussions"), "1 discussion");
         assert_eq!(count(0, "discussion", "discussions"), "0 discussions");
+        assert_eq!(printable("a\u{1b}[31mb\nc", false), "a\\u{1b}[31mb\\nc");
+        assert_eq!(printable("a\nb\tc\u{7}", true), "a\nb\tc\\u{7}");
+        assert!(matches!(
+            printable("plain", false),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -587,3 +587,53 @@ fn a_finished_discussion_reads_as_finished_and_numbers_read_right() {
         "{verify}"
     );
 }
+
+#[test]
+fn text_from_the_ledger_never_reaches_the_terminal_raw() {
+    let env = Env::new();
+    env.fleet();
+    let reason = "stop\u{1b}[2J\u{1b}[31mFORGED\nerror[fake]: line";
+    env.ok(&["kill-switch", "on", "--reason", reason]);
+    let status = env.run(&["kill-switch"]).stdout;
+    let refused = env.run(&[
+        "ask",
+        "--from",
+        "agent-a",
+        "--to",
+        "agent-b",
+        "--fleet",
+        "fleet-alpha",
+        "--payload",
+        "{}",
+    ]);
+    for text in [&status, &refused.stderr] {
+        assert!(
+            !text.contains('\u{1b}'),
+            "an escape sequence got through: {text:?}"
+        );
+        assert_eq!(
+            text.lines().filter(|l| l.contains("FORGED")).count(),
+            1,
+            "{text:?}"
+        );
+        assert!(text.contains("\\u{1b}[2J"), "shown escaped: {text:?}");
+    }
+    assert!(
+        !refused.stderr.lines().any(|l| l.starts_with("error[fake]")),
+        "no forged lines"
+    );
+    // JSON keeps the reason as it is: it escapes for itself.
+    let json = env.ok(&["kill-switch"]);
+    assert_eq!(json["reason"], reason);
+    env.ok(&["kill-switch", "off"]);
+    // A Markdown body keeps its lines but loses its escapes.
+    let (dsc, _) = env.ask(&[]);
+    let mut args = ASK_A_TO_B.to_vec();
+    let body = serde_json::json!({"body": "two\nlines \u{1b}]0;title\u{7}"}).to_string();
+    args.push(&body);
+    let dsc2 = env.ok(&args)["discussion_id"].as_str().unwrap().to_owned();
+    let md = env.run(&["show", &dsc2, "--format", "markdown"]).stdout;
+    assert!(md.contains("two\nlines \\u{1b}]0;title\\u{7}"), "{md:?}");
+    assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'));
+    assert_ne!(dsc, dsc2);
+}

@@ -55,9 +55,9 @@ pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
     } else if state.engaged {
         ctx.out.print_text(&format!(
             "kill-switch ENGAGED: {} (since {} by {})\n",
-            state.reason.as_deref().unwrap_or(""),
+            crate::output::printable(state.reason.as_deref().unwrap_or(""), false),
             state.changed_at_ms.map(format_ms).unwrap_or_default(),
-            state.changed_by.as_deref().unwrap_or("")
+            crate::output::printable(state.changed_by.as_deref().unwrap_or(""), false)
         ));
     } else {
         ctx.out.print_text("kill-switch off\n");

@@ -71,10 +71,19 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     } else {
         let mut text = String::new();
         for u in &lines.unreadable {
-            text.push_str(&format!("line {}: unreadable: {}\n", u.line, u.detail));
+            text.push_str(&format!(
+                "line {}: unreadable: {}\n",
+                u.line,
+                crate::output::printable(&u.detail, false)
+            ));
         }
         for f in &lines.findings {
-            text.push_str(&format!("line {}: {}: {}\n", f.line, f.kind, f.detail));
+            text.push_str(&format!(
+                "line {}: {}: {}\n",
+                f.line,
+                f.kind,
+                crate::output::printable(&f.detail, false)
+            ));
         }
         if lines.torn_tail > 0 {
             text.push_str(&format!(
@@ -90,7 +99,7 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
                     d.id,
                     f.line,
                     f.kind.as_str(),
-                    f.detail
+                    crate::output::printable(&f.detail, false)
                 ));
             }
         }
