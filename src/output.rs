@@ -318,6 +318,54 @@ pub fn table_width() -> u16 {
         .unwrap_or(100)
 }
 
+/// The width to wrap text for: the terminal's, when stdout is one (or
+/// `COLUMNS` says); none in a pipe or a file, where lines stay whole.
+pub fn terminal_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(columns);
+    }
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    comfy_table::Table::new().width().map(usize::from)
+}
+
+/// A body as a person reads it: a lone `body` string as text, any other
+/// JSON as JSON; escapes shown, never sent to the terminal.
+fn body_text(body: &serde_json::Value) -> String {
+    match body.get("body").and_then(|b| b.as_str()) {
+        Some(text) if body.as_object().is_some_and(|o| o.len() == 1) => {
+            printable(text, true).replace('\t', "    ")
+        }
+        // serde_json escapes every control character in strings.
+        _ => body.to_string(),
+    }
+}
+
+/// `line` cut at word boundaries into lines of at most `width` characters
+/// (a word longer than that stands alone); whole when there is no width.
+pub fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
+    let Some(width) = width else {
+        return vec![line.to_owned()];
+    };
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for word in line.split(' ') {
+        let needed =
+            current.chars().count() + usize::from(!current.is_empty()) + word.chars().count();
+        if !current.is_empty() && needed > width {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    lines.push(current);
+    lines
+}
+
 /// Keeps the given columns (ids, times) whole: a wrapped id cannot be
 /// copied into the next command. The other columns take what is left.
 pub fn keep_whole(table: &mut Table, columns: &[usize]) {
@@ -423,43 +471,52 @@ pub fn discussion_human(out: &Output, discussion: &Discussion, now_ms: i64) -> S
             escalation.turns_used
         ));
     }
-    let mut transcript = new_table(&["turn", "at", "from → to", "type", "message", "body"]);
+    // One block a message, not a table: a body keeps its words and lines
+    // whole (wrapped at word boundaries only on a terminal, never in a
+    // pipe or a file), and ids are never split.
+    let width = terminal_width();
+    text.push_str("\nTranscript\n");
     for entry in &discussion.transcript {
         let kind = if entry.close {
             format!("{} (close)", entry.kind.as_str())
         } else {
             entry.kind.as_str().to_owned()
         };
-        transcript.add_row(vec![
-            entry.turn.to_string(),
-            clock_time(entry.at_ms),
-            format!("{} → {}", entry.from_agent_id, entry.to_agent_id),
+        text.push_str(&format!(
+            "\nturn {} · {} → {} · {} · {}\n  {}\n",
+            entry.turn,
+            entry.from_agent_id,
+            entry.to_agent_id,
             kind,
-            entry.message_id.clone(),
-            shorten(&entry.body.to_string(), 200),
-        ]);
-    }
-    keep_whole(&mut transcript, &[0, 1, 2, 3, 4]);
-    text.push_str(&format!("\nTranscript\n{transcript}\n"));
-    if !discussion.attempts.is_empty() {
-        let mut attempts = new_table(&[
-            "turn", "agent", "state", "reserved", "ended", "attempt", "reason",
-        ]);
-        for a in &discussion.attempts {
-            attempts.add_row(vec![
-                a.turn.to_string(),
-                a.agent_id.clone(),
-                a.state.as_str().to_owned(),
-                clock_time(a.reserved_at_ms),
-                a.ended_at_ms
-                    .map(clock_time)
-                    .unwrap_or_else(|| format!("due {}", clock_time(a.deadline_ms))),
-                a.attempt_id.clone(),
-                a.reason.clone().unwrap_or_default(),
-            ]);
+            clock_time(entry.at_ms),
+            entry.message_id
+        ));
+        for line in body_text(&entry.body).lines() {
+            for wrapped in wrap(line, width.map(|w| w.saturating_sub(4).max(20))) {
+                text.push_str(&format!("    {wrapped}\n"));
+            }
         }
-        keep_whole(&mut attempts, &[0, 1, 2, 3, 4, 5]);
-        text.push_str(&format!("\nAttempts\n{attempts}\n"));
+    }
+    if !discussion.attempts.is_empty() {
+        text.push_str("\nAttempts\n");
+        for a in &discussion.attempts {
+            let ended = a
+                .ended_at_ms
+                .map(|t| format!("ended {}", clock_time(t)))
+                .unwrap_or_else(|| format!("due {}", clock_time(a.deadline_ms)));
+            text.push_str(&format!(
+                "turn {} · {} · {} · reserved {} · {ended}\n  {}",
+                a.turn,
+                a.agent_id,
+                a.state.as_str(),
+                clock_time(a.reserved_at_ms),
+                a.attempt_id
+            ));
+            if let Some(reason) = &a.reason {
+                text.push_str(&format!(" · {}", printable(reason, false)));
+            }
+            text.push('\n');
+        }
     }
     text.push_str(&findings_table(discussion));
     text
@@ -557,6 +614,16 @@ fn fence_for(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapping_keeps_words_whole() {
+        assert_eq!(wrap("a bb ccc dddd", Some(6)), vec!["a bb", "ccc", "dddd"]);
+        assert_eq!(
+            wrap("averyveryverylongword x", Some(5)),
+            vec!["averyveryverylongword", "x"]
+        );
+        assert_eq!(wrap("no width, no cut", None), vec!["no width, no cut"]);
+    }
 
     #[test]
     fn durations_are_exact_and_counts_agree() {

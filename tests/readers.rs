@@ -637,3 +637,67 @@ fn text_from_the_ledger_never_reaches_the_terminal_raw() {
     assert!(!md.contains('\u{1b}') && !md.contains('\u{7}'));
     assert_ne!(dsc, dsc2);
 }
+
+#[test]
+fn show_fits_the_terminal_and_keeps_lines_whole_in_a_pipe() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    let long = "tokens ".repeat(60);
+    let payload = serde_json::json!({"body": long.trim_end()}).to_string();
+    env.ok(&[
+        "reply",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--attempt",
+        &att,
+        "--reply-to",
+        &root,
+        "--type",
+        "question",
+        "--payload",
+        &payload,
+    ]);
+    for columns in [80usize, 200] {
+        // script(1) runs the command in a shell: set the width there.
+        let bin = assert_cmd::cargo::cargo_bin("discuss");
+        let out = Command::new("script")
+            .args([
+                "-qec",
+                &format!(
+                    "stty cols {columns}; {} --color never show {dsc}",
+                    bin.display()
+                ),
+                "/dev/null",
+            ])
+            .env_clear()
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_NOW", env.now_ms.to_string())
+            .env("TERM", "xterm")
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= columns,
+                "{columns} columns: {line:?}"
+            );
+        }
+        // Every word of the body is there, none split.
+        let words: Vec<&str> = text.split_whitespace().filter(|w| *w == "tokens").collect();
+        assert_eq!(words.len(), 60, "{text}");
+        assert!(
+            text.contains(&dsc) && text.contains(&root),
+            "ids whole: {text}"
+        );
+    }
+    // In a pipe the body stays on one line, as it was written.
+    let piped = env.run(&["show", &dsc]).stdout;
+    assert!(
+        piped.lines().any(|l| l.trim() == long.trim_end()),
+        "{piped}"
+    );
+}
