@@ -701,3 +701,57 @@ fn show_fits_the_terminal_and_keeps_lines_whole_in_a_pipe() {
         "{piped}"
     );
 }
+
+#[test]
+fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
+    let env = Env::new();
+    env.fleet();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(env.ask(&[]).0);
+    }
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let screen = |colour: &str| {
+        let out = Command::new("script")
+            .args([
+                "-qec",
+                &format!("stty cols 80; {} --color {colour} list", bin.display()),
+                "/dev/null",
+            ])
+            .env_clear()
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_NOW", env.now_ms.to_string())
+            .env("TERM", "xterm")
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).replace('\r', "")
+    };
+    let plain = screen("never");
+    let coloured = screen("always");
+    assert!(coloured.contains("\u{1b}[36mopen\u{1b}[0m"), "{coloured:?}");
+    let strip = |s: &str| s.replace("\u{1b}[36m", "").replace("\u{1b}[0m", "");
+    assert_eq!(strip(&coloured), plain, "colour never changes the layout");
+    assert_eq!(
+        plain.lines().count(),
+        1 + ids.len(),
+        "one line a row: {plain}"
+    );
+    for line in plain.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+    // The shortened ids still name their discussions.
+    let first = plain
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(first.len() < ids[0].len(), "{first}");
+    assert_eq!(env.show(&first)["discussion_id"], ids[3].as_str());
+    // In a pipe the ids are whole.
+    let piped = env.run(&["list"]).stdout;
+    assert!(ids.iter().all(|id| piped.contains(id.as_str())), "{piped}");
+}

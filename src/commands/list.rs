@@ -167,10 +167,6 @@ pub fn row_json(d: &Row) -> Value {
     })
 }
 
-/// Above this many rows the human list is plain aligned columns, written
-/// as it goes: a boxed table is laid out whole in memory first.
-const TABLE_MAX_ROWS: usize = 1_000;
-
 fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str, quiet: bool) {
     if quiet {
         // One id a line, for `xargs` and `while read`.
@@ -209,18 +205,7 @@ fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str, quiet: bool) {
         }
         return;
     }
-    if rows.len() > TABLE_MAX_ROWS {
-        render_plain(ctx, rows, now);
-        return;
-    }
-    let mut table = crate::output::new_table(&HEADERS);
-    for d in rows {
-        let mut row = cells(d, now);
-        row[1] = row[1].replacen(d.status.as_str(), &ctx.out.status(d.status), 1);
-        table.add_row(row.to_vec());
-    }
-    crate::output::keep_whole(&mut table, &[0, 3, 5]);
-    ctx.out.print_text(&format!("{table}\n"));
+    render_plain(ctx, rows, now);
 }
 
 const HEADERS: [&str; 6] = [
@@ -246,46 +231,86 @@ fn cells(d: &Row, now: i64) -> [String; 6] {
             .as_ref()
             .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2)),
         format!("{}/{}", d.turns_used, d.max_turns),
-        d.head_to.clone().unwrap_or_default(),
+        // Nobody is next in a finished discussion.
+        if d.status.is_terminal() {
+            String::new()
+        } else {
+            d.head_to.clone().unwrap_or_default()
+        },
         crate::output::relative(d.updated_at_ms, now),
     ]
 }
 
+/// Aligned columns, one line a row. Colour is put on after the padding, so
+/// it never changes the layout. On a terminal narrower than the lines, ids
+/// are shortened to the shortest prefix unique among the rows (commands
+/// take a unique prefix), then columns are left out from the right; in a
+/// pipe or a file nothing is cut.
 fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
-    let headers = HEADERS;
-    let mut widths = headers.map(|h| h.chars().count());
-    for row in rows {
-        for (width, cell) in widths.iter_mut().zip(cells(row, now)) {
-            *width = (*width).max(cell.chars().count());
+    let all: Vec<[String; 6]> = rows.iter().map(|row| cells(row, now)).collect();
+    let width_of = |column: usize, cells: &[[String; 6]]| {
+        cells
+            .iter()
+            .map(|c| c[column].chars().count())
+            .chain([HEADERS[column].chars().count()])
+            .max()
+            .unwrap_or(0)
+    };
+    let mut shown: Vec<[String; 6]> = all;
+    let mut columns = 6;
+    let line_width = |shown: &[[String; 6]], columns: usize| {
+        (0..columns).map(|c| width_of(c, shown) + 2).sum::<usize>() - 2
+    };
+    if let Some(limit) = crate::output::terminal_width() {
+        if line_width(&shown, columns) > limit {
+            let keep = unique_prefix_length(rows.iter().map(|r| r.id.as_str()));
+            for (cells, row) in shown.iter_mut().zip(rows) {
+                cells[0] = row.id.chars().take(keep).collect();
+            }
+        }
+        while columns > 2 && line_width(&shown, columns) > limit {
+            columns -= 1;
         }
     }
-    let line = |cells: [String; 6], status: Option<Status>| {
+    let widths: Vec<usize> = (0..columns).map(|c| width_of(c, &shown)).collect();
+    let line = |cells: &[String; 6], status: Option<Status>| {
         let mut text = String::new();
-        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
-            let pad = " ".repeat(width - cell.chars().count());
+        for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
             match (i, status) {
                 (1, Some(status)) => {
                     text.push_str(&cell.replacen(status.as_str(), &ctx.out.status(status), 1))
                 }
                 _ => text.push_str(cell),
             }
-            if i < 5 {
-                text.push_str(&pad);
-                text.push_str("  ");
+            if i + 1 < widths.len() {
+                text.push_str(&" ".repeat(width - cell.chars().count() + 2));
             }
         }
         text.push('\n');
         text
     };
-    let mut text = line(headers.map(str::to_owned), None);
-    for row in rows {
-        text.push_str(&line(cells(row, now), Some(row.status)));
+    let mut text = line(&HEADERS.map(str::to_owned), None);
+    for (cells, row) in shown.iter().zip(rows) {
+        text.push_str(&line(cells, Some(row.status)));
         if text.len() > 1 << 20 {
             ctx.out.print_text(&text);
             text.clear();
         }
     }
     ctx.out.print_text(&text);
+}
+
+/// How many characters of each id tell them all apart: at least `dsc_`
+/// and eight more, the shortest prefix a command resolves.
+fn unique_prefix_length<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
+    let mut ids: Vec<&str> = ids.collect();
+    ids.sort_unstable();
+    let shared = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    ids.windows(2)
+        .map(|pair| shared(pair[0], pair[1]) + 1)
+        .max()
+        .unwrap_or(0)
+        .max(12)
 }
 
 pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
