@@ -13,29 +13,42 @@ use std::io::{IsTerminal, Write};
 #[derive(Debug, Clone)]
 pub struct Output {
     pub json: bool,
+    /// Colour on stdout.
     pub color: bool,
+    /// Colour on stderr, decided by stderr's own terminal: `discuss list
+    /// 2>errors.log` colours the list and not the log.
+    pub color_stderr: bool,
 }
 
 impl Output {
-    /// Colour only on a terminal, never with `--json`; `NO_COLOR` turns
-    /// `auto` off; `--color always|never` overrides both.
+    /// Colour only on a terminal, never with `--json`; `NO_COLOR` and
+    /// `TERM=dumb` turn `auto` off; `--color always|never` overrides them.
+    /// Each stream is judged by its own terminal.
     pub fn new(json: bool, choice: ColorChoice) -> Output {
-        let color = !json
-            && match choice {
-                ColorChoice::Always => true,
-                ColorChoice::Never => false,
-                ColorChoice::Auto => {
-                    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                        && std::io::stdout().is_terminal()
+        let wanted = |terminal: bool| {
+            !json
+                && match choice {
+                    ColorChoice::Always => true,
+                    ColorChoice::Never => false,
+                    ColorChoice::Auto => {
+                        std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                            && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+                            && terminal
+                    }
                 }
-            };
-        Output { json, color }
+        };
+        Output {
+            json,
+            color: wanted(std::io::stdout().is_terminal()),
+            color_stderr: wanted(std::io::stderr().is_terminal()),
+        }
     }
 
     pub fn as_json(&self) -> Output {
         Output {
             json: true,
             color: false,
+            color_stderr: false,
         }
     }
 
@@ -53,7 +66,7 @@ impl Output {
     pub fn print_error(&self, error: &Error) {
         let text = if self.json {
             format!("{}\n", error.to_json())
-        } else if self.color {
+        } else if self.color_stderr {
             let human = error.to_human();
             human.replacen("error[", "\x1b[1;31merror\x1b[0m[", 1)
         } else {

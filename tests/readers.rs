@@ -755,3 +755,44 @@ fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
     let piped = env.run(&["list"]).stdout;
     assert!(ids.iter().all(|id| piped.contains(id.as_str())), "{piped}");
 }
+
+#[test]
+fn each_stream_is_coloured_by_its_own_terminal_and_dumb_terminals_get_none() {
+    let env = Env::new();
+    env.discussion(&[]);
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let dir = env.dir.path();
+    let sh = |script: &str, term: &str| {
+        let out = Command::new("script")
+            .args(["-qec", script, "/dev/null"])
+            .env_clear()
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_NOW", env.now_ms.to_string())
+            .env("TERM", term)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let bin = bin.display();
+    // stdout to a file, stderr on the terminal: the error is coloured.
+    let screen = sh(
+        &format!("{bin} show dsc_nope > {}/out.txt", dir.display()),
+        "xterm",
+    );
+    assert!(screen.contains("\u{1b}[1;31merror"), "{screen:?}");
+    // stderr to a file, stdout on the terminal: the file has no colour.
+    sh(
+        &format!("{bin} show dsc_nope 2> {}/err.txt", dir.display()),
+        "xterm",
+    );
+    let logged = std::fs::read_to_string(dir.join("err.txt")).unwrap();
+    assert!(
+        logged.starts_with("error[unknown_discussion]"),
+        "{logged:?}"
+    );
+    // TERM=dumb: no colour anywhere.
+    let dumb = sh(&format!("{bin} list; {bin} show dsc_nope"), "dumb");
+    assert!(!dumb.contains('\u{1b}'), "{dumb:?}");
+    assert!(dumb.contains("open") && dumb.contains("error[unknown_discussion]"));
+}
