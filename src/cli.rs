@@ -31,7 +31,8 @@ use std::path::PathBuf;
 )]
 #[command(
     after_help = "Example:\n  discuss fleet add fleet-alpha agent-a agent-b\n  \
-    discuss ask --from agent-a --to agent-b --fleet fleet-alpha --payload '{\"body\":\"Refactor auth module?\"}'"
+    discuss ask --from agent-a --to agent-b --fleet fleet-alpha \\\n    \
+    --payload '{\"body\":\"Refactor auth module?\"}'"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -40,7 +41,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The options every command takes, listed after the command's own.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The ledger file; created on first write
     /// [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]

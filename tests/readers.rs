@@ -796,3 +796,25 @@ fn each_stream_is_coloured_by_its_own_terminal_and_dumb_terminals_get_none() {
     assert!(!dumb.contains('\u{1b}'), "{dumb:?}");
     assert!(dumb.contains("open") && dumb.contains("error[unknown_discussion]"));
 }
+
+#[test]
+fn help_lists_the_commands_own_options_first_and_keeps_examples_copyable() {
+    let env = Env::new();
+    let help = env
+        .run_with(&[("COLUMNS", "80")], &["wake", "--help"], "")
+        .stdout;
+    let own = help.find("--expected-head").unwrap();
+    let global = help
+        .find("Global options:")
+        .expect("a heading of their own");
+    assert!(
+        own < global && help.find("--ledger").unwrap() > global,
+        "{help}"
+    );
+    let top = env.run_with(&[("COLUMNS", "80")], &["--help"], "").stdout;
+    assert!(
+        top.lines()
+            .any(|l| l.trim() == r#"--payload '{"body":"Refactor auth module?"}'"#),
+        "the example's JSON on one line: {top}"
+    );
+}
