@@ -44,16 +44,138 @@ pub fn man_pages() -> Vec<(String, Vec<u8>)> {
 }
 
 fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, Vec<u8>)>) {
-    let mut page = Vec::new();
     let renamed = command
         .clone()
         .name(name.to_owned())
-        .bin_name(name.replace('-', " "));
-    clap_mangen::Man::new(renamed)
-        .render(&mut page)
+        .bin_name(name.replace('-', " "))
+        // There is no `discuss help` page to refer to: `--help` serves.
+        .disable_help_subcommand(true);
+    let man = clap_mangen::Man::new(renamed.clone());
+    let mut page = Vec::new();
+    let sections: [&dyn Fn(&mut Vec<u8>) -> std::io::Result<()>; 5] = [
+        &|w| man.render_title(w),
+        &|w| man.render_name_section(w),
+        &|w| man.render_synopsis_section(w),
+        &|w| man.render_description_section(w),
+        &|w| man.render_options_section(w),
+    ];
+    for section in sections {
+        section(&mut page).expect("rendering to memory cannot fail");
+    }
+    if renamed.has_subcommands() {
+        man.render_subcommands_section(&mut page)
+            .expect("rendering to memory cannot fail");
+    }
+    if let Some(examples) = renamed.get_after_help() {
+        page.extend(examples_section(&examples.to_string()).into_bytes());
+    }
+    if name == "discuss" || name == "discuss-wake" || name == "discuss-ask" {
+        page.extend(SUPERVISION.as_bytes());
+    }
+    page.extend(EXIT_STATUS.as_bytes());
+    page.extend(ENVIRONMENT.as_bytes());
+    man.render_version_section(&mut page)
         .expect("rendering to memory cannot fail");
     pages.push((format!("{name}.1"), page));
     for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
         collect(sub, &format!("{name}-{}", sub.get_name()), pages);
     }
 }
+
+/// The examples of `after_help`, verbatim: no filling, no justification,
+/// no hyphenation, so every line can be copied into a shell.
+fn examples_section(text: &str) -> String {
+    let body = text
+        .lines()
+        .filter(|line| !line.trim_end().ends_with(':') || line.starts_with(' '))
+        .map(|line| roff_escape(line.trim_start()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    format!(".SH EXAMPLES\n.nf\n.nh\n{body}\n.hy\n.fi\n")
+}
+
+/// Escapes what roff would read as markup: backslashes, and a leading `.`
+/// or `'` that would start a request.
+fn roff_escape(line: &str) -> String {
+    let line = line.replace('\\', "\\e").replace('-', "\\-");
+    if line.starts_with('.') || line.starts_with('\'') {
+        format!("\\&{line}")
+    } else {
+        line
+    }
+}
+
+const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+0
+success
+.TP
+1
+internal or I/O error (io_error, ledger_unreadable, network_filesystem, internal)
+.TP
+2
+usage error
+.TP
+3
+invalid input (invalid_argument, invalid_id, out_of_range, payload_not_json, payload_too_large, same_agent, group_not_supported, unknown_field, agent_mismatch)
+.TP
+4
+not found (unknown_fleet, not_in_fleet, unknown_discussion, unknown_attempt, ambiguous_id)
+.TP
+5
+conflict with the current state (stale_head, turn_already_active, not_recipient, not_attempt_agent, attempt_not_live, discussion_terminal, idempotency_conflict)
+.TP
+6
+refused by policy (wake_quota_exceeded, kill_switch_engaged)
+.TP
+7
+integrity (verify found problems; discussion_invalid)
+.TP
+8
+a supervised attempt failed
+.TP
+9
+a supervised attempt hit its deadline (deadman)
+.TP
+10
+wait did not see the status (wait_timeout, status_unreachable)
+"#;
+
+const ENVIRONMENT: &str = r#".SH ENVIRONMENT
+.TP
+DISCUSS_LEDGER
+the ledger file (as \-\-ledger)
+.TP
+DISCUSS_ACTOR
+recorded as by on every record (as \-\-actor; else the OS user name)
+.TP
+DISCUSS_NOW
+RFC 3339 time or epoch milliseconds at which the clock starts, for tests and demos
+.TP
+DISCUSS_ALLOW_NETWORK_FS
+open a ledger on a network filesystem (as \-\-allow\-network\-fs)
+.TP
+NO_COLOR
+turns colour off (as \-\-color never)
+.TP
+DISCUSS_AGENT_ID, DISCUSS_DISCUSSION_ID, DISCUSS_ATTEMPT_ID, DISCUSS_REPLY_TO
+defaults of reply's \-\-agent, \-\-discussion, \-\-attempt, \-\-reply\-to; set for a supervised child
+.TP
+DISCUSS_TURN, DISCUSS_DEADLINE_AT
+set for a supervised child: its turn and its deadline (RFC 3339)
+"#;
+
+const SUPERVISION: &str = r#".SH SUPERVISION
+With a command after \-\-, wake (and ask \-\-wake\-peer) run it for exactly one turn.
+The child gets DISCUSS_LEDGER, DISCUSS_DISCUSSION_ID, DISCUSS_ATTEMPT_ID,
+DISCUSS_AGENT_ID, DISCUSS_REPLY_TO, DISCUSS_TURN and DISCUSS_DEADLINE_AT, and the
+head message's body as JSON on stdin; its stdout and stderr go to stderr.
+At the deadline its whole process group gets SIGTERM, then SIGKILL after
+\-\-kill\-grace\-ms, and deadman is recorded. If the supervisor itself dies, a
+guardian process kills the group (a process that leaves the group with setsid is
+out of its reach). A child that exits without a reply is failed
+(exited_without_reply); one that cannot start is failed (spawn_failed); an engaged
+kill\-switch kills it (kill_switch). Nothing is retried. \-\-clean\-env starts it
+with only PATH, HOME, LANG, TERM, DISCUSS_* and each \-\-env NAME.
+Exit status: 0 completed, 8 failed, 9 deadman.
+"#;

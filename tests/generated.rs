@@ -68,3 +68,38 @@ fn every_command_shows_an_example_in_its_help() {
         "commands without an example in --help: {missing:?}"
     );
 }
+
+#[test]
+fn man_pages_have_the_sections_a_reader_looks_for() {
+    for (name, page) in discuss::assets::man_pages() {
+        let page = String::from_utf8(page).unwrap();
+        assert!(!page.contains(".SH EXTRA"), "{name}: no EXTRA heading");
+        assert!(
+            !page.contains("discuss\\-help") && !page.contains("discuss-help"),
+            "{name}"
+        );
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{name}");
+        assert!(page.contains(".SH ENVIRONMENT"), "{name}");
+        for variable in [
+            "DISCUSS_LEDGER",
+            "DISCUSS_ACTOR",
+            "DISCUSS_NOW",
+            "DISCUSS_ALLOW_NETWORK_FS",
+            "DISCUSS_AGENT_ID",
+            "DISCUSS_DISCUSSION_ID",
+            "DISCUSS_ATTEMPT_ID",
+            "DISCUSS_REPLY_TO",
+            "DISCUSS_TURN",
+            "DISCUSS_DEADLINE_AT",
+        ] {
+            assert!(page.contains(variable), "{name}: {variable}");
+        }
+        // Examples stay as written: no filling, no hyphenation.
+        if let Some(at) = page.find(".SH EXAMPLES\n") {
+            assert!(page[at..].starts_with(".SH EXAMPLES\n.nf\n.nh\n"), "{name}");
+        }
+        if ["discuss.1", "discuss-wake.1", "discuss-ask.1"].contains(&name.as_str()) {
+            assert!(page.contains(".SH SUPERVISION"), "{name}");
+        }
+    }
+}
