@@ -37,7 +37,8 @@ pub fn completion_file(shell: Shell) -> &'static str {
 /// `discuss-fleet-add.1`, …
 pub fn man_pages() -> Vec<(String, Vec<u8>)> {
     let mut pages = Vec::new();
-    let mut root = Cli::command();
+    // No `discuss-help(1)` page exists to refer to: `--help` serves.
+    let mut root = Cli::command().disable_help_subcommand(true);
     root.build();
     collect(&root, "discuss", &mut pages);
     pages
@@ -47,25 +48,25 @@ fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, Vec<u8>
     let renamed = command
         .clone()
         .name(name.to_owned())
-        .bin_name(name.replace('-', " "))
-        // There is no `discuss help` page to refer to: `--help` serves.
-        .disable_help_subcommand(true);
+        .bin_name(name.replace('-', " "));
     let man = clap_mangen::Man::new(renamed.clone());
     let mut page = Vec::new();
-    let sections: [&dyn Fn(&mut Vec<u8>) -> std::io::Result<()>; 5] = [
-        &|w| man.render_title(w),
-        &|w| man.render_name_section(w),
-        &|w| man.render_synopsis_section(w),
-        &|w| man.render_description_section(w),
-        &|w| man.render_options_section(w),
-    ];
-    for section in sections {
-        section(&mut page).expect("rendering to memory cannot fail");
-    }
-    if renamed.has_subcommands() {
-        man.render_subcommands_section(&mut page)
-            .expect("rendering to memory cannot fail");
-    }
+    // clap_mangen's sections but its "EXTRA" one, which fills and
+    // justifies the examples: they get a section of their own below.
+    let rendered = man
+        .render_title(&mut page)
+        .and_then(|()| man.render_name_section(&mut page))
+        .and_then(|()| man.render_synopsis_section(&mut page))
+        .and_then(|()| man.render_description_section(&mut page))
+        .and_then(|()| man.render_options_section(&mut page))
+        .and_then(|()| {
+            if renamed.has_subcommands() {
+                man.render_subcommands_section(&mut page)
+            } else {
+                Ok(())
+            }
+        });
+    rendered.expect("rendering to memory cannot fail");
     if let Some(examples) = renamed.get_after_help() {
         page.extend(examples_section(&examples.to_string()).into_bytes());
     }
