@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A whole discussion between two agents, driven from the shell: agent-a
 # asks, agent-b asks a question back, agent-a answers, agent-b closes.
-# Uses the default ledger (~/.local/state/discuss/ledger.jsonl) unless
-# DISCUSS_LEDGER or --ledger says otherwise. Needs only bash and sed.
+# Uses a fresh ledger of its own, never yours, unless DISCUSS_LEDGER names
+# one. Needs only bash and sed.
 set -euo pipefail
 discuss=${DISCUSS:-discuss}
+export DISCUSS_LEDGER=${DISCUSS_LEDGER:-$(mktemp -d)/ledger.jsonl}
+echo "ledger: $DISCUSS_LEDGER"
 
 # The value of a string field in a one-line JSON object (jq -r .NAME works too).
 field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }

@@ -2,8 +2,11 @@
 # Two scripted agents hold a real multi-turn discussion through supervised
 # wakes: each wake runs the recipient's script for exactly one turn, with
 # a 10 s deadline, and records how it ended. Needs only bash and sed.
+# Uses a fresh ledger of its own unless DISCUSS_LEDGER names one.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+export DISCUSS_LEDGER=${DISCUSS_LEDGER:-$(mktemp -d)/ledger.jsonl}
+echo "ledger: $DISCUSS_LEDGER"
 export PATH="$(dirname "$(command -v "${DISCUSS:-discuss}")"):$PATH"
 
 field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }

@@ -1,11 +1,11 @@
-//! The README's examples run as written, on the default ledger of a
-//! private HOME.
+//! The README's examples run as written: on a ledger of their own, never
+//! the user's default one.
 
 mod common;
 use common::*;
 
 #[test]
-fn quickstart_runs_a_whole_discussion_on_the_default_ledger() {
+fn quickstart_runs_a_whole_discussion_on_a_ledger_of_its_own() {
     let env = Env::new();
     let bin = assert_cmd::cargo::cargo_bin("discuss");
     let bin_dir = bin.parent().unwrap();
@@ -30,8 +30,17 @@ fn quickstart_runs_a_whole_discussion_on_the_default_ledger() {
     assert!(stdout.contains("agent-b: question -> open"), "{stdout}");
     assert!(stdout.contains("agent-a: result -> open"), "{stdout}");
     assert!(stdout.contains("agent-b: result -> closed"), "{stdout}");
-    let ledger = home.join(".local/state/discuss/ledger.jsonl");
-    let text = std::fs::read_to_string(&ledger).unwrap();
+    assert!(
+        !home.join(".local/state/discuss").exists(),
+        "the user's default ledger is never touched"
+    );
+    let named = stdout
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("ledger: ")
+        .unwrap();
+    let text = std::fs::read_to_string(named).unwrap();
     assert_eq!(
         text.lines()
             .filter(|l| l.contains("discussion.attempt.completed"))
