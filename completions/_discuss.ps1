@@ -42,6 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('inbox', 'inbox', [CompletionResultType]::ParameterValue, 'Open discussions whose head is addressed to an agent (reads only)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Replay the whole ledger and report problems (exit 7 when any)')
             [CompletionResult]::new('wait', 'wait', [CompletionResultType]::ParameterValue, 'Wait until a discussion reaches a status (exit 10 on timeout)')
+            [CompletionResult]::new('events', 'events', [CompletionResultType]::ParameterValue, 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -402,6 +403,21 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'discuss;events' {
+            [CompletionResult]::new('--discussion', '--discussion', [CompletionResultType]::ParameterName, 'Only the records of this discussion')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only the records of discussions this agent takes part in')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
+            [CompletionResult]::new('--follow', '--follow', [CompletionResultType]::ParameterName, 'Keep watching and print records as they are written')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
+            [CompletionResult]::new('--allow-network-fs', '--allow-network-fs', [CompletionResultType]::ParameterName, 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'discuss;mcp' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Act for this agent only: ask_peer.from_agent_id and reply_discussion.agent_id must be it (agent_mismatch otherwise)')
             [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
@@ -440,6 +456,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('inbox', 'inbox', [CompletionResultType]::ParameterValue, 'Open discussions whose head is addressed to an agent (reads only)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Replay the whole ledger and report problems (exit 7 when any)')
             [CompletionResult]::new('wait', 'wait', [CompletionResultType]::ParameterValue, 'Wait until a discussion reaches a status (exit 10 on timeout)')
+            [CompletionResult]::new('events', 'events', [CompletionResultType]::ParameterValue, 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -511,6 +528,9 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;help;wait' {
+            break
+        }
+        'discuss;help;events' {
             break
         }
         'discuss;help;mcp' {

@@ -25,6 +25,9 @@ _discuss() {
             discuss,completions)
                 cmd="discuss__subcmd__completions"
                 ;;
+            discuss,events)
+                cmd="discuss__subcmd__events"
+                ;;
             discuss,fleet)
                 cmd="discuss__subcmd__fleet"
                 ;;
@@ -93,6 +96,9 @@ _discuss() {
                 ;;
             discuss__subcmd__help,completions)
                 cmd="discuss__subcmd__help__subcmd__completions"
+                ;;
+            discuss__subcmd__help,events)
+                cmd="discuss__subcmd__help__subcmd__events"
                 ;;
             discuss__subcmd__help,fleet)
                 cmd="discuss__subcmd__help__subcmd__fleet"
@@ -203,7 +209,7 @@ _discuss() {
 
     case "${cmd}" in
         discuss)
-            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait mcp completions help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait events mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -331,6 +337,40 @@ _discuss() {
                 return 0
             fi
             case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__events)
+            opts="-h -V --follow --discussion --agent --ledger --json --actor --allow-network-fs --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --discussion)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -525,7 +565,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__help)
-            opts="fleet ask wake reply show kill-switch quota call list inbox verify wait mcp completions help"
+            opts="fleet ask wake reply show kill-switch quota call list inbox verify wait events mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -567,6 +607,20 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__help__subcmd__events)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

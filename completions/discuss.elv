@@ -39,6 +39,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand inbox 'Open discussions whose head is addressed to an agent (reads only)'
             cand verify 'Replay the whole ledger and report problems (exit 7 when any)'
             cand wait 'Wait until a discussion reaches a status (exit 10 on timeout)'
+            cand events 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)'
             cand mcp 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio'
             cand completions 'Print a completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -364,6 +365,20 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'discuss;events'= {
+            cand --discussion 'Only the records of this discussion'
+            cand --agent 'Only the records of discussions this agent takes part in'
+            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --follow 'Keep watching and print records as they are written'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand --allow-network-fs 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'discuss;mcp'= {
             cand --agent 'Act for this agent only: ask_peer.from_agent_id and reply_discussion.agent_id must be it (agent_mismatch otherwise)'
             cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
@@ -400,6 +415,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand inbox 'Open discussions whose head is addressed to an agent (reads only)'
             cand verify 'Replay the whole ledger and report problems (exit 7 when any)'
             cand wait 'Wait until a discussion reaches a status (exit 10 on timeout)'
+            cand events 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)'
             cand mcp 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio'
             cand completions 'Print a completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -451,6 +467,8 @@ set edit:completion:arg-completer[discuss] = {|@words|
         &'discuss;help;verify'= {
         }
         &'discuss;help;wait'= {
+        }
+        &'discuss;help;events'= {
         }
         &'discuss;help;mcp'= {
         }

@@ -3,6 +3,7 @@
 use crate::commands::{
     ask::AskArgs,
     call::CallArgs,
+    events::EventsArgs,
     fleet::FleetArgs,
     kill_switch::KillSwitchArgs,
     list::{InboxArgs, ListArgs},
@@ -108,6 +109,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Wait until a discussion reaches a status (exit 10 on timeout)
     Wait(WaitArgs),
+    /// The ledger's records in order with each one's discussion status;
+    /// --follow keeps watching (reads only)
+    Events(EventsArgs),
     /// Serve the tools (ask_peer, wake_agent, reply_discussion,
     /// get_discussion, list_discussions, inbox) over MCP on stdio
     Mcp(McpArgs),

@@ -2,6 +2,7 @@
 
 pub mod ask;
 pub mod call;
+pub mod events;
 pub mod fleet;
 pub mod kill_switch;
 pub mod list;
@@ -363,6 +364,7 @@ pub fn run(cli: &Cli, out: Output) -> Result<u8> {
         Command::Inbox(args) => list::inbox(&ctx()?, args),
         Command::Verify(args) => verify::run(&ctx()?, args),
         Command::Wait(args) => wait::run(&ctx()?, args),
+        Command::Events(args) => events::run(&ctx()?, args),
         // Answers go out as MCP messages, errors as JSON: never human text.
         Command::Mcp(args) => mcp::run(Context::new(&cli.global, out.as_json())?, args),
         Command::Completions { shell } => {

@@ -1,0 +1,237 @@
+//! `discuss events [--follow]`: the ledger's records in order, one line
+//! each, with the status of their discussion after each record: the seed's
+//! event stream. Reading it never writes and never starts an agent.
+
+use super::Context;
+use crate::discussion::{Envelope, Status, derive};
+use crate::error::Result;
+use crate::ledger::lines::{parse_lines, stream_operations};
+use crate::ledger::record::OpMark;
+use crate::ledger::{Body, Record};
+use clap::Args;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::os::unix::fs::FileExt;
+use std::time::Duration;
+
+/// The ledger's records in order, with each one's discussion status after
+/// it; --follow keeps watching, like `tail -f` (reading wakes nothing).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  discuss events --discussion dsc_…\n  \
+    discuss events --follow --agent agent-b --json | jq -c 'select(.receipt)'")]
+pub struct EventsArgs {
+    /// Keep watching and print records as they are written
+    #[arg(long)]
+    pub follow: bool,
+    /// Only the records of this discussion
+    #[arg(long, value_name = "DSC")]
+    pub discussion: Option<String>,
+    /// Only the records of discussions this agent takes part in
+    #[arg(long, value_name = "A")]
+    pub agent: Option<String>,
+}
+
+/// How often `--follow` looks for new lines.
+const FOLLOW_POLL: Duration = Duration::from_millis(100);
+
+pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
+    if let Some(agent) = &args.agent {
+        crate::ids::check_name("agent_id", agent)?;
+    }
+    let discussion = match &args.discussion {
+        Some(id) => {
+            crate::ids::check_server_id("discussion_id", crate::ids::DISCUSSION, id)?;
+            Some(super::resolve_discussion(ctx, id)?)
+        }
+        None => None,
+    };
+    let mut stream = Stream {
+        ctx,
+        discussion,
+        agent: args.agent.clone(),
+        open: HashMap::new(),
+    };
+    let path = ctx.ledger.path().to_path_buf();
+    // Before the ledger exists there is nothing to read yet.
+    let (mut covered, mut lines) = (0u64, 0u64);
+    if let Ok(file) = std::fs::File::open(&path) {
+        let len = file
+            .metadata()
+            .map_err(|e| crate::error::Error::io(path.display(), &e))?
+            .len();
+        let mut batch = Vec::new();
+        let streamed = stream_operations(
+            &file,
+            len,
+            |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
+                Ok((record, mark)) => (Some(record), mark),
+                Err(_) => (None, OpMark::Alone),
+            },
+            |record| batch.extend(record),
+        )
+        .map_err(|e| crate::error::Error::io(path.display(), &e))?;
+        for record in batch {
+            stream.record(record)?;
+        }
+        covered = streamed.end;
+        lines = streamed.lines;
+    }
+    if !args.follow {
+        return Ok(0);
+    }
+    loop {
+        std::thread::sleep(FOLLOW_POLL);
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len <= covered {
+            continue;
+        }
+        let mut bytes = vec![0u8; (len - covered) as usize];
+        if file.read_exact_at(&mut bytes, covered).is_err() {
+            continue;
+        }
+        let (parsed, end) = parse_lines(&bytes, covered, lines + 1);
+        for line in &parsed {
+            lines = lines.max(line.line_no);
+        }
+        for line in parsed {
+            if let Ok(record) = line.record {
+                stream.record(record)?;
+            }
+        }
+        covered = end;
+    }
+}
+
+/// What the stream remembers: the records of discussions that may still
+/// change, to derive each one's status after each record.
+struct Stream<'a> {
+    ctx: &'a Context,
+    discussion: Option<String>,
+    agent: Option<String>,
+    open: HashMap<String, Vec<Record>>,
+}
+
+impl Stream<'_> {
+    fn record(&mut self, record: Record) -> Result<()> {
+        let Some(id) = record.discussion_id().map(str::to_owned) else {
+            if self.discussion.is_none() && self.agent.is_none() {
+                self.print(&record, None)?;
+            }
+            return Ok(());
+        };
+        if self.discussion.as_ref().is_some_and(|d| *d != id) {
+            return Ok(());
+        }
+        if !self.open.contains_key(&id) {
+            // Settled and let go, or new: what came before, from the ledger.
+            let line = record.line;
+            let view = self.ctx.ledger.view(&[&id])?;
+            let before: Vec<Record> = view
+                .discussion(&id)
+                .into_iter()
+                .filter(|r| r.line < line)
+                .cloned()
+                .collect();
+            self.open.insert(id.clone(), before);
+        }
+        let records = self.open.get_mut(&id).expect("just inserted");
+        records.push(record);
+        let refs: Vec<&Record> = records.iter().collect();
+        let at = refs.last().expect("one record").at_ms;
+        let state = derive(&id, &refs, at);
+        if let Some(agent) = &self.agent {
+            let takes_part = state
+                .as_ref()
+                .and_then(|d| d.root.as_ref())
+                .is_some_and(|r| r.asker == *agent || r.peer == *agent);
+            if !takes_part {
+                return Ok(());
+            }
+        }
+        let status = state.as_ref().map(|d| d.status);
+        let printed = records.last().expect("one record").clone();
+        // A discussion whose every deadline has passed by its own records'
+        // time and that is terminal is settled: let go of its records
+        // (a later line reads them back from the ledger).
+        if let Some(d) = &state
+            && d.status.is_terminal()
+            && d.root.as_ref().is_some_and(|r| r.deadline_ms <= at)
+        {
+            self.open.remove(&id);
+        }
+        self.print(&printed, status)
+    }
+
+    fn print(&self, record: &Record, status: Option<Status>) -> Result<()> {
+        let out = &self.ctx.out;
+        let mut event = json!({
+            "line": record.line,
+            "at": crate::clock::format_ms(record.at_ms),
+            "kind": record.kind(),
+            "record_id": record.id,
+            "discussion_id": record.discussion_id(),
+            "status": status.map(|s| s.as_str()),
+        });
+        match &record.body {
+            Body::Message(m) => {
+                event["message_id"] = record.id.clone().into();
+                event["agent_id"] = m.from_agent_id.clone().into();
+                if let Some(id) = &m.correlation_id
+                    && let Ok(envelope) = Envelope::parse(&m.payload, id)
+                {
+                    event["type"] = envelope.kind.as_str().into();
+                    event["turn"] = envelope.turn.into();
+                }
+            }
+            Body::Receipt(r) => {
+                event["receipt"] = r.receipt.clone().into();
+                event["attempt_id"] = r.attempt_id.clone().into();
+                event["agent_id"] = r.agent_id.clone().into();
+                if let Some(turn) = r.turn {
+                    event["turn"] = turn.into();
+                }
+                if let Some(message) = &r.message_id {
+                    event["message_id"] = message.clone().into();
+                }
+            }
+            _ => {}
+        }
+        if out.json {
+            out.print_text(&format!("{event}\n"));
+        } else {
+            out.print_text(&human(&event));
+        }
+        Ok(())
+    }
+}
+
+/// One event as a line for a person: line, time, discussion, what, status.
+fn human(event: &Value) -> String {
+    let text = |key: &str| event[key].as_str().unwrap_or("").to_owned();
+    let what = match event["kind"].as_str() {
+        Some("message") => format!(
+            "message {} turn {} from {}",
+            text("type"),
+            event["turn"],
+            text("agent_id")
+        ),
+        Some("receipt") => {
+            let receipt = text("receipt");
+            let name = receipt.rsplit('.').next().unwrap_or(&receipt).to_owned();
+            format!("{name} {}", text("agent_id"))
+        }
+        Some(kind) => kind.to_owned(),
+        None => String::new(),
+    };
+    format!(
+        "{:>6}  {}  {}  {}  {}\n",
+        event["line"].as_u64().unwrap_or(0),
+        crate::output::clock_time(crate::clock::parse_time(&text("at")).unwrap_or_default()),
+        event["discussion_id"].as_str().unwrap_or("-"),
+        crate::output::printable(what.trim_end(), false),
+        event["status"].as_str().unwrap_or("")
+    )
+}
