@@ -378,23 +378,26 @@ fn a_writer_refuses_a_file_that_is_not_a_ledger_and_leaves_it_untouched() {
     env.ok(&["fleet", "add", "fleet-alpha", "agent-a"]);
 }
 
-/// Runs `discuss ARGS` on a pseudo-terminal (script(1)); returns all it
-/// printed there, stdout and stderr together.
-fn on_a_terminal(env: &Env, args: &str, term: &str) -> String {
+/// Runs the shell command line `command` on a pseudo-terminal (script(1)),
+/// with `discuss` the binary under test and TERM `term`; returns all it
+/// printed there, stdout and stderr together, without carriage returns.
+fn on_a_terminal(env: &Env, term: &str, command: &str) -> String {
     let bin = assert_cmd::cargo::cargo_bin("discuss");
     let out = Command::new("script")
-        .args(["-qec", &format!("{} {args}", bin.display()), "/dev/null"])
+        .args(["-qec", command, "/dev/null"])
         .env_clear()
         .env("DISCUSS_LEDGER", env.ledger())
         .env("DISCUSS_NOW", env.now_ms.to_string())
         .env("DISCUSS_ACTOR", "tester")
         .env("DISCUSS_PROGRESS_AFTER_MS", "0")
         .env("TERM", term)
-        .env("PATH", "/usr/bin:/bin")
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+        )
         .output()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 
 #[test]
@@ -402,11 +405,11 @@ fn verify_shows_progress_to_a_person_at_a_terminal_only() {
     let env = Env::new();
     env.discussion(&[]);
     env.ask(&[]);
-    let shown = on_a_terminal(&env, "verify", "xterm");
+    let shown = on_a_terminal(&env, "xterm", "discuss verify");
     assert!(shown.contains("verify: deriving discussions"), "{shown:?}");
     assert!(shown.contains("ok: "), "the report follows: {shown:?}");
     for (args, term) in [("--json verify", "xterm"), ("verify", "dumb")] {
-        let quiet = on_a_terminal(&env, args, term);
+        let quiet = on_a_terminal(&env, term, &format!("discuss {args}"));
         assert!(!quiet.contains("verify:"), "{args} {term}: {quiet:?}");
     }
     // In a pipe, nothing but the report.
@@ -662,24 +665,11 @@ fn show_fits_the_terminal_and_keeps_lines_whole_in_a_pipe() {
     ]);
     for columns in [80usize, 200] {
         // script(1) runs the command in a shell: set the width there.
-        let bin = assert_cmd::cargo::cargo_bin("discuss");
-        let out = Command::new("script")
-            .args([
-                "-qec",
-                &format!(
-                    "stty cols {columns}; {} --color never show {dsc}",
-                    bin.display()
-                ),
-                "/dev/null",
-            ])
-            .env_clear()
-            .env("DISCUSS_LEDGER", env.ledger())
-            .env("DISCUSS_NOW", env.now_ms.to_string())
-            .env("TERM", "xterm")
-            .env("PATH", "/usr/bin:/bin")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        let text = on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {columns}; discuss --color never show {dsc}"),
+        );
         for line in text.lines() {
             assert!(
                 line.chars().count() <= columns,
@@ -710,22 +700,12 @@ fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
     for _ in 0..4 {
         ids.push(env.ask(&[]).0);
     }
-    let bin = assert_cmd::cargo::cargo_bin("discuss");
     let screen = |colour: &str| {
-        let out = Command::new("script")
-            .args([
-                "-qec",
-                &format!("stty cols 80; {} --color {colour} list", bin.display()),
-                "/dev/null",
-            ])
-            .env_clear()
-            .env("DISCUSS_LEDGER", env.ledger())
-            .env("DISCUSS_NOW", env.now_ms.to_string())
-            .env("TERM", "xterm")
-            .env("PATH", "/usr/bin:/bin")
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).replace('\r', "")
+        on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols 80; discuss --color {colour} list"),
+        )
     };
     let plain = screen("never");
     let coloured = screen("always");
@@ -760,21 +740,9 @@ fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
 fn each_stream_is_coloured_by_its_own_terminal_and_dumb_terminals_get_none() {
     let env = Env::new();
     env.discussion(&[]);
-    let bin = assert_cmd::cargo::cargo_bin("discuss");
     let dir = env.dir.path();
-    let sh = |script: &str, term: &str| {
-        let out = Command::new("script")
-            .args(["-qec", script, "/dev/null"])
-            .env_clear()
-            .env("DISCUSS_LEDGER", env.ledger())
-            .env("DISCUSS_NOW", env.now_ms.to_string())
-            .env("TERM", term)
-            .env("PATH", "/usr/bin:/bin")
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let bin = bin.display();
+    let sh = |command: &str, term: &str| on_a_terminal(&env, term, command);
+    let bin = "discuss";
     // stdout to a file, stderr on the terminal: the error is coloured.
     let screen = sh(
         &format!("{bin} show dsc_nope > {}/out.txt", dir.display()),
