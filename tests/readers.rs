@@ -734,6 +734,36 @@ fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
     // In a pipe the ids are whole.
     let piped = env.run(&["list"]).stdout;
     assert!(ids.iter().all(|id| piped.contains(id.as_str())), "{piped}");
+    // Shortened ids are unique in the whole ledger, not only in the rows
+    // shown: with a discussion left out of the list, each still resolves.
+    let root = env.show(&ids[0])["head"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let att = env.wake(&ids[0], "agent-b", &root);
+    env.reply(&ids[0], "agent-b", &att, &root, "result", true);
+    let open = on_a_terminal(
+        &env,
+        "xterm",
+        "stty cols 60; discuss --color never list --status open",
+    );
+    let shown: Vec<&str> = open
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(shown.len(), 3, "{open}");
+    for short in shown {
+        assert!(short.len() < 36, "{open}");
+        let named = env.show(short)["discussion_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            named.starts_with(short) && named != ids[0],
+            "{short} named {named}"
+        );
+    }
 }
 
 #[test]

@@ -263,7 +263,14 @@ fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
     };
     if let Some(limit) = crate::output::terminal_width() {
         if line_width(&shown, columns) > limit {
-            let keep = unique_prefix_length(rows.iter().map(|r| r.id.as_str()));
+            // Unique among every discussion of the ledger, not only the
+            // rows shown: the prefix must name its discussion when pasted.
+            let all = ctx
+                .ledger
+                .view(&[])
+                .map(|view| view.discussion_ids())
+                .unwrap_or_default();
+            let keep = unique_prefix_length(&all, rows.iter().map(|r| r.id.as_str()));
             for (cells, row) in shown.iter_mut().zip(rows) {
                 cells[0] = row.id.chars().take(keep).collect();
             }
@@ -300,17 +307,28 @@ fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
     ctx.out.print_text(&text);
 }
 
-/// How many characters of each id tell them all apart: at least `dsc_`
-/// and eight more, the shortest prefix a command resolves.
-fn unique_prefix_length<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
-    let mut ids: Vec<&str> = ids.collect();
-    ids.sort_unstable();
+/// How many characters of each of `ids` tell it apart from every other id
+/// of `all` (sorted): at least `dsc_` and eight more, the shortest prefix a
+/// command resolves.
+fn unique_prefix_length<'a>(all: &[String], ids: impl Iterator<Item = &'a str>) -> usize {
     let shared = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    ids.windows(2)
-        .map(|pair| shared(pair[0], pair[1]) + 1)
-        .max()
-        .unwrap_or(0)
-        .max(12)
+    ids.map(|id| {
+        let at = all.partition_point(|other| other.as_str() < id);
+        let before = at.checked_sub(1).map(|i| all[i].as_str());
+        let after = all[at..]
+            .iter()
+            .map(String::as_str)
+            .find(|other| *other != id);
+        [before, after]
+            .into_iter()
+            .flatten()
+            .map(|other| shared(id, other) + 1)
+            .max()
+            .unwrap_or(0)
+    })
+    .max()
+    .unwrap_or(0)
+    .max(12)
 }
 
 pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
