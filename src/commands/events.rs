@@ -10,7 +10,8 @@ use crate::ledger::record::OpMark;
 use crate::ledger::{Body, Record};
 use clap::Args;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::os::unix::fs::FileExt;
 use std::time::Duration;
 
@@ -50,6 +51,8 @@ pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
         discussion,
         agent: args.agent.clone(),
         open: HashMap::new(),
+        settles: BinaryHeap::new(),
+        seen: HashSet::new(),
     };
     let path = ctx.ledger.path().to_path_buf();
     // Before the ledger exists there is nothing to read yet.
@@ -59,7 +62,9 @@ pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
             .metadata()
             .map_err(|e| crate::error::Error::io(path.display(), &e))?
             .len();
-        let mut batch = Vec::new();
+        // Each record is printed as it is read: the first lines come at
+        // once, and memory holds only the discussions that may change.
+        let mut failed = None;
         let streamed = stream_operations(
             &file,
             len,
@@ -67,11 +72,17 @@ pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
                 Ok((record, mark)) => (Some(record), mark),
                 Err(_) => (None, OpMark::Alone),
             },
-            |record| batch.extend(record),
+            |record| {
+                if let (None, Some(record)) = (&failed, record)
+                    && let Err(err) = stream.record(record)
+                {
+                    failed = Some(err);
+                }
+            },
         )
         .map_err(|e| crate::error::Error::io(path.display(), &e))?;
-        for record in batch {
-            stream.record(record)?;
+        if let Some(err) = failed {
+            return Err(err);
         }
         covered = streamed.end;
         lines = streamed.lines;
@@ -112,6 +123,13 @@ struct Stream<'a> {
     discussion: Option<String>,
     agent: Option<String>,
     open: HashMap<String, Vec<Record>>,
+    /// When each discussion in `open` is terminal whatever comes: its
+    /// conversation deadline, soonest first. Past it in the stream's time,
+    /// its records are let go (a later line reads them back).
+    settles: BinaryHeap<Reverse<(i64, String)>>,
+    /// Every discussion held so far: one not among them has no records
+    /// before this one (the stream starts at the first line).
+    seen: HashSet<String>,
 }
 
 impl Stream<'_> {
@@ -125,16 +143,29 @@ impl Stream<'_> {
         if self.discussion.as_ref().is_some_and(|d| *d != id) {
             return Ok(());
         }
-        if !self.open.contains_key(&id) {
-            // Settled and let go, or new: what came before, from the ledger.
-            let line = record.line;
-            let view = self.ctx.ledger.view(&[&id])?;
-            let before: Vec<Record> = view
-                .discussion(&id)
-                .into_iter()
-                .filter(|r| r.line < line)
-                .cloned()
-                .collect();
+        // Let go of what is settled by now, in the stream's time.
+        while let Some(Reverse((at, _))) = self.settles.peek()
+            && *at <= record.at_ms
+        {
+            let Some(Reverse((_, settled))) = self.settles.pop() else {
+                break;
+            };
+            self.open.remove(&settled);
+        }
+        let fresh = !self.open.contains_key(&id);
+        if fresh {
+            // Let go earlier: what came before, from the ledger.
+            let before: Vec<Record> = if self.seen.insert(id.clone()) {
+                Vec::new()
+            } else {
+                let line = record.line;
+                let view = self.ctx.ledger.view(&[&id])?;
+                view.discussion(&id)
+                    .into_iter()
+                    .filter(|r| r.line < line)
+                    .cloned()
+                    .collect()
+            };
             self.open.insert(id.clone(), before);
         }
         let records = self.open.get_mut(&id).expect("just inserted");
@@ -142,6 +173,15 @@ impl Stream<'_> {
         let refs: Vec<&Record> = records.iter().collect();
         let at = refs.last().expect("one record").at_ms;
         let state = derive(&id, &refs, at);
+        if fresh {
+            // Newly held: settled by its conversation deadline (every
+            // attempt's is within it), or at once without a root.
+            let settles = state
+                .as_ref()
+                .and_then(|d| d.root.as_ref())
+                .map_or(at, |r| r.deadline_ms);
+            self.settles.push(Reverse((settles, id.clone())));
+        }
         if let Some(agent) = &self.agent {
             let takes_part = state
                 .as_ref()
@@ -153,15 +193,6 @@ impl Stream<'_> {
         }
         let status = state.as_ref().map(|d| d.status);
         let printed = records.last().expect("one record").clone();
-        // A discussion whose every deadline has passed by its own records'
-        // time and that is terminal is settled: let go of its records
-        // (a later line reads them back from the ledger).
-        if let Some(d) = &state
-            && d.status.is_terminal()
-            && d.root.as_ref().is_some_and(|r| r.deadline_ms <= at)
-        {
-            self.open.remove(&id);
-        }
         self.print(&printed, status)
     }
 
