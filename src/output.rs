@@ -324,10 +324,8 @@ pub fn shorten(text: &str, max: usize) -> String {
 
 /// Terminal width for tables: `COLUMNS`, else the terminal's, else 100.
 pub fn table_width() -> u16 {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .or_else(|| comfy_table::Table::new().width())
+    terminal_width()
+        .and_then(|w| u16::try_from(w).ok())
         .unwrap_or(100)
 }
 

@@ -2,7 +2,7 @@
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
 use super::cache::Cache;
-use super::lines::{OperationFinding, stream_operations};
+use super::lines::{OperationFinding, read_line_at, stream_operations};
 use super::record::{OpMark, Record};
 use super::snapshot::UnreadableLine;
 use super::view::{Keyed, View};
@@ -128,16 +128,7 @@ impl Ledger {
                 let Some(ids) = cache.live.candidates(now(cache.last_at_ms)) else {
                     return Some(None);
                 };
-                let mut mapped = Vec::new();
-                for id in ids {
-                    let records = cache.records_of(&file, id).ok()?;
-                    if records.is_empty() {
-                        continue; // its lines were not records after all
-                    }
-                    let refs: Vec<&Record> = records.iter().collect();
-                    mapped.extend(map(cache.last_at_ms, id, &refs));
-                }
-                Some(Some(mapped))
+                map_ids(cache, &file, ids, &mut map).map(Some)
             })?
             .expect("an unbounded wait always gets the lock");
         Ok(mapped)
@@ -191,34 +182,15 @@ impl Ledger {
         // A record's line is at most a few hundred KiB (a 64 KiB envelope,
         // escaped); a first "line" longer than this is no record.
         const MAX_FIRST_LINE: u64 = 1 << 20;
-        let mut line = Vec::new();
-        let mut chunk = vec![0u8; 4096];
-        let mut at = 0u64;
-        let first = loop {
-            if at >= len.min(MAX_FIRST_LINE) {
-                break (at < len).then_some(line.as_slice());
-            }
-            let n = file
-                .read_at(&mut chunk, at)
-                .map_err(|e| self.unreadable(&e))?;
-            if n == 0 {
-                break None;
-            }
-            match memchr::memchr(b'\n', &chunk[..n]) {
-                Some(end) => {
-                    line.extend_from_slice(&chunk[..end]);
-                    break Some(line.as_slice());
-                }
-                None => {
-                    line.extend_from_slice(&chunk[..n]);
-                    at += n as u64;
-                }
-            }
-        };
-        let Some(first) = first else {
-            return Ok(()); // empty, or only a torn first line
-        };
-        let why = match Record::parse(first, 1) {
+        if len == 0 {
+            return Ok(());
+        }
+        let (first, whole) =
+            read_line_at(file, 0, MAX_FIRST_LINE).map_err(|e| self.unreadable(&e))?;
+        if !whole && (first.len() as u64) < MAX_FIRST_LINE {
+            return Ok(()); // only a torn first line
+        }
+        let why = match Record::parse(&first, 1) {
             Ok(_) => return Ok(()),
             Err(why) if first.len() as u64 >= MAX_FIRST_LINE => {
                 format!("its first line is over {MAX_FIRST_LINE} bytes ({why})")
@@ -409,7 +381,20 @@ impl Ledger {
         Ok(file.metadata().map_err(|e| self.io_error(&e))?.len())
     }
 
+    /// The ledger opened to append, created if missing; only a regular file
+    /// (one `create_new` made always is).
     fn open_for_append(&self) -> Result<File> {
+        let (file, existed) = self.open_or_create()?;
+        self.refuse_irregular(&file)?;
+        if existed {
+            // A new ledger's folder was checked before it was made.
+            self.refuse_network_fs(&file)?;
+        }
+        Ok(file)
+    }
+
+    /// The ledger opened to append, and whether it was there already.
+    fn open_or_create(&self) -> Result<(File, bool)> {
         let mut options = OpenOptions::new();
         options
             .read(true)
@@ -417,11 +402,7 @@ impl Ledger {
             .mode(0o600)
             .custom_flags(libc::O_NONBLOCK);
         match options.open(&self.path) {
-            Ok(file) => {
-                self.refuse_irregular(&file)?;
-                self.refuse_network_fs(&file)?;
-                return Ok(file);
-            }
+            Ok(file) => return Ok((file, true)),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(err) => return Err(self.io_error(&err)),
         }
@@ -442,16 +423,14 @@ impl Ledger {
         // file; the creator makes its directory entry durable.
         match options.clone().create_new(true).open(&self.path) {
             Ok(file) => {
-                self.refuse_irregular(&file)?;
                 File::open(parent)
                     .and_then(|dir| dir.sync_all())
                     .map_err(|e| Error::io(parent.display(), &e))?;
-                Ok(file)
+                Ok((file, false))
             }
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
                 let file = options.open(&self.path).map_err(|e| self.io_error(&e))?;
-                self.refuse_irregular(&file)?;
-                Ok(file)
+                Ok((file, false))
             }
             Err(err) => Err(self.io_error(&err)),
         }
@@ -597,14 +576,26 @@ fn map_all<T>(
     file: &File,
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
+    map_ids(cache, file, cache.discussion_ids().ok()?, map)
+}
+
+/// The discussions `ids` mapped one at a time, or `None` when the index
+/// turns out damaged.
+fn map_ids<T>(
+    cache: &Cache,
+    file: &File,
+    ids: impl IntoIterator<Item = impl AsRef<str>>,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<Vec<T>> {
     let mut mapped = Vec::new();
-    for id in cache.discussion_ids().ok()? {
-        let records = cache.records_of(file, &id).ok()?;
+    for id in ids {
+        let id = id.as_ref();
+        let records = cache.records_of(file, id).ok()?;
         if records.is_empty() {
             continue; // its lines were not records after all
         }
         let refs: Vec<&Record> = records.iter().collect();
-        mapped.extend(map(cache.last_at_ms, &id, &refs));
+        mapped.extend(map(cache.last_at_ms, id, &refs));
     }
     Some(mapped)
 }

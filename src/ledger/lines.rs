@@ -47,6 +47,28 @@ fn stream_lines(
     Ok((buf_start, line_no))
 }
 
+/// The line of `file` starting at byte `offset`, read a chunk at a time
+/// and at most `limit` bytes of it: its bytes without the `\n`, and
+/// whether its `\n` was found (not: the file or the limit ended first).
+pub fn read_line_at(file: &File, offset: u64, limit: u64) -> io::Result<(Vec<u8>, bool)> {
+    let mut line = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut at = offset;
+    while (line.len() as u64) < limit {
+        let n = file.read_at(&mut chunk, at)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(end) = memchr::memchr(b'\n', &chunk[..n]) {
+            line.extend_from_slice(&chunk[..end]);
+            return Ok((line, true));
+        }
+        line.extend_from_slice(&chunk[..n]);
+        at += n as u64;
+    }
+    Ok((line, false))
+}
+
 /// What streaming the ledger's whole operations found.
 #[derive(Debug, Default)]
 pub struct Streamed {

@@ -3,14 +3,13 @@
 
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
-use crate::ledger::lines::stream_operations;
+use crate::ledger::lines::{read_line_at, stream_operations};
 use crate::ledger::record::{OpMark, RESERVED, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 /// What a scan of the ledger gathers.
 #[derive(Default)]
@@ -139,21 +138,8 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
 
 /// The record on the line at `offset`.
 fn read_record(ledger: &File, offset: u64) -> io::Result<Option<Record>> {
-    let mut line = Vec::new();
-    let mut at = offset;
-    loop {
-        let mut chunk = vec![0u8; 64 * 1024];
-        let n = ledger.read_at(&mut chunk, at)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        if let Some(pos) = memchr::memchr(b'\n', &chunk[..n]) {
-            line.extend_from_slice(&chunk[..pos]);
-            return Ok(Record::parse(&line, 0).ok());
-        }
-        line.extend_from_slice(&chunk[..n]);
-        at += n as u64;
-    }
+    let (line, whole) = read_line_at(ledger, offset, u64::MAX)?;
+    Ok(whole.then(|| Record::parse(&line, 0).ok()).flatten())
 }
 
 fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
