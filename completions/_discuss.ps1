@@ -21,7 +21,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'discuss' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -43,13 +43,14 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Replay the whole ledger and report problems (exit 7 when any)')
             [CompletionResult]::new('wait', 'wait', [CompletionResultType]::ParameterValue, 'Wait until a discussion reaches a status (exit 10 on timeout)')
             [CompletionResult]::new('events', 'events', [CompletionResultType]::ParameterValue, 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)')
+            [CompletionResult]::new('ledger', 'ledger', [CompletionResultType]::ParameterValue, 'Export, import or describe the ledger (a file or PostgreSQL)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'discuss;fleet' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -65,7 +66,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;fleet;add' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -77,7 +78,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;fleet;remove' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -89,7 +90,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;fleet;list' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -131,7 +132,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)')
             [CompletionResult]::new('--kill-grace-ms', '--kill-grace-ms', [CompletionResultType]::ParameterName, 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'With --clean-env: also pass this variable on (repeatable)')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--wake-peer', '--wake-peer', [CompletionResultType]::ParameterName, 'Reserve the peer''s first turn in the same atomic write')
@@ -155,7 +156,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)')
             [CompletionResult]::new('--kill-grace-ms', '--kill-grace-ms', [CompletionResultType]::ParameterName, 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms')
             [CompletionResult]::new('--env', '--env', [CompletionResultType]::ParameterName, 'With --clean-env: also pass this variable on (repeatable)')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json')
@@ -180,7 +181,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('--payload', '--payload', [CompletionResultType]::ParameterName, 'The message body as JSON (any JSON value)')
             [CompletionResult]::new('--payload-file', '--payload-file', [CompletionResultType]::ParameterName, 'Read the JSON body from a file, or from stdin with `-`')
             [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--close', '--close', [CompletionResultType]::ParameterName, 'End the discussion with this reply')
@@ -194,7 +195,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
         }
         'discuss;show' {
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Human output as a terminal table, or a Markdown document with every body whole (--json prints the contract''s object)')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--no-receipts', '--no-receipts', [CompletionResultType]::ParameterName, 'Leave out the receipts of each transcript entry')
@@ -207,7 +208,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;kill-switch' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -223,7 +224,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;kill-switch;status' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -236,7 +237,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
         }
         'discuss;kill-switch;on' {
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why; shown to everyone who is refused')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -248,7 +249,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;kill-switch;off' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -279,7 +280,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;quota' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -295,7 +296,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
         }
         'discuss;quota;set' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent; without it, the default is set')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -307,7 +308,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;quota;show' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -334,7 +335,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;call' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -349,7 +350,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only these statuses (repeatable or comma-separated; `terminal` for closed, deadman, expired, exhausted and invalid)')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only discussions this agent takes part in')
             [CompletionResult]::new('--fleet', '--fleet', [CompletionResultType]::ParameterName, 'Only discussions of this fleet')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json')
@@ -364,7 +365,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
         }
         'discuss;inbox' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json')
@@ -378,7 +379,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;verify' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -392,7 +393,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
         'discuss;wait' {
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Statuses to wait for (comma-separated; `terminal` for any terminal one)')
             [CompletionResult]::new('--timeout-ms', '--timeout-ms', [CompletionResultType]::ParameterName, 'Give up after this many ms (default: wait as long as it takes)')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -406,7 +407,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
         'discuss;events' {
             [CompletionResult]::new('--discussion', '--discussion', [CompletionResultType]::ParameterName, 'Only the records of this discussion')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only the records of discussions this agent takes part in')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--follow', '--follow', [CompletionResultType]::ParameterName, 'Keep watching and print records as they are written')
@@ -418,9 +419,82 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'discuss;ledger' {
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
+            [CompletionResult]::new('--allow-network-fs', '--allow-network-fs', [CompletionResultType]::ParameterName, 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write the ledger''s complete lines in order, byte for byte')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Append the lines of a JSON-lines file verbatim, all or nothing')
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Which ledger is in use: kind, location, lines, bytes')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'discuss;ledger;export' {
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write to this file (replaced whole, atomically) instead of stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write to this file (replaced whole, atomically) instead of stdout')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
+            [CompletionResult]::new('--allow-network-fs', '--allow-network-fs', [CompletionResultType]::ParameterName, 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'discuss;ledger;import' {
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
+            [CompletionResult]::new('--allow-network-fs', '--allow-network-fs', [CompletionResultType]::ParameterName, 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'discuss;ledger;info' {
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
+            [CompletionResult]::new('--allow-network-fs', '--allow-network-fs', [CompletionResultType]::ParameterName, 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'discuss;ledger;help' {
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write the ledger''s complete lines in order, byte for byte')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Append the lines of a JSON-lines file verbatim, all or nothing')
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Which ledger is in use: kind, location, lines, bytes')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'discuss;ledger;help;export' {
+            break
+        }
+        'discuss;ledger;help;import' {
+            break
+        }
+        'discuss;ledger;help;info' {
+            break
+        }
+        'discuss;ledger;help;help' {
+            break
+        }
         'discuss;mcp' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Act for this agent only: ask_peer.from_agent_id and reply_discussion.agent_id must be it (agent_mismatch otherwise)')
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -432,7 +506,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;completions' {
-            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]')
             [CompletionResult]::new('--actor', '--actor', [CompletionResultType]::ParameterName, 'Recorded as `by` on every record written [default: the OS user name]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output (never with --json; NO_COLOR turns auto off)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print exactly one JSON object on stdout (errors: one on stderr)')
@@ -457,6 +531,7 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Replay the whole ledger and report problems (exit 7 when any)')
             [CompletionResult]::new('wait', 'wait', [CompletionResultType]::ParameterValue, 'Wait until a discussion reaches a status (exit 10 on timeout)')
             [CompletionResult]::new('events', 'events', [CompletionResultType]::ParameterValue, 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)')
+            [CompletionResult]::new('ledger', 'ledger', [CompletionResultType]::ParameterValue, 'Export, import or describe the ledger (a file or PostgreSQL)')
             [CompletionResult]::new('mcp', 'mcp', [CompletionResultType]::ParameterValue, 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -531,6 +606,21 @@ Register-ArgumentCompleter -Native -CommandName 'discuss' -ScriptBlock {
             break
         }
         'discuss;help;events' {
+            break
+        }
+        'discuss;help;ledger' {
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write the ledger''s complete lines in order, byte for byte')
+            [CompletionResult]::new('import', 'import', [CompletionResultType]::ParameterValue, 'Append the lines of a JSON-lines file verbatim, all or nothing')
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Which ledger is in use: kind, location, lines, bytes')
+            break
+        }
+        'discuss;help;ledger;export' {
+            break
+        }
+        'discuss;help;ledger;import' {
+            break
+        }
+        'discuss;help;ledger;info' {
             break
         }
         'discuss;help;mcp' {

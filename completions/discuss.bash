@@ -40,6 +40,9 @@ _discuss() {
             discuss,kill-switch)
                 cmd="discuss__subcmd__kill__subcmd__switch"
                 ;;
+            discuss,ledger)
+                cmd="discuss__subcmd__ledger"
+                ;;
             discuss,list)
                 cmd="discuss__subcmd__list"
                 ;;
@@ -112,6 +115,9 @@ _discuss() {
             discuss__subcmd__help,kill-switch)
                 cmd="discuss__subcmd__help__subcmd__kill__subcmd__switch"
                 ;;
+            discuss__subcmd__help,ledger)
+                cmd="discuss__subcmd__help__subcmd__ledger"
+                ;;
             discuss__subcmd__help,list)
                 cmd="discuss__subcmd__help__subcmd__list"
                 ;;
@@ -154,6 +160,15 @@ _discuss() {
             discuss__subcmd__help__subcmd__kill__subcmd__switch,status)
                 cmd="discuss__subcmd__help__subcmd__kill__subcmd__switch__subcmd__status"
                 ;;
+            discuss__subcmd__help__subcmd__ledger,export)
+                cmd="discuss__subcmd__help__subcmd__ledger__subcmd__export"
+                ;;
+            discuss__subcmd__help__subcmd__ledger,import)
+                cmd="discuss__subcmd__help__subcmd__ledger__subcmd__import"
+                ;;
+            discuss__subcmd__help__subcmd__ledger,info)
+                cmd="discuss__subcmd__help__subcmd__ledger__subcmd__info"
+                ;;
             discuss__subcmd__help__subcmd__quota,set)
                 cmd="discuss__subcmd__help__subcmd__quota__subcmd__set"
                 ;;
@@ -184,6 +199,30 @@ _discuss() {
             discuss__subcmd__kill__subcmd__switch__subcmd__help,status)
                 cmd="discuss__subcmd__kill__subcmd__switch__subcmd__help__subcmd__status"
                 ;;
+            discuss__subcmd__ledger,export)
+                cmd="discuss__subcmd__ledger__subcmd__export"
+                ;;
+            discuss__subcmd__ledger,help)
+                cmd="discuss__subcmd__ledger__subcmd__help"
+                ;;
+            discuss__subcmd__ledger,import)
+                cmd="discuss__subcmd__ledger__subcmd__import"
+                ;;
+            discuss__subcmd__ledger,info)
+                cmd="discuss__subcmd__ledger__subcmd__info"
+                ;;
+            discuss__subcmd__ledger__subcmd__help,export)
+                cmd="discuss__subcmd__ledger__subcmd__help__subcmd__export"
+                ;;
+            discuss__subcmd__ledger__subcmd__help,help)
+                cmd="discuss__subcmd__ledger__subcmd__help__subcmd__help"
+                ;;
+            discuss__subcmd__ledger__subcmd__help,import)
+                cmd="discuss__subcmd__ledger__subcmd__help__subcmd__import"
+                ;;
+            discuss__subcmd__ledger__subcmd__help,info)
+                cmd="discuss__subcmd__ledger__subcmd__help__subcmd__info"
+                ;;
             discuss__subcmd__quota,help)
                 cmd="discuss__subcmd__quota__subcmd__help"
                 ;;
@@ -209,7 +248,7 @@ _discuss() {
 
     case "${cmd}" in
         discuss)
-            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait events mcp completions help"
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version fleet ask wake reply show kill-switch quota call list inbox verify wait events ledger mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -565,7 +604,7 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__help)
-            opts="fleet ask wake reply show kill-switch quota call list inbox verify wait events mcp completions help"
+            opts="fleet ask wake reply show kill-switch quota call list inbox verify wait events ledger mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -761,6 +800,62 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__help__subcmd__kill__subcmd__switch__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__help__subcmd__ledger)
+            opts="export import info"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__help__subcmd__ledger__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__help__subcmd__ledger__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__help__subcmd__ledger__subcmd__info)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1097,6 +1192,188 @@ _discuss() {
             return 0
             ;;
         discuss__subcmd__kill__subcmd__switch__subcmd__status)
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger)
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version export import info help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__export)
+            opts="-o -h -V --output --ledger --json --actor --allow-network-fs --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__help)
+            opts="export import info help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__help__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__import)
+            opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --actor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        discuss__subcmd__ledger__subcmd__info)
             opts="-h -V --ledger --json --actor --allow-network-fs --color --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

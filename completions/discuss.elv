@@ -18,7 +18,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
     }
     var completions = [
         &'discuss'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -40,12 +40,13 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand verify 'Replay the whole ledger and report problems (exit 7 when any)'
             cand wait 'Wait until a discussion reaches a status (exit 10 on timeout)'
             cand events 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)'
+            cand ledger 'Export, import or describe the ledger (a file or PostgreSQL)'
             cand mcp 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio'
             cand completions 'Print a completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'discuss;fleet'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -60,7 +61,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'discuss;fleet;add'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -71,7 +72,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;fleet;remove'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -82,7 +83,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;fleet;list'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -118,7 +119,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --idempotency-key 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)'
             cand --kill-grace-ms 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms'
             cand --env 'With --clean-env: also pass this variable on (repeatable)'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --wake-peer 'Reserve the peer''s first turn in the same atomic write'
@@ -141,7 +142,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --idempotency-key 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)'
             cand --kill-grace-ms 'Grace period between SIGTERM and SIGKILL of a supervised run, in ms'
             cand --env 'With --clean-env: also pass this variable on (repeatable)'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand -q 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
@@ -165,7 +166,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --payload 'The message body as JSON (any JSON value)'
             cand --payload-file 'Read the JSON body from a file, or from stdin with `-`'
             cand --idempotency-key 'Makes the write safe to retry: the same key with the same arguments answers the original result ("replayed": true) and writes nothing; with other arguments it is refused (idempotency_conflict)'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --close 'End the discussion with this reply'
@@ -178,7 +179,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         }
         &'discuss;show'= {
             cand --format 'Human output as a terminal table, or a Markdown document with every body whole (--json prints the contract''s object)'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --no-receipts 'Leave out the receipts of each transcript entry'
@@ -190,7 +191,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;kill-switch'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -205,7 +206,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'discuss;kill-switch;status'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -217,7 +218,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         }
         &'discuss;kill-switch;on'= {
             cand --reason 'Why; shown to everyone who is refused'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -228,7 +229,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;kill-switch;off'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -253,7 +254,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         &'discuss;kill-switch;help;help'= {
         }
         &'discuss;quota'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -268,7 +269,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         }
         &'discuss;quota;set'= {
             cand --agent 'The agent; without it, the default is set'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -279,7 +280,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;quota;show'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -301,7 +302,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         &'discuss;quota;help;help'= {
         }
         &'discuss;call'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -315,7 +316,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --status 'Only these statuses (repeatable or comma-separated; `terminal` for closed, deadman, expired, exhausted and invalid)'
             cand --agent 'Only discussions this agent takes part in'
             cand --fleet 'Only discussions of this fleet'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand -q 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
@@ -329,7 +330,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         }
         &'discuss;inbox'= {
             cand --agent 'The agent'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand -q 'Print only the ids (the new discussion, the new attempt, or one listed discussion a line), also with --json'
@@ -342,7 +343,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;verify'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -355,7 +356,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         &'discuss;wait'= {
             cand --until 'Statuses to wait for (comma-separated; `terminal` for any terminal one)'
             cand --timeout-ms 'Give up after this many ms (default: wait as long as it takes)'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -368,7 +369,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
         &'discuss;events'= {
             cand --discussion 'Only the records of this discussion'
             cand --agent 'Only the records of discussions this agent takes part in'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --follow 'Keep watching and print records as they are written'
@@ -379,9 +380,73 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'discuss;ledger'= {
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand --allow-network-fs 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand export 'Write the ledger''s complete lines in order, byte for byte'
+            cand import 'Append the lines of a JSON-lines file verbatim, all or nothing'
+            cand info 'Which ledger is in use: kind, location, lines, bytes'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;ledger;export'= {
+            cand -o 'Write to this file (replaced whole, atomically) instead of stdout'
+            cand --output 'Write to this file (replaced whole, atomically) instead of stdout'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand --allow-network-fs 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;ledger;import'= {
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand --allow-network-fs 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;ledger;info'= {
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
+            cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
+            cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
+            cand --allow-network-fs 'Open a ledger on a network filesystem (NFS, SMB...) although its locks and appends are not reliable there'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'discuss;ledger;help'= {
+            cand export 'Write the ledger''s complete lines in order, byte for byte'
+            cand import 'Append the lines of a JSON-lines file verbatim, all or nothing'
+            cand info 'Which ledger is in use: kind, location, lines, bytes'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'discuss;ledger;help;export'= {
+        }
+        &'discuss;ledger;help;import'= {
+        }
+        &'discuss;ledger;help;info'= {
+        }
+        &'discuss;ledger;help;help'= {
+        }
         &'discuss;mcp'= {
             cand --agent 'Act for this agent only: ask_peer.from_agent_id and reply_discussion.agent_id must be it (agent_mismatch otherwise)'
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -392,7 +457,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand --version 'Print version'
         }
         &'discuss;completions'= {
-            cand --ledger 'The ledger file; created on first write [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
+            cand --ledger 'The ledger: a file (created on first write) or a PostgreSQL database given as a postgresql:// URL [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]'
             cand --actor 'Recorded as `by` on every record written [default: the OS user name]'
             cand --color 'When to colour output (never with --json; NO_COLOR turns auto off)'
             cand --json 'Print exactly one JSON object on stdout (errors: one on stderr)'
@@ -416,6 +481,7 @@ set edit:completion:arg-completer[discuss] = {|@words|
             cand verify 'Replay the whole ledger and report problems (exit 7 when any)'
             cand wait 'Wait until a discussion reaches a status (exit 10 on timeout)'
             cand events 'The ledger''s records in order with each one''s discussion status; --follow keeps watching (reads only)'
+            cand ledger 'Export, import or describe the ledger (a file or PostgreSQL)'
             cand mcp 'Serve the tools (ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions, inbox) over MCP on stdio'
             cand completions 'Print a completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -469,6 +535,17 @@ set edit:completion:arg-completer[discuss] = {|@words|
         &'discuss;help;wait'= {
         }
         &'discuss;help;events'= {
+        }
+        &'discuss;help;ledger'= {
+            cand export 'Write the ledger''s complete lines in order, byte for byte'
+            cand import 'Append the lines of a JSON-lines file verbatim, all or nothing'
+            cand info 'Which ledger is in use: kind, location, lines, bytes'
+        }
+        &'discuss;help;ledger;export'= {
+        }
+        &'discuss;help;ledger;import'= {
+        }
+        &'discuss;help;ledger;info'= {
         }
         &'discuss;help;mcp'= {
         }

@@ -6,6 +6,7 @@ use crate::commands::{
     events::EventsArgs,
     fleet::FleetArgs,
     kill_switch::KillSwitchArgs,
+    ledger::LedgerArgs,
     list::{InboxArgs, ListArgs},
     mcp::McpArgs,
     quota::QuotaArgs,
@@ -46,9 +47,10 @@ pub struct Cli {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// The ledger file; created on first write
+    /// The ledger: a file (created on first write) or a PostgreSQL
+    /// database given as a postgresql:// URL
     /// [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]
-    #[arg(long, global = true, env = "DISCUSS_LEDGER", value_name = "PATH")]
+    #[arg(long, global = true, env = "DISCUSS_LEDGER", value_name = "PATH|URL")]
     pub ledger: Option<PathBuf>,
 
     /// Print exactly one JSON object on stdout (errors: one on stderr)
@@ -112,6 +114,8 @@ pub enum Command {
     /// The ledger's records in order with each one's discussion status;
     /// --follow keeps watching (reads only)
     Events(EventsArgs),
+    /// Export, import or describe the ledger (a file or PostgreSQL)
+    Ledger(LedgerArgs),
     /// Serve the tools (ask_peer, wake_agent, reply_discussion,
     /// get_discussion, list_discussions, inbox) over MCP on stdio
     Mcp(McpArgs),

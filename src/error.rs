@@ -11,6 +11,9 @@ pub enum ErrorCode {
     Internal,
     IoError,
     LedgerUnreadable,
+    /// A PostgreSQL ledger whose database cannot be reached (or was lost
+    /// mid-operation: nothing of that operation was written).
+    LedgerUnavailable,
     /// The ledger is on NFS, SMB or the like (an addition to the contract).
     NetworkFilesystem,
     Usage,
@@ -55,6 +58,7 @@ impl ErrorCode {
             Internal => "internal",
             IoError => "io_error",
             LedgerUnreadable => "ledger_unreadable",
+            LedgerUnavailable => "ledger_unavailable",
             NetworkFilesystem => "network_filesystem",
             Usage => "usage",
             InvalidArgument => "invalid_argument",
@@ -91,7 +95,7 @@ impl ErrorCode {
     pub fn exit_status(self) -> u8 {
         use ErrorCode::*;
         match self {
-            Internal | IoError | LedgerUnreadable | NetworkFilesystem => 1,
+            Internal | IoError | LedgerUnreadable | LedgerUnavailable | NetworkFilesystem => 1,
             Usage => 2,
             InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
             | SameAgent | GroupNotSupported | UnknownField | AgentMismatch => 3,

@@ -185,7 +185,7 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let path = dir.join("ledger.jsonl");
     std::fs::write(&path, bytes).expect("the ledger");
-    let ledger = crate::ledger::Ledger::new(path);
+    let ledger = crate::ledger::FileLedger::new(path);
     let view = ledger.view(ids).expect("a view of any bytes");
     for id in ids {
         let replayed: Vec<_> = snapshot.discussion(id).into_iter().cloned().collect();

@@ -225,12 +225,9 @@ fn idempotent_retries_of_ask_wake_and_reply_write_once() {
     let mut wake_with_reply_key = wake.to_vec();
     *wake_with_reply_key.last_mut().unwrap() = "job-1:reply";
     env.fails(&wake_with_reply_key, "idempotency_conflict", 5);
-    // Keys are kept in the ledger, not in the cache.
-    for suffix in [".index", ".checkpoint"] {
-        let mut name = env.ledger().into_os_string();
-        name.push(suffix);
-        std::fs::remove_file(name).unwrap();
-    }
+    // Keys are kept in the ledger, not in the cache (a file's index and
+    // checkpoint, a database's state row).
+    env.drop_derived();
     assert_eq!(env.ok(&wake)["attempt"], woken["attempt"]);
     assert_eq!(
         env.ok(&["list"])["discussions"].as_array().unwrap().len(),

@@ -650,7 +650,7 @@ fn errors_without_json_are_human_with_hints() {
 
 #[test]
 fn io_and_unreadable_ledgers() {
-    let env = Env::new();
+    let env = Env::file();
     std::fs::create_dir_all(env.ledger()).unwrap();
     env.fails(&["show", "dsc_1"], "ledger_unreadable", 1);
     env.fails(&["fleet", "add", "f", "a"], "io_error", 1);

@@ -86,7 +86,7 @@ fn inbox_shows_what_an_agent_could_be_woken_for_and_writes_nothing() {
 
 #[test]
 fn verify_is_clean_then_reports_every_kind_of_problem() {
-    let env = Env::new();
+    let env = Env::file();
     let (dsc, _) = env.discussion(&[]);
     let clean = env.ok(&["verify"]);
     assert_eq!(clean["ok"], true);
@@ -297,8 +297,7 @@ fn a_long_list_is_plain_aligned_columns() {
         let (records, _) = plan_ask(&global, &request, &stamp).unwrap();
         lines.push_str(&Record::operation_lines(&records));
     }
-    std::fs::create_dir_all(env.ledger().parent().unwrap()).unwrap();
-    std::fs::write(env.ledger(), lines).unwrap();
+    env.append_raw(&lines);
     let out = env.run(&["list"]);
     assert_eq!(out.status, 0, "{}", out.stderr);
     let rows: Vec<&str> = out.stdout.lines().collect();
@@ -355,7 +354,7 @@ fn wait_for_a_status_a_terminal_discussion_can_never_reach_returns_at_once() {
 
 #[test]
 fn a_writer_refuses_a_file_that_is_not_a_ledger_and_leaves_it_untouched() {
-    let env = Env::new();
+    let env = Env::file();
     std::fs::create_dir_all(env.ledger().parent().unwrap()).unwrap();
     let passwd =
         "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";

@@ -487,7 +487,7 @@ fn a_supervisor_killed_outright_takes_the_whole_group_along() {
 
 #[test]
 fn a_deadline_is_kept_while_another_process_holds_the_ledger_lock() {
-    let env = Env::new();
+    let env = Env::file();
     let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1000"]);
     let mut supervisor =
         spawn_supervisor(&env, &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]));
@@ -514,7 +514,7 @@ fn a_deadline_is_kept_while_another_process_holds_the_ledger_lock() {
 
 #[test]
 fn wait_with_a_timeout_does_not_wait_longer_for_a_held_lock() {
-    let env = Env::new();
+    let env = Env::file();
     let (dsc, _) = env.discussion(&[]);
     let held = hold_lock_after_appending(&env);
     let start = Instant::now();

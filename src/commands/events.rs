@@ -5,14 +5,11 @@
 use super::Context;
 use crate::discussion::{Envelope, Status, derive};
 use crate::error::Result;
-use crate::ledger::lines::{parse_lines, stream_operations};
-use crate::ledger::record::OpMark;
 use crate::ledger::{Body, Record};
 use clap::Args;
 use serde_json::{Value, json};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
-use std::os::unix::fs::FileExt;
 use std::time::Duration;
 
 /// The ledger's records in order, with each one's discussion status after
@@ -54,65 +51,19 @@ pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
         settles: BinaryHeap::new(),
         seen: HashSet::new(),
     };
-    let path = ctx.ledger.path().to_path_buf();
-    // Before the ledger exists there is nothing to read yet.
-    let (mut covered, mut lines) = (0u64, 0u64);
-    if let Ok(file) = std::fs::File::open(&path) {
-        let len = file
-            .metadata()
-            .map_err(|e| crate::error::Error::io(path.display(), &e))?
-            .len();
-        // Each record is printed as it is read: the first lines come at
-        // once, and memory holds only the discussions that may change.
-        let mut failed = None;
-        let streamed = stream_operations(
-            &file,
-            len,
-            |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
-                Ok((record, mark)) => (Some(record), mark),
-                Err(_) => (None, OpMark::Alone),
-            },
-            |record| {
-                if let (None, Some(record)) = (&failed, record)
-                    && let Err(err) = stream.record(record)
-                {
-                    failed = Some(err);
-                }
-            },
-        )
-        .map_err(|e| crate::error::Error::io(path.display(), &e))?;
-        if let Some(err) = failed {
-            return Err(err);
-        }
-        covered = streamed.end;
-        lines = streamed.lines;
-    }
+    // Each record is printed as it is read: the first lines come at once,
+    // and memory holds only the discussions that may change.
+    let mut at = ctx
+        .ledger
+        .stream_records((0, 0), |record| stream.record(record))?;
     if !args.follow {
         return Ok(0);
     }
     loop {
         std::thread::sleep(FOLLOW_POLL);
-        let Ok(file) = std::fs::File::open(&path) else {
-            continue;
-        };
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if len <= covered {
-            continue;
-        }
-        let mut bytes = vec![0u8; (len - covered) as usize];
-        if file.read_exact_at(&mut bytes, covered).is_err() {
-            continue;
-        }
-        let (parsed, end) = parse_lines(&bytes, covered, lines + 1);
-        for line in &parsed {
-            lines = lines.max(line.line_no);
-        }
-        for line in parsed {
-            if let Ok(record) = line.record {
-                stream.record(record)?;
-            }
-        }
-        covered = end;
+        at = ctx
+            .ledger
+            .stream_records(at, |record| stream.record(record))?;
     }
 }
 

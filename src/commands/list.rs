@@ -194,13 +194,12 @@ fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str, quiet: bool) {
     if rows.is_empty() {
         // A ledger that is not there is said so, with where it was looked
         // for: an empty answer from the wrong path misleads.
-        let path = ctx.ledger.path();
-        if path.exists() {
+        if ctx.ledger.exists() {
             ctx.out.print_text(&format!("{empty}\n"));
         } else {
             ctx.out.print_text(&format!(
                 "{empty}: there is no ledger at {} yet\n",
-                path.display()
+                ctx.ledger.location()
             ));
         }
         return;
@@ -265,11 +264,7 @@ fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
         if line_width(&shown, columns) > limit {
             // Unique among every discussion of the ledger, not only the
             // rows shown: the prefix must name its discussion when pasted.
-            let all = ctx
-                .ledger
-                .view(&[])
-                .map(|view| view.discussion_ids())
-                .unwrap_or_default();
+            let all = ctx.ledger.discussion_ids().unwrap_or_default();
             let keep = unique_prefix_length(&all, rows.iter().map(|r| r.id.as_str()));
             for (cells, row) in shown.iter_mut().zip(rows) {
                 cells[0] = row.id.chars().take(keep).collect();

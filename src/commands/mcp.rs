@@ -56,8 +56,9 @@ pub fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }
+    let ctx = Arc::new(ctx);
     let server = Server {
-        ctx: Arc::new(ctx),
+        ctx: Arc::clone(&ctx),
         agent: args.agent.clone(),
         tools: Arc::new(tools(args.agent.is_some())),
     };
@@ -66,6 +67,10 @@ pub fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
         .build()
         .map_err(|e| Error::io("the MCP server's runtime", &e))?;
     runtime.block_on(serve(server));
+    drop(runtime);
+    // Last, outside the runtime: a PostgreSQL ledger's client blocks on
+    // its own runtime to say goodbye, which tokio forbids inside another.
+    drop(ctx);
     Ok(0)
 }
 

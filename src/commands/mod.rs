@@ -5,6 +5,7 @@ pub mod call;
 pub mod events;
 pub mod fleet;
 pub mod kill_switch;
+pub mod ledger;
 pub mod list;
 pub mod mcp;
 pub mod quota;
@@ -34,8 +35,8 @@ pub struct Context {
 
 impl Context {
     pub fn new(global: &GlobalArgs, out: Output) -> Result<Context> {
-        let path = match &global.ledger {
-            Some(path) if !path.as_os_str().is_empty() => path.clone(),
+        let location = match &global.ledger {
+            Some(location) if !location.as_os_str().is_empty() => location.clone(),
             _ => crate::user::default_ledger_path().ok_or_else(|| {
                 Error::new(
                     ErrorCode::InvalidArgument,
@@ -55,7 +56,7 @@ impl Context {
             ));
         }
         Ok(Context {
-            ledger: Ledger::new(path).allow_network_fs(global.allow_network_fs),
+            ledger: Ledger::at(location, global.allow_network_fs)?,
             clock: Clock::from_env()?,
             actor,
             out,
@@ -107,7 +108,7 @@ pub fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
     {
         return Ok(given.to_owned());
     }
-    let ids = ctx.ledger.view(&[])?.discussion_ids();
+    let ids = ctx.ledger.discussion_ids()?;
     if ids.iter().any(|id| id == given) {
         return Ok(given.to_owned());
     }
@@ -134,11 +135,14 @@ pub fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
 /// Adds a "did you mean" hint to an `unknown_discussion` error: the
 /// ledger's discussion id that the given one is a prefix of, or the one
 /// within three edits (a typo, a dropped character).
-pub fn near_match(err: Error, view: &View, given: &str) -> Error {
+///
+/// Never call it while a write is under way: it reads the ledger.
+pub fn near_match(err: Error, ctx: &Context, given: &str) -> Error {
     if err.code != ErrorCode::UnknownDiscussion {
         return err;
     }
-    let ids = view.discussion_ids();
+    // A hint is not worth failing the command for.
+    let ids = ctx.ledger.discussion_ids().unwrap_or_default();
     let prefixed: Vec<&str> = ids
         .iter()
         .map(String::as_str)
@@ -365,6 +369,7 @@ pub fn run(cli: &Cli, out: Output) -> Result<u8> {
         Command::Verify(args) => verify::run(&ctx()?, args),
         Command::Wait(args) => wait::run(&ctx()?, args),
         Command::Events(args) => events::run(&ctx()?, args),
+        Command::Ledger(args) => ledger::run(&ctx()?, args),
         // Answers go out as MCP messages, errors as JSON: never human text.
         Command::Mcp(args) => mcp::run(Context::new(&cli.global, out.as_json())?, args),
         Command::Completions { shell } => {

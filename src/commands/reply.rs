@@ -101,9 +101,9 @@ pub fn perform(
                 request,
                 &ctx.stamp(view.last_at_ms()),
             )
-            .map_err(|err| super::near_match(err, view, &request.discussion_id))
         },
-    )?;
+    )
+    .map_err(|err| super::near_match(err, ctx, &request.discussion_id))?;
     Ok((discussion, message_id, replayed))
 }
 

@@ -54,9 +54,8 @@ pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
     let now = ctx.now(view.last_at_ms());
     let discussion =
         derive(discussion_id, &view.discussion(discussion_id), now).ok_or_else(|| {
-            let err = unknown_discussion(discussion_id)
-                .detail("ledger", ctx.ledger.path().display().to_string());
-            super::near_match(err, &view, discussion_id)
+            let err = unknown_discussion(discussion_id).detail("ledger", ctx.ledger.location());
+            super::near_match(err, ctx, discussion_id)
         })?;
     Ok((discussion, now))
 }

@@ -33,7 +33,7 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     // Counting the discussions costs a read of the index's ids: only for
     // a bar someone sees.
     let total = if Progress::shown(ctx.out.json) {
-        ctx.ledger.view(&[])?.discussion_ids().len() as u64
+        ctx.ledger.discussion_ids()?.len() as u64
     } else {
         0
     };
@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
     if ctx.out.json {
         ctx.out.print_json(&json!({
             "ok": ok,
-            "ledger": ctx.ledger.path().display().to_string(),
+            "ledger": ctx.ledger.location(),
             "records": lines.records,
             "discussions": discussions,
             "unreadable_lines": lines.unreadable.iter().map(|u| json!({"line": u.line, "detail": u.detail})).collect::<Vec<_>>(),
@@ -86,10 +86,13 @@ pub fn run(ctx: &Context, _args: &VerifyArgs) -> Result<u8> {
             ));
         }
         if lines.torn_tail > 0 {
+            let moved = match ctx.ledger.as_file() {
+                Some(file) => format!("moved to {} by the next write", file.torn_path().display()),
+                None => "refused by writers until removed by hand".into(),
+            };
             text.push_str(&format!(
-                "torn tail: {} bytes after the last complete line (moved to {} by the next write)\n",
-                lines.torn_tail,
-                ctx.ledger.torn_path().display()
+                "torn tail: {} bytes after the last complete line ({moved})\n",
+                lines.torn_tail
             ));
         }
         for d in &invalid {

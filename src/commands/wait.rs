@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
         }
         err
     };
-    let ledger_len = || std::fs::metadata(ctx.ledger.path()).map(|m| m.len()).ok();
+    let ledger_len = || ctx.ledger.version();
     let mut seen_len = ledger_len();
     let mut view = read()?.ok_or_else(|| timed_out(None))?;
     loop {
@@ -93,7 +93,7 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
         let discussion =
             derive(&discussion_id, &view.discussion(&discussion_id), now).ok_or_else(|| {
                 let err = unknown_discussion(&discussion_id);
-                super::near_match(err, &view, &discussion_id)
+                super::near_match(err, ctx, &discussion_id)
             })?;
         if wanted.contains(&discussion.status) {
             if ctx.out.json {

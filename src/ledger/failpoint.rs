@@ -5,7 +5,9 @@
 //!
 //! `DISCUSS_FAILPOINTS="point=action[,point=action]"` arms them, where
 //! `action` is `crash` (the process sends itself SIGKILL, as `kill -9`
-//! would), `enospc` or `eio` (the step fails with that OS error). The points:
+//! would), `stop` (it stops itself until a SIGCONT), `enospc` or `eio`
+//! (the step fails with that OS error). The points (on a PostgreSQL
+//! ledger, "write" is the INSERT and "fsync" the COMMIT):
 //!
 //! - `append.before_write`: the ledger is locked and the lines are ready;
 //! - `append.partial_write`: only a prefix of the lines has been written
@@ -115,6 +117,12 @@ fn fire(action: &str) -> io::Result<()> {
             // as when an operator or the OOM killer sends `kill -9`.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
             std::process::abort()
+        }
+        "stop" => {
+            // Stopped until a SIGCONT: the test does something meanwhile
+            // (stops the database server), then lets the step go on.
+            unsafe { libc::raise(libc::SIGSTOP) };
+            Ok(())
         }
         "enospc" => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
         "eio" => Err(io::Error::from_raw_os_error(libc::EIO)),

@@ -2,9 +2,10 @@
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
 use super::cache::Cache;
-use super::lines::{OperationFinding, read_line_at, stream_operations};
-use super::record::{OpMark, Record};
-use super::snapshot::UnreadableLine;
+use super::check::{LineCheck, check_lines};
+use super::lines::{LineFeed, operations_of, read_line_at, stream_lines_from};
+use super::record::OpMark;
+use super::record::Record;
 use super::view::{Keyed, View};
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
@@ -19,14 +20,14 @@ use std::time::{Duration, Instant};
 const CATCH_UP_LIMIT: u64 = 8 << 20;
 
 #[derive(Debug, Clone)]
-pub struct Ledger {
+pub struct FileLedger {
     path: PathBuf,
     allow_network_fs: bool,
 }
 
-impl Ledger {
+impl FileLedger {
     pub fn new(path: PathBuf) -> Self {
-        Ledger {
+        FileLedger {
             path,
             allow_network_fs: false,
         }
@@ -75,11 +76,7 @@ impl Ledger {
         until: Option<Instant>,
     ) -> Result<Option<View>> {
         let Some(file) = self.open_existing()? else {
-            return Ok(Some(View {
-                cache: Cache::empty(&self.path),
-                records: Vec::new(),
-                keyed: None,
-            }));
+            return Ok(Some(View::empty()));
         };
         if !lock(&file, Lock::Shared, until).map_err(|e| self.io_error(&e))? {
             return Ok(None);
@@ -88,7 +85,8 @@ impl Ledger {
             records_of(cache, &file, discussion_ids)
         })?;
         Ok(read.map(|(cache, records)| View {
-            cache,
+            global: cache.global,
+            last_at_ms: cache.last_at_ms,
             records,
             keyed: None,
         }))
@@ -143,7 +141,145 @@ impl Ledger {
             return Ok(LineCheck::default());
         };
         let len = self.len_of(&file)?;
-        check_lines(&file, len, now_ms, progress).map_err(|e| self.unreadable(&e))
+        check_lines(
+            |line| super::lines::stream_lines(&file, len, line),
+            len,
+            now_ms,
+            progress,
+        )
+        .map_err(|e| self.unreadable(&e))
+    }
+
+    /// Every discussion id the ledger names, sorted.
+    pub fn discussion_ids(&self) -> Result<Vec<String>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Vec::new());
+        };
+        let (_, ids) = self
+            .read_through_cache(&file, None, |cache| cache.discussion_ids().ok())?
+            .expect("an unbounded wait always gets the lock");
+        Ok(ids)
+    }
+
+    /// The records of whole operations from byte `from.0` (the start of
+    /// line `from.1 + 1`) to the end, in order, to `take`; where they end.
+    pub fn stream_records(
+        &self,
+        from: (u64, u64),
+        mut take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)> {
+        // No lock: lines are only ever appended, only whole operations are
+        // handed on, and `take` may read the ledger itself (`events` does),
+        // which may need the exclusive lock to rebuild the cache.
+        let Some(file) = self.open_existing()? else {
+            return Ok(from);
+        };
+        let len = self.len_of(&file)?;
+        if len <= from.0 {
+            return Ok(from);
+        }
+        let mut refused = None;
+        let streamed = operations_of(
+            |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line),
+            |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
+                Ok((record, mark)) => (Some(record), mark),
+                Err(_) => (None, OpMark::Alone),
+            },
+            |record| {
+                if let (None, Some(record)) = (&refused, record)
+                    && let Err(err) = take(record)
+                {
+                    refused = Some(err);
+                }
+            },
+        )
+        .map_err(|e| self.unreadable(&e))?;
+        if let Some(err) = refused {
+            return Err(err);
+        }
+        Ok((streamed.end, streamed.lines))
+    }
+
+    /// The ledger's size: it changes with every write.
+    pub fn version(&self) -> Option<u64> {
+        std::fs::metadata(&self.path).map(|m| m.len()).ok()
+    }
+
+    /// How many complete lines, and the file's size.
+    pub fn counts(&self) -> Result<(u64, u64)> {
+        let Some(file) = self.open_shared()? else {
+            return Ok((0, 0));
+        };
+        let len = self.len_of(&file)?;
+        let (cache, covered) = self
+            .read_through_cache(&file, None, |cache| Some(cache.mark))?
+            .expect("an unbounded wait always gets the lock");
+        drop(cache);
+        // The complete lines of a torn tail count too: `export` writes them.
+        let mut tail = vec![0u8; (len - covered.covered) as usize];
+        file.read_exact_at(&mut tail, covered.covered)
+            .map_err(|e| self.unreadable(&e))?;
+        Ok((
+            covered.lines + memchr::memchr_iter(b'\n', &tail).count() as u64,
+            len,
+        ))
+    }
+
+    /// Writes the complete lines, byte for byte; how many.
+    pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(0);
+        };
+        let len = self.len_of(&file)?;
+        let mut failed = None;
+        let (_, lines) = super::lines::stream_lines(&file, len, |_, _, line| {
+            if failed.is_none()
+                && let Err(err) = out.write_all(line).and_then(|()| out.write_all(b"\n"))
+            {
+                failed = Some(err);
+            }
+        })
+        .map_err(|e| self.unreadable(&e))?;
+        if let Some(err) = failed {
+            return Err(Error::io("the export", &err));
+        }
+        Ok(lines)
+    }
+
+    /// Appends the first `len` bytes of `source` (complete lines in whole
+    /// operations) under the exclusive lock, then `fsync`s; on any error
+    /// the ledger is cut back to where it was. How many lines.
+    pub fn import(&self, source: &File, len: u64) -> Result<u64> {
+        let mut file = self.open_for_append()?;
+        lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
+        let old = self.len_of(&file)?;
+        self.refuse_foreign(&file, old)?;
+        let (mut cache, (), whole) = self.trusted(&file, old, |_| Some(()))?;
+        if whole < old {
+            self.move_torn_tail(&file, whole, old)?;
+        }
+        let mut copied = 0u64;
+        let mut lines = 0u64;
+        let mut chunk = vec![0u8; 4 << 20];
+        let written = (|| -> std::io::Result<()> {
+            while copied < len {
+                let n = ((len - copied) as usize).min(chunk.len());
+                source.read_exact_at(&mut chunk[..n], copied)?;
+                lines += memchr::memchr_iter(b'\n', &chunk[..n]).count() as u64;
+                file.write_all(&chunk[..n])?;
+                copied += n as u64;
+            }
+            failpoint::hit("append.before_fsync")?;
+            file.sync_data()
+        })();
+        if let Err(err) = written {
+            let _ = file.set_len(whole).and_then(|()| file.sync_data());
+            return Err(self.io_error(&err));
+        }
+        // The cache reads the new lines as another tool's.
+        let _ = cache.catch_up(&file, whole + len);
+        cache.save();
+        Ok(lines)
     }
 
     /// The ledger opened for reading under a shared lock, or `None` when it
@@ -290,7 +426,7 @@ impl Ledger {
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
         self.refuse_foreign(&file, len)?;
-        let (cache, (records, keyed), whole) = self.trusted(&file, len, |cache| {
+        let (mut cache, (records, keyed), whole) = self.trusted(&file, len, |cache| {
             let records = records_of(cache, &file, discussion_ids)?;
             let keyed = match idempotency_key {
                 Some(key) => keyed_of(cache, &file, key)?,
@@ -298,20 +434,24 @@ impl Ledger {
             };
             Some((records, keyed))
         })?;
-        let mut view = View {
-            cache,
+        // The global state moves into the view and back: no copy.
+        let view = View {
+            global: std::mem::take(&mut cache.global),
+            last_at_ms: cache.last_at_ms,
             records,
             keyed,
         };
-        let (records, result) = match plan(&view) {
+        let planned = plan(&view);
+        cache.global = view.global;
+        let (records, result) = match planned {
             Ok(planned) => planned,
             Err(err) => {
-                view.cache.save();
+                cache.save();
                 return Err(err);
             }
         };
         if records.is_empty() {
-            view.cache.save();
+            cache.save();
             return Ok(result);
         }
         if whole < len {
@@ -330,8 +470,8 @@ impl Ledger {
         // Only a crash can happen here in tests: the operation is durable,
         // the cache not yet updated, and the lock goes with the process.
         let _ = failpoint::hit("append.after_fsync");
-        view.cache.written(whole, lines.as_bytes(), &records);
-        view.cache.save();
+        cache.written(whole, lines.as_bytes(), &records);
+        cache.save();
         Ok(result)
     }
 
@@ -598,170 +738,4 @@ fn map_ids<T>(
         mapped.extend(map(cache.last_at_ms, id, &refs));
     }
     Some(mapped)
-}
-
-/// What `check_lines` finds.
-#[derive(Debug, Default)]
-pub struct LineCheck {
-    pub records: u64,
-    pub unreadable: Vec<UnreadableLine>,
-    pub torn_tail: u64,
-    /// Lines that are records but do not fit the ledger around them, in
-    /// line order: `operation_overrun`, `operation_stray_line`,
-    /// `duplicate_id`, `time_backwards`, `clock_skew`.
-    pub findings: Vec<LineFinding>,
-}
-
-/// A finding about one line of the ledger rather than one discussion.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineFinding {
-    pub kind: &'static str,
-    pub line: u64,
-    pub detail: String,
-}
-
-impl From<OperationFinding> for LineFinding {
-    fn from(f: OperationFinding) -> Self {
-        LineFinding {
-            kind: f.kind,
-            line: f.line,
-            detail: f.detail,
-        }
-    }
-}
-
-fn check_lines(
-    file: &File,
-    len: u64,
-    now_ms: i64,
-    mut progress: impl FnMut(u64, u64),
-) -> std::io::Result<LineCheck> {
-    let mut check = LineCheck::default();
-    // Ids are remembered as hashes, to keep memory small; a second pass
-    // over the ledger confirms the few that repeat.
-    let mut id_hashes: Vec<u64> = Vec::new();
-    let mut newest: Option<i64> = None;
-    let mut time_findings = Vec::new();
-    let streamed = stream_operations(
-        file,
-        len,
-        |start, line_no, line| {
-            if line_no % 4096 == 0 {
-                progress(start, len);
-            }
-            match Record::parse_with_mark(line, line_no as usize) {
-                Ok((record, mark)) => (Ok((line_no, record)), mark),
-                Err(detail) => (
-                    Err(UnreadableLine {
-                        line: line_no as usize,
-                        detail,
-                    }),
-                    OpMark::Alone,
-                ),
-            }
-        },
-        |line| match line {
-            Ok((line_no, record)) => {
-                check.records += 1;
-                id_hashes.push(super::hash::hash64(record.id.as_bytes()));
-                if let Some(finding) = time_finding(line_no, record.at_ms, &mut newest, now_ms) {
-                    time_findings.push(finding);
-                }
-            }
-            Err(unreadable) => check.unreadable.push(unreadable),
-        },
-    )?;
-    check.torn_tail = len - streamed.end;
-    check.findings = streamed
-        .findings
-        .into_iter()
-        .map(LineFinding::from)
-        .collect();
-    check.findings.extend(time_findings);
-    check
-        .findings
-        .extend(duplicate_ids(file, streamed.end, id_hashes)?);
-    check.findings.sort_by_key(|f| f.line);
-    Ok(check)
-}
-
-/// `clock_skew` for a record more than the allowed skew ahead of `now_ms`;
-/// `time_backwards` for one more than that behind the newest record before
-/// it that is not itself ahead.
-fn time_finding(
-    line: u64,
-    at_ms: i64,
-    newest: &mut Option<i64>,
-    now_ms: i64,
-) -> Option<LineFinding> {
-    let skew = crate::clock::MAX_SKEW_MS;
-    if at_ms > now_ms.saturating_add(skew) {
-        return Some(LineFinding {
-            kind: "clock_skew",
-            line,
-            detail: format!(
-                "stamped {}, more than {} s ahead of this clock ({})",
-                crate::clock::format_ms(at_ms),
-                skew / 1000,
-                crate::clock::format_ms(now_ms)
-            ),
-        });
-    }
-    let finding = newest
-        .filter(|&newest| at_ms < newest.saturating_sub(skew))
-        .map(|newest| LineFinding {
-            kind: "time_backwards",
-            line,
-            detail: format!(
-                "stamped {}, {} ms before an earlier record ({})",
-                crate::clock::format_ms(at_ms),
-                // i128: any two i64 stamps (the fuzzer found i64 overflow).
-                i128::from(newest) - i128::from(at_ms),
-                crate::clock::format_ms(newest)
-            ),
-        });
-    *newest = Some(newest.map_or(at_ms, |n| n.max(at_ms)));
-    finding
-}
-
-/// `duplicate_id` for every record whose id an earlier record has: the
-/// hashes that repeat are read again to compare the ids themselves.
-fn duplicate_ids(file: &File, end: u64, mut hashes: Vec<u64>) -> std::io::Result<Vec<LineFinding>> {
-    hashes.sort_unstable();
-    let repeated: std::collections::HashSet<u64> = hashes
-        .windows(2)
-        .filter(|pair| pair[0] == pair[1])
-        .map(|pair| pair[0])
-        .collect();
-    drop(hashes);
-    if repeated.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut first_line: std::collections::HashMap<String, u64> = Default::default();
-    let mut findings = Vec::new();
-    stream_operations(
-        file,
-        end,
-        |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
-            Ok((record, mark)) => (Some((line_no, record.id)), mark),
-            Err(_) => (None, OpMark::Alone),
-        },
-        |line| {
-            let Some((line_no, id)) = line else { return };
-            if !repeated.contains(&super::hash::hash64(id.as_bytes())) {
-                return;
-            }
-            match first_line.get(&id) {
-                Some(&first) => findings.push(LineFinding {
-                    kind: "duplicate_id",
-                    line: line_no,
-                    detail: format!("record id {id} is already on line {first}"),
-                }),
-                None => {
-                    first_line.insert(id, line_no);
-                }
-            }
-        },
-    )?;
-    Ok(findings)
 }

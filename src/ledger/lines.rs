@@ -20,15 +20,25 @@ const CHUNK: usize = 4 << 20;
 /// chunk at a time, so memory never holds the whole ledger: `f` gets each
 /// line's first byte, its 1-based number and its bytes without `\n`.
 /// Returns the end of the last complete line and how many there are.
-fn stream_lines(
+pub fn stream_lines(
     file: &File,
+    len: u64,
+    f: impl FnMut(u64, u64, &[u8]),
+) -> io::Result<(u64, u64)> {
+    stream_lines_from(file, (0, 0), len, f)
+}
+
+/// `stream_lines` from byte `from.0`, the start of line `from.1 + 1`.
+pub fn stream_lines_from(
+    file: &File,
+    (from, lines_before): (u64, u64),
     len: u64,
     mut f: impl FnMut(u64, u64, &[u8]),
 ) -> io::Result<(u64, u64)> {
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
-    let mut buf_start = 0u64; // ledger offset of buf[0]
-    let mut read_to = 0u64;
-    let mut line_no = 0u64;
+    let mut buf_start = from; // ledger offset of buf[0]
+    let mut read_to = from;
+    let mut line_no = lines_before;
     while read_to < len {
         let want = ((len - read_to) as usize).min(CHUNK);
         let old = buf.len();
@@ -90,11 +100,27 @@ pub struct Streamed {
 pub fn stream_operations<T>(
     file: &File,
     len: u64,
+    read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),
+    take: impl FnMut(T),
+) -> io::Result<Streamed> {
+    operations_of(|line| stream_lines(file, len, line), read, take)
+}
+
+/// A source of complete lines: it calls its argument with each line's
+/// first byte, 1-based number and bytes, in ledger order, and returns
+/// where the complete lines end and how many there are. A file is one
+/// (`stream_lines`); so are the rows of a PostgreSQL ledger.
+pub type LineFeed<'a> = dyn FnMut(u64, u64, &[u8]) + 'a;
+
+/// `stream_operations` over any source of lines: `feed` hands every
+/// complete line to the function it is given.
+pub fn operations_of<T>(
+    feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     mut read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),
     mut take: impl FnMut(T),
 ) -> io::Result<Streamed> {
     let mut operations = Operations::default();
-    let lines_end = stream_lines(file, len, |start, line_no, line| {
+    let lines_end = feed(&mut |start, line_no, line| {
         let (item, mark) = read(start, line_no, line);
         operations.line(start, line_no, mark, item, &mut take);
     })?;

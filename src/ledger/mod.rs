@@ -2,19 +2,24 @@
 //! the cache (index and checkpoint) that spares commands a full replay.
 
 pub(crate) mod cache;
+mod check;
 mod failpoint;
 mod file;
 mod filesystem;
 pub mod hash;
 pub mod lines;
+mod postgres;
 mod private_file;
 pub mod record;
 mod snapshot;
+mod storage;
 mod view;
 
 pub use cache::Cache;
+pub use check::{LineCheck, LineFinding};
 pub use failpoint::quiet_for;
-pub use file::{Ledger, LineCheck};
+pub use file::FileLedger;
 pub use record::{Body, Idempotency, Record};
 pub use snapshot::{Snapshot, UnreadableLine};
+pub use storage::{Info, Ledger};
 pub use view::{Keyed, View};

@@ -1,13 +1,13 @@
-//! What a command sees of the ledger through the cache: the global state,
+//! What a command sees of the ledger, whatever its kind: the global state,
 //! the newest time, and the records of the discussions it named.
 
-use super::cache::Cache;
 use super::record::Record;
 use crate::global::Global;
 use std::borrow::Cow;
 
 pub struct View {
-    pub(super) cache: Cache,
+    pub(super) global: Global,
+    pub(super) last_at_ms: Option<i64>,
     pub(super) records: Vec<Record>,
     pub(super) keyed: Option<Keyed>,
 }
@@ -36,12 +36,12 @@ impl View {
     /// Fleets, the kill-switch, quotas and recent reservations, as a
     /// reader at `now_ms` sees them (changes stamped ahead of it undone).
     pub fn global(&self, now_ms: i64) -> Cow<'_, Global> {
-        self.cache.global.at(now_ms)
+        self.global.at(now_ms)
     }
 
     /// The global state as folded, changes ahead of any clock included.
     pub fn global_folded(&self) -> &Global {
-        &self.cache.global
+        &self.global
     }
 
     /// For `Ledger::append_keyed`: what the ledger holds under the key.
@@ -51,7 +51,7 @@ impl View {
 
     /// The largest `at_ms` in the ledger; new records never go below it.
     pub fn last_at_ms(&self) -> Option<i64> {
-        self.cache.last_at_ms
+        self.last_at_ms
     }
 
     /// The records of one of the discussions the view was made for, in
@@ -62,11 +62,16 @@ impl View {
             .filter(|r| r.discussion_id() == Some(discussion_id))
             .collect()
     }
+}
 
-    /// Every discussion id in the ledger, sorted (for "did you mean");
-    /// none when the index turns out damaged (a hint is not worth failing
-    /// the command for; the next command rebuilds it).
-    pub fn discussion_ids(&self) -> Vec<String> {
-        self.cache.discussion_ids().unwrap_or_default()
+impl View {
+    /// The view of a ledger with nothing in it yet.
+    pub(super) fn empty() -> View {
+        View {
+            global: Global::default(),
+            last_at_ms: None,
+            records: Vec::new(),
+            keyed: None,
+        }
     }
 }

@@ -258,7 +258,7 @@ fn spawn(
     options: &Options,
     group: libc::pid_t,
 ) -> std::io::Result<Child> {
-    let ledger = std::path::absolute(ctx.ledger.path())?;
+    let ledger = ctx.ledger.for_child()?;
     let mut command = Command::new(&options.command[0]);
     if let Some(names) = &options.clean_env {
         // The child would otherwise inherit every secret of this
@@ -358,9 +358,7 @@ fn reap_orphans() {
 }
 
 fn ledger_len(ctx: &Context) -> u64 {
-    std::fs::metadata(ctx.ledger.path())
-        .map(|m| m.len())
-        .unwrap_or(0)
+    ctx.ledger.version().unwrap_or(0)
 }
 
 fn current_attempt(ctx: &Context, discussion: &Discussion, attempt: &Attempt) -> Result<Attempt> {

@@ -2,6 +2,8 @@
 //! environment and a pinned clock that tests move instead of sleeping.
 #![allow(dead_code)]
 
+pub mod postgres;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -25,6 +27,8 @@ pub const ASK_A_TO_B: [&str; 8] = [
 pub struct Env {
     pub dir: TempDir,
     pub now_ms: i64,
+    /// The database URL when the ledger is in PostgreSQL.
+    pub pg: Option<String>,
 }
 
 pub struct Outcome {
@@ -48,19 +52,60 @@ impl Outcome {
 }
 
 impl Env {
+    /// A private ledger of the kind the run asks for: a file, or with
+    /// `DISCUSS_TEST_LEDGER=postgres` a new PostgreSQL database (the whole
+    /// suite runs against both kinds; CI runs it twice).
     pub fn new() -> Env {
+        if std::env::var("DISCUSS_TEST_LEDGER").is_ok_and(|k| k == "postgres") {
+            return Env::postgres()
+                .expect("DISCUSS_TEST_LEDGER=postgres needs PostgreSQL server binaries");
+        }
+        Env::file()
+    }
+
+    /// A private ledger file, whatever the run asks for: for the tests of
+    /// what only a file has (torn tails, its cache, planted files).
+    pub fn file() -> Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
             now_ms: T0,
+            pg: None,
         }
     }
 
-    pub fn ledger(&self) -> PathBuf {
-        self.dir.path().join("state/ledger.jsonl")
+    /// A ledger in a new database of the shared test cluster; `None` when
+    /// there is no PostgreSQL here (the test is then skipped, with a
+    /// message, unless CI=true, where it fails).
+    pub fn postgres() -> Option<Env> {
+        let url = postgres::shared()?.database();
+        Some(Env {
+            dir: tempfile::tempdir().unwrap(),
+            now_ms: T0,
+            pg: Some(url),
+        })
     }
 
+    pub fn is_postgres(&self) -> bool {
+        self.pg.is_some()
+    }
+
+    /// The ledger's location: the file's path or the database's URL.
+    pub fn ledger(&self) -> PathBuf {
+        match &self.pg {
+            Some(url) => PathBuf::from(url),
+            None => self.dir.path().join("state/ledger.jsonl"),
+        }
+    }
+
+    /// Every complete line, as stored (a database's through `ledger
+    /// export`).
     pub fn ledger_bytes(&self) -> Vec<u8> {
-        std::fs::read(self.ledger()).unwrap_or_default()
+        if self.pg.is_none() {
+            return std::fs::read(self.ledger()).unwrap_or_default();
+        }
+        let out = self.run(&["ledger", "export"]);
+        assert_eq!(out.status, 0, "ledger export: {}", out.stderr);
+        out.stdout.into_bytes()
     }
 
     pub fn advance(&mut self, ms: i64) {
@@ -69,6 +114,17 @@ impl Env {
 
     pub fn command(&self) -> Command {
         let mut cmd = Command::cargo_bin("discuss").unwrap();
+        cmd.env_clear()
+            .env("DISCUSS_LEDGER", self.ledger())
+            .env("DISCUSS_NOW", self.now_ms.to_string())
+            .env("DISCUSS_ACTOR", "tester")
+            .current_dir(self.dir.path());
+        cmd
+    }
+
+    /// `command` as a `std::process::Command`, to spawn and signal.
+    pub fn command_std(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"));
         cmd.env_clear()
             .env("DISCUSS_LEDGER", self.ledger())
             .env("DISCUSS_NOW", self.now_ms.to_string())
@@ -217,14 +273,40 @@ impl Env {
         self.show(dsc)["status"].as_str().unwrap().into()
     }
 
-    /// Appends raw lines to the ledger, as another tool would.
+    /// Appends raw lines to the ledger, as another tool would (to a
+    /// database: `ledger import`, so whole lines only).
     pub fn append_raw(&self, text: &str) {
         use std::io::Write;
+        if self.pg.is_some() {
+            let out = self.run_stdin(&["ledger", "import", "-"], text);
+            assert_eq!(out.status, 0, "ledger import: {}", out.stderr);
+            return;
+        }
+        std::fs::create_dir_all(self.ledger().parent().unwrap()).unwrap();
         let mut f = std::fs::OpenOptions::new()
+            .create(true)
             .append(true)
             .open(self.ledger())
             .unwrap();
         f.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// Removes what is derived from the ledger (a file's index and
+    /// checkpoint, a database's state row): the next command rebuilds it.
+    pub fn drop_derived(&self) {
+        match &self.pg {
+            Some(url) => {
+                let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
+                client.batch_execute("DELETE FROM discuss_state").unwrap();
+            }
+            None => {
+                for suffix in [".index", ".checkpoint"] {
+                    let mut name = self.ledger().into_os_string();
+                    name.push(suffix);
+                    std::fs::remove_file(name).unwrap();
+                }
+            }
+        }
     }
 
     /// The ledger's records as JSON values (complete lines only).

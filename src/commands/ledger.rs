@@ -1,0 +1,198 @@
+//! `discuss ledger export|import|info`: move a ledger between a file and
+//! PostgreSQL, byte for byte, and tell which ledger is in use.
+
+use super::Context;
+use crate::error::{Error, ErrorCode, Result};
+use crate::ledger::lines::{operations_of, stream_lines};
+use crate::ledger::record::{OpMark, Record};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Export, import or describe the ledger (a file or a PostgreSQL database)
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    discuss --ledger ledger.jsonl ledger export --output backup.jsonl\n  \
+    discuss --ledger postgresql://discuss@db/fleet ledger import backup.jsonl\n  \
+    discuss ledger info --json")]
+pub struct LedgerArgs {
+    #[command(subcommand)]
+    pub command: LedgerCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Write the ledger's complete lines in order, byte for byte
+    Export {
+        /// Write to this file (replaced whole, atomically) instead of stdout
+        #[arg(long, short, value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
+    /// Append the lines of a JSON-lines file verbatim, all or nothing
+    Import {
+        /// The file to import, or - for standard input
+        #[arg(value_name = "PATH|-")]
+        path: PathBuf,
+    },
+    /// Which ledger is in use: kind, location, lines, bytes
+    Info,
+}
+
+pub fn run(ctx: &Context, args: &LedgerArgs) -> Result<u8> {
+    match &args.command {
+        LedgerCommand::Export { output } => export(ctx, output.as_deref()),
+        LedgerCommand::Import { path } => import(ctx, path),
+        LedgerCommand::Info => info(ctx),
+    }
+}
+
+fn export(ctx: &Context, output: Option<&Path>) -> Result<u8> {
+    let Some(path) = output else {
+        let stdout = std::io::stdout();
+        let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+        let written = ctx
+            .ledger
+            .export(&mut out)
+            .and_then(|_| out.flush().map_err(|e| Error::io("stdout", &e)));
+        return match written {
+            // A reader that stops early (`| head`) is not a failure.
+            Err(err) if err.message.contains("Broken pipe") => Ok(0),
+            Err(err) => Err(err),
+            Ok(()) => Ok(0),
+        };
+    };
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let failed = |e: std::io::Error| Error::io(path.display(), &e);
+    let mut temp = tempfile::NamedTempFile::new_in(folder).map_err(failed)?;
+    let lines = {
+        let mut out = BufWriter::with_capacity(1 << 20, temp.as_file_mut());
+        let lines = ctx.ledger.export(&mut out)?;
+        out.flush().map_err(failed)?;
+        lines
+    };
+    temp.as_file().sync_all().map_err(failed)?;
+    temp.persist(path).map_err(|e| failed(e.error))?;
+    if ctx.out.json {
+        ctx.out.print_json(&json!({
+            "exported": lines,
+            "output": path.display().to_string(),
+        }));
+    } else {
+        ctx.out.print_text(&format!(
+            "exported {} from {} to {}\n",
+            crate::output::count(lines, "line", "lines"),
+            ctx.ledger.location(),
+            path.display()
+        ));
+    }
+    Ok(0)
+}
+
+fn import(ctx: &Context, path: &Path) -> Result<u8> {
+    let (source, shown) = open_source(path)?;
+    let len = source.metadata().map_err(|e| Error::io(&shown, &e))?.len();
+    check_importable(&source, len, &shown)?;
+    let imported = ctx.ledger.import(&source, len)?;
+    if ctx.out.json {
+        ctx.out.print_json(&json!({"imported": imported}));
+    } else {
+        ctx.out.print_text(&format!(
+            "imported {} from {shown} into {}\n",
+            crate::output::count(imported, "line", "lines"),
+            ctx.ledger.location()
+        ));
+    }
+    Ok(0)
+}
+
+/// The file to import; standard input is first copied to a temporary file,
+/// so that it can be checked whole before anything is written.
+fn open_source(path: &Path) -> Result<(File, String)> {
+    if path.as_os_str() != "-" {
+        let shown = path.display().to_string();
+        let file = File::open(path).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidArgument,
+                format!("cannot read {shown}: {e}"),
+            )
+            .detail("path", shown.clone())
+        })?;
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("{shown} is not a regular file"),
+            )
+            .detail("path", shown)
+            .hint("to import from a pipe, give - and send the lines to standard input"));
+        }
+        return Ok((file, shown));
+    }
+    let mut spool = tempfile::tempfile().map_err(|e| Error::io("a temporary file", &e))?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut spool)
+        .map_err(|e| Error::io("standard input", &e))?;
+    Ok((spool, "standard input".into()))
+}
+
+/// `invalid_argument` unless the file is complete lines in whole
+/// operations: a last line without its newline, or an operation whose
+/// lines do not all follow, would be a torn write in the ledger.
+fn check_importable(source: &File, len: u64, shown: &str) -> Result<()> {
+    let refuse = |why: String| {
+        Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{shown} cannot be imported: {why}; nothing was written"),
+        )
+        .detail("path", shown.to_owned()))
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    let mut last = [0u8];
+    std::os::unix::fs::FileExt::read_exact_at(source, &mut last, len - 1)
+        .map_err(|e| Error::io(shown, &e))?;
+    if last[0] != b'\n' {
+        return refuse("its last line has no newline (a torn write?)".into());
+    }
+    let streamed = operations_of(
+        |line| stream_lines(source, len, line),
+        |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
+            Ok((_, mark)) => ((), mark),
+            Err(_) => ((), OpMark::Alone),
+        },
+        |()| {},
+    )
+    .map_err(|e| Error::io(shown, &e))?;
+    if streamed.cut_operation {
+        return refuse(format!(
+            "its lines after line {} are an operation cut short (a torn write)",
+            streamed.lines
+        ));
+    }
+    Ok(())
+}
+
+fn info(ctx: &Context) -> Result<u8> {
+    let info = ctx.ledger.info()?;
+    if ctx.out.json {
+        ctx.out.print_json(&json!({
+            "kind": info.kind,
+            "location": info.location,
+            "lines": info.lines,
+            "bytes": info.bytes,
+        }));
+    } else {
+        ctx.out.print_text(&format!(
+            "kind      {}\nlocation  {}\nlines     {}\nbytes     {}\n",
+            info.kind,
+            crate::output::printable(&info.location, false),
+            info.lines,
+            info.bytes
+        ));
+    }
+    Ok(0)
+}

@@ -1,0 +1,917 @@
+//! The ledger in PostgreSQL, for fleets that span hosts: the very same v1
+//! lines, one row a line, numbered in one total order.
+//!
+//! Two tables, made by the first write to an empty database:
+//!
+//! - `discuss_lines`: `line_no` (1, 2, 3… the ledger's order, the primary
+//!   key), `line` (the bytes as written, without `\n`), and three columns
+//!   taken from the record for lookups: `record_id`, `discussion_id`,
+//!   `idempotency_key` (NULL on a line that is not a record).
+//! - `discuss_state`: one row, derived like a file ledger's checkpoint:
+//!   how many lines and bytes it covers, and the fold of the global state
+//!   (fleets, kill-switch, quotas, the last hour of wakes), the newest
+//!   `at_ms` and the live set, as JSON. Each writer updates it in its own
+//!   transaction; rows after it (written by other means) are folded in on
+//!   reading, as a file's cache catches up.
+//!
+//! **Why the writers' guarantees hold.** Every write — an operation of one
+//! to three lines, or an import — is one transaction that first takes
+//! `pg_advisory_xact_lock(LOCK_KEY)`. Only one transaction holds it at a
+//! time, and it is released only at COMMIT or ROLLBACK, after the commit
+//! is visible. Every statement after the lock runs in READ COMMITTED, so
+//! it sees every operation committed before the lock was granted: the
+//! writer reads the ledger, checks the head, the kill-switch and the
+//! hourly quota, and appends, with no other write in between — the same
+//! read-validate-append step the file's exclusive `flock` makes. Hence one
+//! winner per head, a quota never exceeded by wakers racing on separate
+//! connections or hosts, and an engaged kill-switch seen by the next
+//! write. A client killed or cut off mid-transaction has its transaction
+//! rolled back by the server, which frees the lock; nothing of it remains.
+//! Success is reported only once COMMIT has returned, i.e. once the server
+//! has made it durable (`synchronous_commit`).
+//!
+//! **The second line of defence.** Should the lock ever be bypassed (a
+//! pooler that breaks transactions, another tool), two writers that read
+//! the same ledger would both number their lines from the same `line_no`:
+//! the primary key lets only the first commit, and the state row is only
+//! updated where it still covers the lines the writer read (compare and
+//! set), so the second fails with nothing written.
+//!
+//! Readers take no lock: each reads in one REPEATABLE READ READ ONLY
+//! transaction, a consistent snapshot, and never waits for a writer.
+
+mod location;
+
+pub use location::{Location, is_postgres_url};
+
+use super::check::{LineCheck, check_lines};
+use super::failpoint;
+use super::lines::{LineFeed, operations_of};
+use super::record::{OpMark, Record};
+use super::view::{Keyed, View};
+use crate::error::{Error, ErrorCode, Result};
+use crate::global::Global;
+use crate::ledger::cache::live::LiveSet;
+use postgres::error::SqlState;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{Client, IsolationLevel, Transaction};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The advisory lock every writer of a database takes: "discuss1".
+const LOCK_KEY: i64 = 0x6469_7363_7573_7331;
+
+/// The format the tables hold; a database of another is refused.
+const FORMAT: i32 = 1;
+
+/// Rows read at a time by `stream_records`.
+const STREAM_BATCH: i64 = 10_000;
+
+/// Rows inserted by one statement during an import.
+const IMPORT_BATCH: usize = 5_000;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS discuss_lines (
+    line_no bigint PRIMARY KEY CHECK (line_no > 0),
+    line bytea NOT NULL,
+    record_id text COLLATE "C",
+    discussion_id text COLLATE "C",
+    idempotency_key text COLLATE "C"
+);
+CREATE INDEX IF NOT EXISTS discuss_lines_by_discussion
+    ON discuss_lines (discussion_id, line_no) WHERE discussion_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS discuss_lines_by_idempotency_key
+    ON discuss_lines (idempotency_key, line_no) WHERE idempotency_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS discuss_state (
+    one_row boolean PRIMARY KEY DEFAULT true CHECK (one_row),
+    format integer NOT NULL,
+    lines bigint NOT NULL,
+    bytes bigint NOT NULL,
+    summary text NOT NULL
+);
+INSERT INTO discuss_state (format, lines, bytes, summary)
+    VALUES (1, 0, 0, '{}') ON CONFLICT DO NOTHING;
+"#;
+
+const INSERT_LINES: &str = "INSERT INTO discuss_lines \
+    (line_no, line, record_id, discussion_id, idempotency_key) \
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])";
+
+/// A ledger in a PostgreSQL database, reached through one connection
+/// opened on first use and kept for the process.
+pub struct PgLedger {
+    location: Location,
+    client: Mutex<Option<Client>>,
+}
+
+impl Clone for PgLedger {
+    fn clone(&self) -> Self {
+        PgLedger::new(self.location.clone())
+    }
+}
+
+impl std::fmt::Debug for PgLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PgLedger({})", self.location.shown)
+    }
+}
+
+/// What the state row holds besides its counts.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct Summary {
+    last_at_ms: Option<i64>,
+    global: Global,
+    live: LiveSet,
+}
+
+/// The ledger as one transaction sees it: the lines covered and their
+/// fold.
+#[derive(Debug)]
+struct State {
+    lines: u64,
+    bytes: u64,
+    summary: Summary,
+    /// The lines the state row said it covered when read; `None` when
+    /// there was no row.
+    row_lines: Option<u64>,
+    /// Whether the fold differs from the row's.
+    dirty: bool,
+    /// Lines after the last whole operation (only a hand edit makes them).
+    unfinished: u64,
+}
+
+impl State {
+    fn fold(&mut self, line_no: u64, len: usize, record: Option<&Record>) {
+        self.dirty = true;
+        self.lines = line_no;
+        self.bytes += len as u64 + 1;
+        let Some(record) = record else { return };
+        if let Some(id) = record.discussion_id() {
+            self.summary.live.touch(id, record.at_ms);
+        }
+        self.summary.global.apply(record);
+        self.summary.last_at_ms = Some(
+            self.summary
+                .last_at_ms
+                .map_or(record.at_ms, |t| t.max(record.at_ms)),
+        );
+    }
+
+    fn view(&mut self, records: Vec<Record>, keyed: Option<Keyed>) -> View {
+        View {
+            global: std::mem::take(&mut self.summary.global),
+            last_at_ms: self.summary.last_at_ms,
+            records,
+            keyed,
+        }
+    }
+}
+
+/// A failure inside a session: the database's, or the command's own.
+enum Fail {
+    Db(postgres::Error),
+    Discuss(Error),
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(err: postgres::Error) -> Self {
+        Fail::Db(err)
+    }
+}
+
+impl From<Error> for Fail {
+    fn from(err: Error) -> Self {
+        Fail::Discuss(err)
+    }
+}
+
+type Step<T> = std::result::Result<T, Fail>;
+
+/// What `ledger info` tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts {
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+impl PgLedger {
+    pub fn new(location: Location) -> PgLedger {
+        PgLedger {
+            location,
+            client: Mutex::new(None),
+        }
+    }
+
+    /// The URL as given: what a supervised child gets as `DISCUSS_LEDGER`.
+    pub fn url(&self) -> &str {
+        &self.location.url
+    }
+
+    /// The URL with its password hidden, for people.
+    pub fn shown(&self) -> &str {
+        &self.location.shown
+    }
+
+    /// Runs `work` on the connection, opening it first if need be. A
+    /// connection that broke is dropped, so the next call opens another.
+    fn session<T>(&self, work: impl FnOnce(&mut Client) -> Step<T>) -> Result<T> {
+        let mut slot = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let client = match slot.take() {
+            Some(client) if !client.is_closed() => slot.insert(client),
+            _ => slot.insert(self.connect()?),
+        };
+        match work(client) {
+            Ok(done) => Ok(done),
+            Err(Fail::Discuss(err)) => Err(err),
+            Err(Fail::Db(err)) => {
+                if client.is_closed() || err.as_db_error().is_none() {
+                    *slot = None;
+                }
+                Err(self.db_error(&err))
+            }
+        }
+    }
+
+    /// A new connection, within `connect_timeout` from start to finish:
+    /// the client bounds only the TCP connect with it, and a server that
+    /// accepts but never answers would otherwise hang the command.
+    fn connect(&self) -> Result<Client> {
+        let config = self.location.config.clone();
+        let tls = self.location.tls();
+        let limit = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(Duration::from_secs(
+                location::DEFAULT_CONNECT_TIMEOUT_S.into(),
+            ));
+        let (sender, answer) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(config.connect(tls));
+        });
+        match answer.recv_timeout(limit) {
+            // Refused at the door (no such database or role, pg_hba.conf,
+            // TLS) is as unreachable as a server that is down.
+            Ok(connected) => connected.map_err(|e| self.unavailable(&e)),
+            // The thread is left to the server's answer or the process's end.
+            Err(_) => Err(Error::new(
+                ErrorCode::LedgerUnavailable,
+                format!(
+                    "the ledger database {} did not answer within {} s; nothing was written",
+                    self.location.shown,
+                    limit.as_secs_f64()
+                ),
+            )
+            .detail("ledger", self.location.shown.clone())
+            .hint("check that the server is up and reachable; connect_timeout=N in the URL sets the wait")),
+        }
+    }
+
+    /// `ledger_unavailable` for a database that cannot be reached or was
+    /// lost mid-operation; `io_error` for one that refused a statement.
+    fn db_error(&self, err: &postgres::Error) -> Error {
+        let shown = self.location.shown.clone();
+        if let Some(db) = err.as_db_error() {
+            let conflict = *db.code() == SqlState::UNIQUE_VIOLATION;
+            let message = if conflict {
+                format!(
+                    "another writer appended to {shown} at the same moment (the lock was bypassed); nothing was written: {}",
+                    db.message()
+                )
+            } else {
+                format!(
+                    "the database {shown} refused the operation; nothing was written: {}",
+                    db.message()
+                )
+            };
+            return Error::new(ErrorCode::IoError, message)
+                .detail("ledger", shown)
+                .detail("sqlstate", db.code().code())
+                .hint("the role needs SELECT, INSERT and UPDATE on discuss_lines and discuss_state (and CREATE for the first write); see docs/scale-out.md");
+        }
+        self.unavailable(err)
+    }
+
+    fn unavailable(&self, err: &postgres::Error) -> Error {
+        let shown = self.location.shown.clone();
+        let mut why = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !why.contains(&text) {
+                why.push_str(": ");
+                why.push_str(&text);
+            }
+            source = cause.source();
+        }
+        Error::new(
+            ErrorCode::LedgerUnavailable,
+            format!("the ledger database {shown} cannot be reached ({why}); nothing was written"),
+        )
+        .detail("ledger", shown)
+        .hint("check the URL, that the server is up and accepts this host and role; connect_timeout=N in the URL bounds the wait (default 5 s)")
+    }
+
+    /// A consistent snapshot for readers.
+    fn read_only(client: &mut Client) -> Step<Transaction<'_>> {
+        Ok(client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?)
+    }
+
+    /// A writer's transaction, holding the ledger's lock, with the tables
+    /// made if this is the first write.
+    fn writing(client: &mut Client) -> Step<Transaction<'_>> {
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])?;
+        if !tables_exist(&mut tx)? {
+            tx.batch_execute(SCHEMA)?;
+        }
+        Ok(tx)
+    }
+
+    pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            let Some(mut state) = self.state(&mut tx)? else {
+                return Ok(View::empty());
+            };
+            let records = records_of(&mut tx, discussion_ids, state.lines)?;
+            tx.commit()?;
+            Ok(state.view(records, None))
+        })
+    }
+
+    /// The state row, caught up with the rows after it; `None` before the
+    /// first write made the tables.
+    fn state(&self, tx: &mut Transaction<'_>) -> Step<Option<State>> {
+        if !tables_exist(tx)? {
+            return Ok(None);
+        }
+        let row = tx.query_opt(
+            "SELECT format, lines, bytes, summary FROM discuss_state",
+            &[],
+        )?;
+        let mut state = State {
+            lines: 0,
+            bytes: 0,
+            summary: Summary::default(),
+            row_lines: None,
+            dirty: true,
+            unfinished: 0,
+        };
+        if let Some(row) = row {
+            let format: i32 = row.get(0);
+            if format != FORMAT {
+                return Err(Fail::Discuss(self.unreadable(format!(
+                    "it holds a ledger of format {format}, this discuss reads format {FORMAT}"
+                ))));
+            }
+            let lines = row.get::<_, i64>(1) as u64;
+            state.row_lines = Some(lines);
+            // A damaged summary is derived data: it is folded anew.
+            if let Ok(summary) = serde_json::from_str(row.get(3)) {
+                state.lines = lines;
+                state.bytes = row.get::<_, i64>(2) as u64;
+                state.summary = summary;
+                state.dirty = false;
+            }
+        }
+        self.catch_up(tx, &mut state)?;
+        Ok(Some(state))
+    }
+
+    /// Folds in the rows after the state row's (normally none).
+    fn catch_up(&self, tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
+        let from = state.lines;
+        let from_bytes = state.bytes;
+        let mut failed = None;
+        let streamed = operations_of(
+            |line: &mut LineFeed<'_>| {
+                Ok(feed_rows(tx, from, from_bytes, line).unwrap_or_else(|err| {
+                    failed = Some(err);
+                    (from_bytes, from)
+                }))
+            },
+            |_, line_no, bytes| match Record::parse_with_mark(bytes, line_no as usize) {
+                Ok((record, mark)) => ((line_no, bytes.len(), Some(record)), mark),
+                Err(_) => ((line_no, bytes.len(), None), OpMark::Alone),
+            },
+            |(line_no, len, record)| state.fold(line_no, len, record.as_ref()),
+        )
+        .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+        if let Some(err) = failed {
+            return Err(Fail::Db(err));
+        }
+        state.unfinished = streamed.lines.saturating_sub(state.lines);
+        Ok(())
+    }
+
+    /// Refuses to write after an unfinished operation: in a database only
+    /// a hand edit makes one, and lines written after it would be glued on.
+    fn refuse_unfinished(&self, state: &State) -> Step<()> {
+        if state.unfinished == 0 {
+            return Ok(());
+        }
+        Err(Fail::Discuss(self.unreadable(format!(
+            "its last {} line(s), after line {}, are an operation cut short, which only a hand edit makes",
+            state.unfinished, state.lines
+        ))))
+    }
+
+    /// The state under a writer's lock, the tables there, ready to be
+    /// written after.
+    fn written_state(&self, tx: &mut Transaction<'_>) -> Step<State> {
+        let state = self.state(tx)?.ok_or_else(|| {
+            Fail::Discuss(Error::new(
+                ErrorCode::Internal,
+                "the ledger's tables were just made but are not there",
+            ))
+        })?;
+        self.refuse_unfinished(&state)?;
+        Ok(state)
+    }
+
+    fn unreadable(&self, why: String) -> Error {
+        Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!(
+                "the database {} is not a ledger this discuss can write: {why}; nothing was written",
+                self.location.shown
+            ),
+        )
+        .detail("ledger", self.location.shown.clone())
+    }
+
+    pub fn append_keyed<T>(
+        &self,
+        discussion_ids: &[&str],
+        idempotency_key: Option<&str>,
+        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+    ) -> Result<T> {
+        self.session(|client| {
+            let mut tx = Self::writing(client)?;
+            let mut state = self.written_state(&mut tx)?;
+            let records = records_of(&mut tx, discussion_ids, state.lines)?;
+            let keyed = match idempotency_key {
+                Some(key) => keyed_of(&mut tx, key, state.lines)?,
+                None => None,
+            };
+            let view = state.view(records, keyed);
+            let planned = plan(&view);
+            state.summary.global = view.global;
+            // A refusal writes nothing: the transaction is rolled back.
+            let (records, result) = planned?;
+            if records.is_empty() && !state.dirty {
+                return Ok(result);
+            }
+            failpoint::hit("append.before_write").map_err(|e| self.failed(&e))?;
+            let text = Record::operation_lines(&records);
+            let lines = text.as_bytes().split(|b| *b == b'\n');
+            insert_lines(&mut tx, &mut state, lines.zip(records.iter().map(Some)))?;
+            save_state(&mut tx, &mut state)?;
+            failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
+            tx.commit()?;
+            let _ = failpoint::hit("append.after_fsync");
+            Ok(result)
+        })
+    }
+
+    fn failed(&self, err: &std::io::Error) -> Fail {
+        Fail::Discuss(Error::io(&self.location.shown, err))
+    }
+
+    /// Maps every discussion, one at a time, from one snapshot.
+    pub fn map_discussions<T>(
+        &self,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            let Some(state) = self.state(&mut tx)? else {
+                return Ok(Vec::new());
+            };
+            let last = state.summary.last_at_ms;
+            let covered = state.lines as i64;
+            let mut rows = tx.query_raw(
+                "SELECT discussion_id, line_no, line FROM discuss_lines \
+                 WHERE discussion_id IS NOT NULL AND line_no <= $1 \
+                 ORDER BY discussion_id, line_no",
+                [&covered as &(dyn ToSql + Sync)],
+            )?;
+            let mut mapped = Vec::new();
+            let mut current: Option<String> = None;
+            let mut records: Vec<Record> = Vec::new();
+            let mut flush = |id: &str, records: &mut Vec<Record>, mapped: &mut Vec<T>| {
+                if !records.is_empty() {
+                    let refs: Vec<&Record> = records.iter().collect();
+                    mapped.extend(map(last, id, &refs));
+                }
+                records.clear();
+            };
+            while let Some(row) = rows.next()? {
+                let id: &str = row.get(0);
+                if current.as_deref() != Some(id) {
+                    if let Some(done) = current.take() {
+                        flush(&done, &mut records, &mut mapped);
+                    }
+                    current = Some(id.to_owned());
+                }
+                let line_no: i64 = row.get(1);
+                if let Ok(record) = Record::parse(row.get(2), line_no as usize) {
+                    records.push(record);
+                }
+            }
+            if let Some(done) = current {
+                flush(&done, &mut records, &mut mapped);
+            }
+            drop(rows);
+            tx.commit()?;
+            Ok(mapped)
+        })
+    }
+
+    /// As `map_discussions`, over the live set's candidates only; `None`
+    /// when it cannot tell which.
+    pub fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            let Some(state) = self.state(&mut tx)? else {
+                return Ok(Some(Vec::new()));
+            };
+            let last = state.summary.last_at_ms;
+            let Some(ids) = state.summary.live.candidates(now(last)) else {
+                return Ok(None);
+            };
+            let records = records_of(&mut tx, &ids, state.lines)?;
+            tx.commit()?;
+            let mut mapped = Vec::new();
+            for id in ids {
+                let of: Vec<&Record> = records
+                    .iter()
+                    .filter(|r| r.discussion_id() == Some(id))
+                    .collect();
+                if !of.is_empty() {
+                    mapped.extend(map(last, id, &of));
+                }
+            }
+            Ok(Some(mapped))
+        })
+    }
+
+    /// Every discussion id, sorted.
+    pub fn discussion_ids(&self) -> Result<Vec<String>> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            if !tables_exist(&mut tx)? {
+                return Ok(Vec::new());
+            }
+            let rows = tx.query(
+                "SELECT DISTINCT discussion_id FROM discuss_lines \
+                 WHERE discussion_id IS NOT NULL ORDER BY 1",
+                &[],
+            )?;
+            tx.commit()?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
+        })
+    }
+
+    /// Every line, checked as `verify` does.
+    pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            let Some(state) = self.state(&mut tx)? else {
+                return Ok(LineCheck::default());
+            };
+            let mut failed = None;
+            let check = check_lines(
+                |line: &mut LineFeed<'_>| {
+                    Ok(feed_rows(&mut tx, 0, 0, line).unwrap_or_else(|err| {
+                        failed = Some(err);
+                        (0, 0)
+                    }))
+                },
+                state.bytes,
+                now_ms,
+                progress,
+            )
+            .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+            if let Some(err) = failed {
+                return Err(Fail::Db(err));
+            }
+            tx.commit()?;
+            Ok(check)
+        })
+    }
+
+    /// The records of whole operations after line `lines` (whose bytes end
+    /// at `bytes`), in order, to `take`; where they end. Read in batches,
+    /// each from its own snapshot, and handed on with the connection free:
+    /// `take` may read the ledger itself (`events` does).
+    pub fn stream_records(
+        &self,
+        (mut bytes, mut lines): (u64, u64),
+        mut take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)> {
+        loop {
+            let rows = self.session(|client| {
+                let mut tx = Self::read_only(client)?;
+                if !tables_exist(&mut tx)? {
+                    return Ok(Vec::new());
+                }
+                let rows = tx.query(
+                    "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 \
+                     ORDER BY line_no LIMIT $2",
+                    &[&(lines as i64), &STREAM_BATCH],
+                )?;
+                tx.commit()?;
+                Ok(rows
+                    .iter()
+                    .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, Vec<u8>>(1)))
+                    .collect::<Vec<_>>())
+            })?;
+            let full = rows.len() as i64 == STREAM_BATCH;
+            let mut records = Vec::new();
+            let streamed = operations_of(
+                |line: &mut LineFeed<'_>| {
+                    let (mut at, mut count) = (bytes, lines);
+                    for (line_no, text) in &rows {
+                        count = *line_no;
+                        line(at, count, text);
+                        at += text.len() as u64 + 1;
+                    }
+                    Ok((at, count))
+                },
+                |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
+                    Ok((record, mark)) => (Some(record), mark),
+                    Err(_) => (None, OpMark::Alone),
+                },
+                |record| records.extend(record),
+            )
+            .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
+            records.into_iter().try_for_each(&mut take)?;
+            let moved = streamed.lines > lines;
+            (bytes, lines) = (streamed.end, streamed.lines);
+            if !full || !moved {
+                return Ok((bytes, lines));
+            }
+        }
+    }
+
+    /// How many lines there are: it changes with every write.
+    pub fn version(&self) -> Result<u64> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            if !tables_exist(&mut tx)? {
+                return Ok(0);
+            }
+            let row = tx.query_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
+            tx.commit()?;
+            Ok(row.get::<_, i64>(0) as u64)
+        })
+    }
+
+    /// Whether the first write has made the tables.
+    pub fn exists(&self) -> Result<bool> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            let exists = tables_exist(&mut tx)?;
+            tx.commit()?;
+            Ok(exists)
+        })
+    }
+
+    pub fn counts(&self) -> Result<Counts> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            let counts = match self.state(&mut tx)? {
+                Some(state) => Counts {
+                    lines: state.lines + state.unfinished,
+                    bytes: state.bytes,
+                },
+                None => Counts { lines: 0, bytes: 0 },
+            };
+            tx.commit()?;
+            Ok(counts)
+        })
+    }
+
+    /// Writes every line, with its `\n`, in ledger order; how many.
+    pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            if !tables_exist(&mut tx)? {
+                return Ok(0);
+            }
+            let mut rows = tx.query_raw(
+                "SELECT line FROM discuss_lines ORDER BY line_no",
+                std::iter::empty::<&(dyn ToSql + Sync)>(),
+            )?;
+            let mut count = 0u64;
+            while let Some(row) = rows.next()? {
+                let line: &[u8] = row.get(0);
+                out.write_all(line)
+                    .and_then(|()| out.write_all(b"\n"))
+                    .map_err(|e| Fail::Discuss(Error::io("the export", &e)))?;
+                count += 1;
+            }
+            drop(rows);
+            tx.commit()?;
+            Ok(count)
+        })
+    }
+
+    /// Appends the lines `feed` gives (checked beforehand: complete lines,
+    /// whole operations) in one transaction; how many.
+    pub fn import(
+        &self,
+        feed: impl FnOnce(&mut LineFeed<'_>) -> std::io::Result<(u64, u64)>,
+    ) -> Result<u64> {
+        self.session(|client| {
+            let mut tx = Self::writing(client)?;
+            let mut state = self.written_state(&mut tx)?;
+            let mut batch: Vec<(Vec<u8>, Option<Record>)> = Vec::with_capacity(IMPORT_BATCH);
+            let mut failed: Option<Fail> = None;
+            let mut imported = 0u64;
+            let flush = |batch: &mut Vec<(Vec<u8>, Option<Record>)>,
+                         tx: &mut Transaction<'_>,
+                         state: &mut State|
+             -> Step<()> {
+                let items = batch
+                    .iter()
+                    .map(|(line, record)| (line.as_slice(), record.as_ref()));
+                insert_lines(tx, state, items)?;
+                batch.clear();
+                Ok(())
+            };
+            feed(&mut |_, line_no, line| {
+                if failed.is_some() {
+                    return;
+                }
+                imported += 1;
+                let record =
+                    Record::parse(line, (state.lines + batch.len() as u64 + 1) as usize).ok();
+                let _ = line_no;
+                batch.push((line.to_vec(), record));
+                if batch.len() >= IMPORT_BATCH
+                    && let Err(err) = flush(&mut batch, &mut tx, &mut state)
+                {
+                    failed = Some(err);
+                }
+            })
+            .map_err(|e| Fail::Discuss(Error::io("the import", &e)))?;
+            if let Some(err) = failed {
+                return Err(err);
+            }
+            flush(&mut batch, &mut tx, &mut state)?;
+            save_state(&mut tx, &mut state)?;
+            failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
+            tx.commit()?;
+            Ok(imported)
+        })
+    }
+}
+
+fn tables_exist(tx: &mut Transaction<'_>) -> Step<bool> {
+    let row = tx.query_one(
+        "SELECT to_regclass('discuss_lines') IS NOT NULL AND to_regclass('discuss_state') IS NOT NULL",
+        &[],
+    )?;
+    Ok(row.get(0))
+}
+
+/// Hands the rows after line `after` to `line`, with the byte offsets
+/// they would have in a file whose first `bytes` bytes come before them.
+fn feed_rows(
+    tx: &mut Transaction<'_>,
+    after: u64,
+    bytes: u64,
+    line: &mut LineFeed<'_>,
+) -> std::result::Result<(u64, u64), postgres::Error> {
+    let after = after as i64;
+    let mut rows = tx.query_raw(
+        "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 ORDER BY line_no",
+        [&after as &(dyn ToSql + Sync)],
+    )?;
+    let (mut at, mut count) = (bytes, after as u64);
+    while let Some(row) = rows.next()? {
+        let line_no: i64 = row.get(0);
+        let bytes: &[u8] = row.get(1);
+        // A row number skipped (a hand edit) keeps its place in the order.
+        count = line_no as u64;
+        line(at, count, bytes);
+        at += bytes.len() as u64 + 1;
+    }
+    Ok((at, count))
+}
+
+/// The records of `discussion_ids` among the first `covered` lines.
+fn records_of(
+    tx: &mut Transaction<'_>,
+    discussion_ids: &[&str],
+    covered: u64,
+) -> Step<Vec<Record>> {
+    if discussion_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut ids = discussion_ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let rows = tx.query(
+        "SELECT line_no, line FROM discuss_lines \
+         WHERE discussion_id = ANY($1) AND line_no <= $2 ORDER BY line_no",
+        &[&ids, &(covered as i64)],
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| Record::parse(row.get(1), row.get::<_, i64>(0) as usize).ok())
+        .filter(|record| record.discussion_id().is_some_and(|id| ids.contains(&id)))
+        .collect())
+}
+
+/// The first record that carries `key` and the records of its discussion.
+fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Step<Option<Keyed>> {
+    let rows = tx.query(
+        "SELECT line_no, line FROM discuss_lines \
+         WHERE idempotency_key = $1 AND line_no <= $2 ORDER BY line_no",
+        &[&key, &(covered as i64)],
+    )?;
+    let first = rows
+        .iter()
+        .filter_map(|row| Record::parse(row.get(1), row.get::<_, i64>(0) as usize).ok())
+        .find(|record| record.idempotency.as_ref().is_some_and(|i| i.key == key));
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    let discussion = match first.discussion_id() {
+        Some(id) => records_of(tx, &[id], covered)?,
+        None => Vec::new(),
+    };
+    Ok(Some(Keyed { first, discussion }))
+}
+
+/// Inserts lines after the state's last, numbering them on, and folds
+/// them in; one statement for all of them.
+fn insert_lines<'a>(
+    tx: &mut Transaction<'_>,
+    state: &mut State,
+    items: impl IntoIterator<Item = (&'a [u8], Option<&'a Record>)>,
+) -> Step<()> {
+    let mut line_nos: Vec<i64> = Vec::new();
+    let mut lines: Vec<&[u8]> = Vec::new();
+    let mut record_ids: Vec<Option<&str>> = Vec::new();
+    let mut discussion_ids: Vec<Option<&str>> = Vec::new();
+    let mut keys: Vec<Option<&str>> = Vec::new();
+    for (line, record) in items {
+        let line_no = state.lines + 1;
+        state.fold(line_no, line.len(), record);
+        line_nos.push(line_no as i64);
+        lines.push(line);
+        record_ids.push(record.map(|r| r.id.as_str()));
+        discussion_ids.push(record.and_then(Record::discussion_id));
+        keys.push(record.and_then(|r| r.idempotency.as_ref().map(|i| i.key.as_str())));
+    }
+    if line_nos.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        INSERT_LINES,
+        &[&line_nos, &lines, &record_ids, &discussion_ids, &keys],
+    )?;
+    Ok(())
+}
+
+/// Writes the state row, only where it still covers the lines this
+/// transaction read (compare and set: the second line of defence).
+fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
+    state.summary.global.forget_old_reservations();
+    let summary = serde_json::to_string(&state.summary)
+        .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+    let (lines, bytes) = (state.lines as i64, state.bytes as i64);
+    let updated = match state.row_lines {
+        Some(read) => tx.execute(
+            "UPDATE discuss_state SET lines = $1, bytes = $2, summary = $3 WHERE lines = $4",
+            &[&lines, &bytes, &summary, &(read as i64)],
+        )?,
+        None => tx.execute(
+            "INSERT INTO discuss_state (format, lines, bytes, summary) VALUES ($1, $2, $3, $4)",
+            &[&FORMAT, &lines, &bytes, &summary],
+        )?,
+    };
+    if updated != 1 {
+        return Err(Fail::Discuss(Error::new(
+            ErrorCode::IoError,
+            "another writer changed the ledger's state at the same moment (the lock was bypassed); nothing was written",
+        )));
+    }
+    Ok(())
+}

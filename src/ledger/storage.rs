@@ -1,0 +1,230 @@
+//! Where the ledger lives: the one interface the engine and the commands
+//! use, with two implementations — a file under a lock on one host
+//! (`file.rs`), or a PostgreSQL database for a fleet across hosts
+//! (`postgres/`). Both store the very same v1 lines in one order and hand
+//! out the same `View`, so the derivation never knows which it reads.
+
+use super::check::LineCheck;
+use super::file::FileLedger;
+use super::postgres::{Location, PgLedger, is_postgres_url};
+use super::record::Record;
+use super::view::View;
+use crate::error::Result;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub enum Ledger {
+    File(FileLedger),
+    Postgres(Box<PgLedger>),
+}
+
+/// What `ledger info` tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Info {
+    pub kind: &'static str,
+    pub location: String,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+impl Ledger {
+    /// The ledger `--ledger` / `DISCUSS_LEDGER` names: a `postgres://` or
+    /// `postgresql://` URL, else a file path.
+    pub fn at(location: PathBuf, allow_network_fs: bool) -> Result<Ledger> {
+        match location.to_str() {
+            Some(url) if is_postgres_url(url) => Ok(Ledger::Postgres(Box::new(PgLedger::new(
+                Location::parse(url)?,
+            )))),
+            _ => Ok(Ledger::File(
+                FileLedger::new(location).allow_network_fs(allow_network_fs),
+            )),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Ledger::File(_) => "file",
+            Ledger::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Where it is, for people: the path, or the URL without its password.
+    pub fn location(&self) -> String {
+        match self {
+            Ledger::File(file) => file.path().display().to_string(),
+            Ledger::Postgres(pg) => pg.shown().to_owned(),
+        }
+    }
+
+    /// The file ledger, for what only a file has (its torn tails).
+    pub fn as_file(&self) -> Option<&FileLedger> {
+        match self {
+            Ledger::File(file) => Some(file),
+            Ledger::Postgres(_) => None,
+        }
+    }
+
+    /// What a supervised child gets as `DISCUSS_LEDGER`: the same ledger,
+    /// from any working directory.
+    pub fn for_child(&self) -> std::io::Result<OsString> {
+        match self {
+            Ledger::File(file) => Ok(std::path::absolute(file.path())?.into_os_string()),
+            Ledger::Postgres(pg) => Ok(pg.url().into()),
+        }
+    }
+
+    pub fn network_fs_allowed(&self) -> bool {
+        matches!(self, Ledger::File(file) if file.network_fs_allowed())
+    }
+
+    /// The global state, the newest time and the records of
+    /// `discussion_ids`, read consistently; an empty view before the first
+    /// write.
+    pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+        match self {
+            Ledger::File(file) => file.view(discussion_ids),
+            Ledger::Postgres(pg) => pg.view(discussion_ids),
+        }
+    }
+
+    /// As `view`, but `None` when a file's writer still holds its lock at
+    /// `until` (a database's readers never wait for writers).
+    pub fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>> {
+        match self {
+            Ledger::File(file) => file.view_within(discussion_ids, until),
+            Ledger::Postgres(pg) => pg.view(discussion_ids).map(Some),
+        }
+    }
+
+    /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
+    /// the id and the records.
+    pub fn map_discussions<T>(
+        &self,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        match self {
+            Ledger::File(file) => file.map_discussions(map),
+            Ledger::Postgres(pg) => pg.map_discussions(map),
+        }
+    }
+
+    /// As `map_discussions`, over the discussions that may still be open or
+    /// active only; `None` when that cannot be told.
+    pub fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>> {
+        match self {
+            Ledger::File(file) => file.map_live(now, map),
+            Ledger::Postgres(pg) => pg.map_live(now, map),
+        }
+    }
+
+    /// Every discussion id, sorted.
+    pub fn discussion_ids(&self) -> Result<Vec<String>> {
+        match self {
+            Ledger::File(file) => file.discussion_ids(),
+            Ledger::Postgres(pg) => pg.discussion_ids(),
+        }
+    }
+
+    /// Every line checked, as `verify` reports.
+    pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
+        match self {
+            Ledger::File(file) => file.check_lines(now_ms, progress),
+            Ledger::Postgres(pg) => pg.check_lines(now_ms, progress),
+        }
+    }
+
+    /// The records of whole operations after position `from` (bytes, lines)
+    /// to `take`, in order; the position after them.
+    pub fn stream_records(
+        &self,
+        from: (u64, u64),
+        take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)> {
+        match self {
+            Ledger::File(file) => file.stream_records(from, take),
+            Ledger::Postgres(pg) => pg.stream_records(from, take),
+        }
+    }
+
+    /// A number that changes whenever the ledger does (its size, its line
+    /// count): pollers read again only then.
+    pub fn version(&self) -> Option<u64> {
+        match self {
+            Ledger::File(file) => file.version(),
+            Ledger::Postgres(pg) => pg.version().ok(),
+        }
+    }
+
+    /// Whether anything was ever written.
+    pub fn exists(&self) -> bool {
+        match self {
+            Ledger::File(file) => file.path().exists(),
+            Ledger::Postgres(pg) => pg.exists().unwrap_or(true),
+        }
+    }
+
+    /// One read-validate-append step: `plan` sees the view and returns the
+    /// records to append and a result, returned once they are durable.
+    pub fn append<T>(
+        &self,
+        discussion_ids: &[&str],
+        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+    ) -> Result<T> {
+        self.append_keyed(discussion_ids, None, plan)
+    }
+
+    /// `append` for a retry-safe operation: the view also holds what the
+    /// ledger has under `idempotency_key`.
+    pub fn append_keyed<T>(
+        &self,
+        discussion_ids: &[&str],
+        idempotency_key: Option<&str>,
+        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+    ) -> Result<T> {
+        match self {
+            Ledger::File(file) => file.append_keyed(discussion_ids, idempotency_key, plan),
+            Ledger::Postgres(pg) => pg.append_keyed(discussion_ids, idempotency_key, plan),
+        }
+    }
+
+    /// Writes every complete line in ledger order, byte for byte; how many.
+    pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
+        match self {
+            Ledger::File(file) => file.export(out),
+            Ledger::Postgres(pg) => pg.export(out),
+        }
+    }
+
+    /// Appends the lines of `source` (a file of `len` bytes: complete lines
+    /// in whole operations, checked by the caller) verbatim, all or
+    /// nothing; how many.
+    pub fn import(&self, source: &std::fs::File, len: u64) -> Result<u64> {
+        match self {
+            Ledger::File(file) => file.import(source, len),
+            Ledger::Postgres(pg) => pg.import(|line| super::lines::stream_lines(source, len, line)),
+        }
+    }
+
+    pub fn info(&self) -> Result<Info> {
+        let (lines, bytes) = match self {
+            Ledger::File(file) => file.counts()?,
+            Ledger::Postgres(pg) => {
+                let counts = pg.counts()?;
+                (counts.lines, counts.bytes)
+            }
+        };
+        Ok(Info {
+            kind: self.kind(),
+            location: self.location(),
+            lines,
+            bytes,
+        })
+    }
+}

@@ -1,0 +1,282 @@
+//! Throwaway PostgreSQL clusters for the tests: `initdb` into a temporary
+//! folder, `pg_ctl start` on 127.0.0.1 at a free port with trust
+//! authentication, one database per test. One cluster is shared by the
+//! tests of a binary; tests that stop their server or need TLS start their
+//! own. As root (CI), the server runs as the `postgres` user, since
+//! `initdb` refuses root.
+//!
+//! Without server binaries a test is skipped with a message on stderr —
+//! except with `CI=true`, where a missing PostgreSQL fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use tempfile::TempDir;
+
+pub struct Cluster {
+    dir: TempDir,
+    bin: PathBuf,
+    pub port: u16,
+}
+
+static SHARED: OnceLock<Option<Cluster>> = OnceLock::new();
+static DATABASES: AtomicU32 = AtomicU32::new(0);
+
+/// The cluster the tests of this binary share; `None` (with a message)
+/// when this machine has no PostgreSQL and CI is not asking for one.
+pub fn shared() -> Option<&'static Cluster> {
+    SHARED.get_or_init(|| Cluster::start(&[])).as_ref()
+}
+
+/// Where the server binaries are: `DISCUSS_TEST_PG_BIN`, else the newest
+/// `/usr/lib/postgresql/*/bin`, else `pg_config --bindir`.
+fn server_binaries() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("DISCUSS_TEST_PG_BIN") {
+        return Some(PathBuf::from(dir));
+    }
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|bin| bin.join("initdb").exists())
+        .collect();
+    versions.sort_by_key(|p| {
+        p.parent()
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    if let Some(newest) = versions.pop() {
+        return Some(newest);
+    }
+    let out = Command::new("pg_config").arg("--bindir").output().ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    dir.join("initdb").exists().then_some(dir)
+}
+
+fn missing(why: &str) -> Option<Cluster> {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI needs PostgreSQL for these tests, and {why}");
+    }
+    eprintln!("SKIPPED: no PostgreSQL server here ({why}); CI=true makes this a failure");
+    None
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Runs a server binary, as `postgres` when we are root.
+fn server_command(bin: &Path, tool: &str) -> Command {
+    if is_root() {
+        let mut cmd = Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"]).arg(bin.join(tool));
+        cmd
+    } else {
+        Command::new(bin.join(tool))
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Cluster {
+    /// A new cluster with `conf` lines added to its `postgresql.conf`.
+    pub fn start(conf: &[&str]) -> Option<Cluster> {
+        let Some(bin) = server_binaries() else {
+            return missing("no initdb was found");
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("discuss-pg")
+            .tempdir()
+            .expect("a temporary folder");
+        if is_root() {
+            let owner = Command::new("id").args(["-u", "postgres"]).output();
+            let uid = owner
+                .ok()
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
+            let Some(uid) = uid else {
+                return missing("there is no postgres user to run the server");
+            };
+            std::os::unix::fs::chown(dir.path(), Some(uid), None).expect("chown");
+        }
+        let data = dir.path().join("data");
+        let init = server_command(&bin, "initdb")
+            .args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "-D",
+            ])
+            .arg(&data)
+            .output()
+            .expect("initdb runs");
+        assert!(
+            init.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&init.stderr)
+        );
+        let mut settings = String::from(
+            "\nfsync = off\nfull_page_writes = off\nmax_connections = 200\nlisten_addresses = '127.0.0.1'\n",
+        );
+        for line in conf {
+            settings.push_str(line);
+            settings.push('\n');
+        }
+        append_as_owner(&data.join("postgresql.conf"), &settings);
+        let cluster = Cluster {
+            port: free_port(),
+            dir,
+            bin,
+        };
+        cluster.start_server();
+        cluster.watch_this_process();
+        Some(cluster)
+    }
+
+    /// Adds settings to `postgresql.conf` (a restart applies them).
+    pub fn configure(&self, settings: &str) {
+        append_as_owner(&self.data().join("postgresql.conf"), settings);
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    pub fn start_server(&self) {
+        let log = self.dir.path().join("server.log");
+        let options = format!("-p {} -k {}", self.port, self.dir.path().display());
+        let out = server_command(&self.bin, "pg_ctl")
+            .args(["-w", "-t", "60", "-D"])
+            .arg(self.data())
+            .arg("-l")
+            .arg(&log)
+            .args(["-o", &options, "start"])
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
+    /// Stops the server (`fast`: sessions are cut off, as an operator's
+    /// restart would).
+    pub fn stop_server(&self) {
+        let _ = server_command(&self.bin, "pg_ctl")
+            .args(["-w", "-m", "fast", "-D"])
+            .arg(self.data())
+            .arg("stop")
+            .output();
+    }
+
+    /// The server goes down with this test process, however it ends: a
+    /// watcher outside it stops the server and removes its folder once the
+    /// process is gone (the shared cluster is never dropped).
+    // Never waited for: it must outlive this process, whose end it waits
+    // for; init then reaps it.
+    #[allow(clippy::zombie_processes)]
+    fn watch_this_process(&self) {
+        let as_owner = if is_root() {
+            "runuser -u postgres -- "
+        } else {
+            ""
+        };
+        let stop = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+             {as_owner}{ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
+            pid = std::process::id(),
+            ctl = self.bin.join("pg_ctl").display(),
+            data = self.data().display(),
+            dir = self.dir.path().display(),
+        );
+        // setsid: a signal to this process's group (a runner's timeout)
+        // must not take the watcher along before it has stopped the server.
+        Command::new("setsid")
+            .args(["sh", "-c", &stop])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the watcher starts");
+    }
+
+    pub fn url(&self, database: &str) -> String {
+        format!("postgresql://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// A new, empty database; its URL.
+    pub fn database(&self) -> String {
+        let name = format!(
+            "t{}_{}",
+            std::process::id(),
+            DATABASES.fetch_add(1, Ordering::Relaxed)
+        );
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        self.url(&name)
+    }
+
+    /// Runs SQL in `database` as the superuser, over the Unix socket (so
+    /// whatever `pg_hba.conf` asks of TCP).
+    pub fn sql(&self, database: &str, sql: &str) {
+        let local = format!(
+            "postgresql://postgres@/{database}?host={}&port={}",
+            self.dir.path().display(),
+            self.port
+        );
+        let mut client =
+            postgres::Client::connect(&local, postgres::NoTls).expect("the test cluster answers");
+        client.batch_execute(sql).expect("the SQL runs");
+    }
+
+    /// The first column of the rows of `query`, as text.
+    pub fn query(&self, url: &str, query: &str) -> Vec<String> {
+        let mut client =
+            postgres::Client::connect(url, postgres::NoTls).expect("the test cluster answers");
+        client
+            .simple_query(query)
+            .expect("the query runs")
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = server_command(&self.bin, "pg_ctl")
+            .args(["-w", "-m", "immediate", "-D"])
+            .arg(self.data())
+            .arg("stop")
+            .output();
+    }
+}
+
+/// Appends to a file of the server's, which belongs to `postgres`.
+fn append_as_owner(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("postgresql.conf");
+    file.write_all(text.as_bytes()).expect("postgresql.conf");
+}

@@ -1,0 +1,763 @@
+//! The ledger in PostgreSQL, on a real server (`common/postgres.rs`): the
+//! same answers as a file, moving a ledger between the two byte for byte,
+//! and what only a database can do to a writer — a client killed in the
+//! middle of a transaction, a server stopped under it, one that never
+//! answers, TLS. (The rest of the suite runs against a database too, with
+//! `DISCUSS_TEST_LEDGER=postgres`.)
+
+mod common;
+use common::postgres::Cluster;
+use common::*;
+use proptest::prelude::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A database ledger, or `None` (the test is skipped with a message, and
+/// fails under CI=true) when this machine has no PostgreSQL.
+fn database() -> Option<Env> {
+    Env::postgres()
+}
+
+/// Server-made ids and times differ between two ledgers fed the same
+/// commands: ids become their order of first appearance, and times (keys
+/// ending in `_at`, `_ms`, `at_ms`) are dropped, so what remains is what
+/// must be equal.
+struct Normalizer {
+    ids: HashMap<String, String>,
+    location: String,
+}
+
+impl Normalizer {
+    fn new(env: &Env) -> Normalizer {
+        Normalizer {
+            ids: HashMap::new(),
+            location: env.ledger().display().to_string(),
+        }
+    }
+
+    fn text(&mut self, text: &str) -> String {
+        let text = text.replace(&self.location, "<ledger>");
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        'scan: while !rest.is_empty() {
+            // An RFC 3339 time, as the tool writes them.
+            let b = rest.as_bytes();
+            let digits = |r: std::ops::Range<usize>| {
+                r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit))
+            };
+            if b.len() >= 20 && digits(0..4) && b[4] == b'-' && b[10] == b'T' && digits(11..13) {
+                let end = rest.find('Z').filter(|&z| z <= 24);
+                if let Some(end) = end {
+                    out.push_str("<time>");
+                    rest = &rest[end + 1..];
+                    continue 'scan;
+                }
+            }
+            for prefix in ["dsc_", "msg_", "att_", "rcp_", "rec_"] {
+                let whole = prefix.len() + 32;
+                if rest.starts_with(prefix)
+                    && rest.len() >= whole
+                    && rest[prefix.len()..whole]
+                        .bytes()
+                        .all(|b| b.is_ascii_hexdigit())
+                {
+                    let next = self.ids.len();
+                    let id = self
+                        .ids
+                        .entry(rest[..whole].to_owned())
+                        .or_insert_with(|| format!("{prefix}#{next}"));
+                    out.push_str(id);
+                    rest = &rest[whole..];
+                    continue 'scan;
+                }
+            }
+            let c = rest.chars().next().unwrap();
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+        out
+    }
+
+    /// One JSON object, or JSON lines as an array, times dropped.
+    fn json(&mut self, text: &str) -> Value {
+        let text = self.text(text);
+        let mut value = match serde_json::from_str::<Value>(&text) {
+            Ok(value) => value,
+            Err(_) => match text.lines().map(serde_json::from_str).collect() {
+                Ok(lines) => Value::Array(lines),
+                Err(_) => Value::String(text),
+            },
+        };
+        drop_times(&mut value);
+        value
+    }
+}
+
+fn drop_times(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|key, _| {
+                !(key.ends_with("_at") || key.ends_with("_ms") || key == "at" || key == "updated")
+            });
+            map.values_mut().for_each(drop_times);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_times),
+        _ => {}
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Ask { turns: u32 },
+    Wake,
+    WakeOnRoot,
+    Reply { close: bool, question: bool },
+    Advance(i64),
+    KillSwitch(bool),
+    Quota(u32),
+    Read(&'static str),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => (2u32..5).prop_map(|turns| Op::Ask { turns }),
+        4 => Just(Op::Wake),
+        1 => Just(Op::WakeOnRoot),
+        4 => (prop::bool::weighted(0.2), any::<bool>())
+            .prop_map(|(close, question)| Op::Reply { close, question }),
+        2 => (0i64..400_000).prop_map(Op::Advance),
+        1 => any::<bool>().prop_map(Op::KillSwitch),
+        1 => (0u32..3).prop_map(Op::Quota),
+        2 => prop::sample::select(vec!["show", "list", "inbox", "verify", "events", "info"])
+            .prop_map(Op::Read),
+    ]
+}
+
+/// One ledger and what its commands answered so far.
+struct Side {
+    env: Env,
+    norm: Normalizer,
+    dsc: Option<String>,
+    root: Option<String>,
+    attempt: Option<(String, String, String)>,
+}
+
+impl Side {
+    fn new(env: Env) -> Side {
+        Side {
+            norm: Normalizer::new(&env),
+            env,
+            dsc: None,
+            root: None,
+            attempt: None,
+        }
+    }
+
+    /// Runs `args` with --json; (exit status, normalized stdout, stderr).
+    fn run(&mut self, args: &[&str]) -> (i32, Value, Value) {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.env.run(&all);
+        let stdout = self.norm.json(&out.stdout);
+        let stderr = self.norm.json(&out.stderr);
+        (out.status, stdout, stderr)
+    }
+
+    fn head(&mut self) -> Option<(String, String)> {
+        let dsc = self.dsc.clone()?;
+        let shown = self.env.run(&["--json", "show", &dsc]).json();
+        Some((
+            shown["head"]["message_id"].as_str()?.to_owned(),
+            shown["head"]["to_agent_id"].as_str()?.to_owned(),
+        ))
+    }
+
+    fn step(&mut self, op: &Op) -> (i32, Value, Value) {
+        match op {
+            Op::Ask { turns } => {
+                let turns = turns.to_string();
+                let answer = self.run(&[
+                    "ask",
+                    "--from",
+                    "agent-a",
+                    "--to",
+                    "agent-b",
+                    "--fleet",
+                    "fleet-alpha",
+                    "--max-turns",
+                    &turns,
+                    "--payload",
+                    r#"{"body":"Refactor auth?"}"#,
+                ]);
+                // The ids as written, for the later steps of this side.
+                if let Some(outcome) = self.last_ids() {
+                    (self.dsc, self.root) = (Some(outcome.0), Some(outcome.1));
+                }
+                answer
+            }
+            Op::Wake | Op::WakeOnRoot => {
+                let Some((head, agent)) = self.head() else {
+                    return self.run(&["kill-switch", "status"]);
+                };
+                let head = match op {
+                    Op::WakeOnRoot => self.root.clone().unwrap_or(head),
+                    _ => head,
+                };
+                let dsc = self.dsc.clone().unwrap();
+                let out = self.env.run(&[
+                    "--json",
+                    "wake",
+                    "--agent",
+                    &agent,
+                    "--discussion",
+                    &dsc,
+                    "--expected-head",
+                    &head,
+                ]);
+                if out.status == 0 {
+                    let attempt = out.json()["attempt"]["attempt_id"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
+                    self.attempt = Some((attempt, agent, head));
+                }
+                (
+                    out.status,
+                    self.norm.json(&out.stdout),
+                    self.norm.json(&out.stderr),
+                )
+            }
+            Op::Reply { close, question } => {
+                let (Some(dsc), Some((attempt, agent, head))) =
+                    (self.dsc.clone(), self.attempt.clone())
+                else {
+                    return self.run(&["quota", "show"]);
+                };
+                let mut args = vec![
+                    "reply",
+                    "--agent",
+                    &agent,
+                    "--discussion",
+                    &dsc,
+                    "--attempt",
+                    &attempt,
+                    "--reply-to",
+                    &head,
+                    "--type",
+                    if *question { "question" } else { "result" },
+                    "--payload",
+                    r#"{"body":"ok"}"#,
+                ];
+                if *close {
+                    args.push("--close");
+                }
+                self.run(&args)
+            }
+            Op::Advance(ms) => {
+                self.env.advance(*ms);
+                (0, Value::Null, Value::Null)
+            }
+            Op::KillSwitch(true) => self.run(&["kill-switch", "on", "--reason", "drill"]),
+            Op::KillSwitch(false) => self.run(&["kill-switch", "off"]),
+            Op::Quota(n) => self.run(&["quota", "set", &n.to_string(), "--agent", "agent-b"]),
+            Op::Read(what) => {
+                let dsc = self.dsc.clone().unwrap_or_else(|| "dsc_none".into());
+                match *what {
+                    "show" => self.run(&["show", &dsc]),
+                    "list" => self.run(&["list"]),
+                    "inbox" => self.run(&["inbox", "--agent", "agent-b"]),
+                    "verify" => self.run(&["verify"]),
+                    "events" => self.run(&["events"]),
+                    _ => {
+                        let (status, mut info, err) = self.run(&["ledger", "info"]);
+                        // Sizes differ with the ids' digits; kinds do not.
+                        info.as_object_mut().map(|m| m.remove("kind"));
+                        info.as_object_mut().map(|m| m.remove("bytes"));
+                        (status, info, err)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The discussion and root of the newest `ask`, from the ledger.
+    fn last_ids(&self) -> Option<(String, String)> {
+        let listed = self.env.run(&["--json", "list"]).json();
+        let newest = listed["discussions"].as_array()?.first()?.clone();
+        let dsc = newest["discussion_id"].as_str()?.to_owned();
+        if self.dsc.as_deref() == Some(dsc.as_str()) {
+            return None;
+        }
+        let shown = self.env.run(&["--json", "show", &dsc]).json();
+        let root = shown["transcript"][0]["message_id"].as_str()?.to_owned();
+        Some((dsc, root))
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Random commands against a file and a database side by side: every
+    /// exit status, answer and error agrees, and both ledgers hold the
+    /// same lines, ids and times aside.
+    #[test]
+    fn a_file_and_a_database_answer_every_command_alike(ops in prop::collection::vec(op(), 1..14)) {
+        let Some(database) = database() else { return Ok(()) };
+        let mut sides = [Side::new(Env::file()), Side::new(database)];
+        for side in &mut sides {
+            side.env.fleet();
+        }
+        for op in &ops {
+            let [file, db] = &mut sides;
+            let on_file = file.step(op);
+            let on_db = db.step(op);
+            prop_assert_eq!(&on_file, &on_db, "{:?}", op);
+        }
+        let [file, db] = &mut sides;
+        let lines = |side: &mut Side| -> Vec<Value> {
+            let bytes = String::from_utf8(side.env.ledger_bytes()).unwrap();
+            bytes.lines().map(|l| side.norm.json(l)).collect()
+        };
+        prop_assert_eq!(lines(file), lines(db));
+    }
+}
+
+/// A file ledger moves into a database and back, byte for byte, with
+/// every kind of line a file may hold: operations of several lines, lines
+/// that are not records, a fork another tool injected.
+#[test]
+fn a_ledger_moves_between_a_file_and_a_database_byte_for_byte() {
+    let Some(database) = database() else { return };
+    let file = Env::file();
+    let (dsc, root) = file.discussion(&[]);
+    let attempt = file.wake(&dsc, "agent-b", &root);
+    file.reply(&dsc, "agent-b", &attempt, &root, "question", false);
+    file.ok(&["kill-switch", "on", "--reason", "maintenance"]);
+    file.ok(&["kill-switch", "off"]);
+    file.append_raw("not json at all\n{\"v\":99,\"kind\":\"future\"}\n");
+    file.ask(&[]);
+    let exported = file.dir.path().join("export.jsonl");
+    let exported_arg = exported.to_str().unwrap();
+    let answer = file.ok(&["ledger", "export", "--output", exported_arg]);
+    let original = file.ledger_bytes();
+    assert_eq!(std::fs::read(&exported).unwrap(), original);
+    let lines = original.iter().filter(|b| **b == b'\n').count() as u64;
+    assert_eq!(answer["exported"], lines);
+
+    let imported = database.ok(&["ledger", "import", exported_arg]);
+    assert_eq!(imported, serde_json::json!({"imported": lines}));
+    assert_eq!(database.ledger_bytes(), original, "database export");
+    let info = database.ok(&["ledger", "info"]);
+    assert_eq!(info["kind"], "postgres");
+    assert_eq!(info["lines"], lines);
+    assert_eq!(info["bytes"], original.len() as u64);
+    assert!(!info["location"].as_str().unwrap().contains("ledger.jsonl"));
+    // Every reader agrees on the moved ledger.
+    for args in [
+        vec!["--json", "show", dsc.as_str()],
+        vec!["--json", "list"],
+        vec!["--json", "inbox", "--agent", "agent-a"],
+        vec!["--json", "events"],
+    ] {
+        assert_eq!(
+            file.run(&args).stdout,
+            database.run(&args).stdout,
+            "{args:?}"
+        );
+    }
+    let (on_file, on_db) = (
+        file.run(&["--json", "verify"]),
+        database.run(&["--json", "verify"]),
+    );
+    assert_eq!(on_file.status, 7);
+    assert_eq!(on_db.status, 7);
+    let mut a = on_file.json();
+    let mut b = on_db.json();
+    a["ledger"] = Value::Null;
+    b["ledger"] = Value::Null;
+    assert_eq!(a, b);
+
+    // And back into an empty file, from standard input.
+    let back = Env::file();
+    let out = back.run_stdin(
+        &["--json", "ledger", "import", "-"],
+        &String::from_utf8(database.ledger_bytes()).unwrap(),
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(back.ledger_bytes(), original);
+    assert_eq!(
+        back.run(&["--json", "list"]).stdout,
+        file.run(&["--json", "list"]).stdout
+    );
+}
+
+/// `import` is all or nothing: a last line without its newline or an
+/// operation cut short refuses the whole file, and a crash before COMMIT
+/// leaves the database as it was.
+#[test]
+fn an_import_is_all_or_nothing() {
+    let Some(db) = database() else { return };
+    db.discussion(&[]);
+    let before = db.ledger_bytes();
+    let source = db.dir.path().join("in.jsonl");
+    let text = String::from_utf8(before.clone()).unwrap();
+    let source_arg = source.to_str().unwrap();
+
+    std::fs::write(&source, text.trim_end_matches('\n')).unwrap();
+    let err = db.fails(&["ledger", "import", source_arg], "invalid_argument", 3);
+    assert!(
+        err["message"].as_str().unwrap().contains("newline"),
+        "{err}"
+    );
+
+    // The fleet operation's first line alone: it announces two.
+    let first = text.lines().next().unwrap();
+    std::fs::write(&source, format!("{first}\n")).unwrap();
+    let err = db.fails(&["ledger", "import", source_arg], "invalid_argument", 3);
+    assert!(
+        err["message"].as_str().unwrap().contains("cut short"),
+        "{err}"
+    );
+
+    std::fs::write(&source, &text).unwrap();
+    let out = db.run_with(
+        &[("DISCUSS_FAILPOINTS", "append.before_fsync=crash")],
+        &["--json", "ledger", "import", source_arg],
+        "",
+    );
+    assert_eq!(out.status, -1, "killed: {}", out.stderr);
+    assert_eq!(db.ledger_bytes(), before, "nothing of the import stays");
+    assert_eq!(db.ok(&["ledger", "import", source_arg])["imported"], 4);
+    let mut twice = before.clone();
+    twice.extend_from_slice(&before);
+    assert_eq!(db.ledger_bytes(), twice);
+}
+
+/// A client killed (`kill -9`) after its INSERT and before its COMMIT
+/// leaves nothing behind, and the lock it held is free for the next
+/// writer at once; many writers killed at random lose nothing that was
+/// acknowledged.
+#[test]
+fn kill_9_of_clients_loses_nothing_acknowledged() {
+    let Some(db) = database() else { return };
+    let (dsc, root) = db.discussion(&[]);
+    let before = db.ledger_bytes();
+    for point in ["append.before_write", "append.before_fsync"] {
+        let out = db.run_with(
+            &[("DISCUSS_FAILPOINTS", &format!("{point}=crash"))],
+            &[
+                "--json",
+                "wake",
+                "--agent",
+                "agent-b",
+                "--discussion",
+                &dsc,
+                "--expected-head",
+                &root,
+            ],
+            "",
+        );
+        assert_eq!(out.status, -1, "{point}: killed");
+        assert_eq!(db.ledger_bytes(), before, "{point}: nothing written");
+    }
+    let started = Instant::now();
+    db.wake(&dsc, "agent-b", &root);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the killed clients' lock was released"
+    );
+
+    // Twenty-four writers at once, every third killed as soon as started.
+    let mut children = Vec::new();
+    for i in 0..24 {
+        let child = db
+            .command_std()
+            .args(ASK_A_TO_B)
+            .arg(format!(r#"{{"body":"question {i}"}}"#))
+            .args(["--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push((i % 3 == 0, child));
+    }
+    let mut acknowledged = Vec::new();
+    for (kill, mut child) in children {
+        if kill {
+            let _ = child.kill();
+        }
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+            acknowledged.push(answer["discussion_id"].as_str().unwrap().to_owned());
+        } else {
+            assert!(
+                out.status.code().is_none(),
+                "only the killed fail: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    assert!(
+        acknowledged.len() >= 16,
+        "{} acknowledged",
+        acknowledged.len()
+    );
+    let listed = db.ok(&["list"]);
+    let ids: Vec<&str> = listed["discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["discussion_id"].as_str().unwrap())
+        .collect();
+    for id in &acknowledged {
+        assert!(ids.contains(&id.as_str()), "{id} was acknowledged and lost");
+    }
+    assert_eq!(db.run(&["verify"]).status, 0);
+}
+
+/// The server stopped while a writer is between its INSERT and its
+/// COMMIT: the writer fails with `ledger_unavailable`, never reports
+/// success, and nothing of it is there once the server is back. While the
+/// server is down, commands fail at once with the same code.
+#[test]
+fn a_server_stopped_mid_operation_fails_the_command_and_writes_nothing() {
+    let Some(cluster) = Cluster::start(&[]) else {
+        return;
+    };
+    let mut env = Env::file();
+    env.pg = Some(cluster.database());
+    let (dsc, root) = env.discussion(&[]);
+    let before = env.ledger_bytes();
+    let writer = env
+        .command_std()
+        .env("DISCUSS_FAILPOINTS", "append.before_fsync=stop")
+        .args([
+            "--json",
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_stopped(writer.id());
+    cluster.stop_server();
+    let down = env.run(&["--json", "show", &dsc]);
+    assert_eq!(down.status, 1);
+    assert_eq!(down.error()["code"], "ledger_unavailable");
+    assert!(
+        !down.error()["message"]
+            .as_str()
+            .unwrap()
+            .contains("password")
+    );
+    let resumed = Command::new("kill")
+        .args(["-CONT", &writer.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(resumed.success());
+    let out = writer.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "no answer on failure");
+    let err: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "ledger_unavailable", "{err}");
+    cluster.start_server();
+    assert_eq!(env.ledger_bytes(), before);
+    assert_eq!(env.status(&dsc), "open");
+    env.wake(&dsc, "agent-b", &root);
+}
+
+/// Waits (bounded) until the process is stopped by its fail point.
+fn wait_until_stopped(pid: u32) {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+        if state == Some('T') {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "the writer never reached its fail point"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// A database that cannot be reached is `ledger_unavailable` (exit 1)
+/// within `connect_timeout`, also when something accepts the connection
+/// and never answers; the URL's password is never shown.
+#[test]
+fn an_unreachable_database_fails_within_the_connect_timeout() {
+    let env = Env::file();
+    // Nothing listens on a port just freed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refused = env
+        .command()
+        .env(
+            "DISCUSS_LEDGER",
+            format!("postgresql://ann:s3cret@127.0.0.1:{port}/fleet"),
+        )
+        .args(["--json", "fleet", "add", "f", "a"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&refused.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "ledger_unavailable");
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert!(!text.contains("s3cret"), "{text}");
+    assert!(text.contains("ann:***@"), "{text}");
+
+    // A listener that accepts and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let started = Instant::now();
+    let hung = env
+        .command()
+        .env(
+            "DISCUSS_LEDGER",
+            format!("postgresql://ann@127.0.0.1:{port}/fleet?connect_timeout=1"),
+        )
+        .args(["--json", "list"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(hung.status.code(), Some(1));
+    let err: Value = serde_json::from_slice(&hung.stderr).unwrap();
+    assert_eq!(err["error"]["code"], "ledger_unavailable", "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    drop(silent);
+}
+
+/// A supervised agent gets the database's URL as `DISCUSS_LEDGER` and
+/// replies through it; `wait` sees the result.
+#[test]
+fn a_supervised_agent_replies_through_the_database() {
+    let Some(db) = database() else { return };
+    let (dsc, root) = db.discussion(&[]);
+    let script = r#"discuss --json reply --agent "$DISCUSS_AGENT_ID" --discussion "$DISCUSS_DISCUSSION_ID" --attempt "$DISCUSS_ATTEMPT_ID" --reply-to "$DISCUSS_REPLY_TO" --type result --close --payload '{"body":"done"}' >/dev/null && case "$DISCUSS_LEDGER" in postgresql://*) exit 0;; *) exit 9;; esac"#;
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let path = format!("{}:/usr/bin:/bin", bin.parent().unwrap().display());
+    let out = db
+        .command()
+        .env("PATH", path)
+        .args([
+            "--json",
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(db.status(&dsc), "closed");
+    let waited = db.ok(&["wait", &dsc, "--until", "closed", "--timeout-ms", "2000"]);
+    assert_eq!(waited["status"], "closed");
+}
+
+/// Over TLS: a server that accepts only TLS connections is reached with
+/// `sslmode=require` (the certificate not checked, as libpq does) and with
+/// `sslmode=verify-ca` and the server's certificate as `sslrootcert`, and
+/// refused without TLS.
+#[test]
+fn tls_with_sslmode_require_and_verify_ca() {
+    let Some(probe) = Cluster::start(&[]) else {
+        return;
+    };
+    drop(probe);
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = (
+        certs.path().join("server.crt"),
+        certs.path().join("server.key"),
+    );
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl makes a certificate");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let cluster = Cluster::start(&[]).unwrap();
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(cluster.data()).unwrap());
+    for (from, to) in [(&cert, "server.crt"), (&key, "server.key")] {
+        let target = cluster.data().join(to);
+        std::fs::copy(from, &target).unwrap();
+        std::os::unix::fs::chown(&target, Some(owner), None).unwrap();
+        std::fs::set_permissions(&target, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+    }
+    cluster.configure("ssl = on\n");
+    // Only TLS from 127.0.0.1.
+    std::fs::write(
+        cluster.data().join("pg_hba.conf"),
+        "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+    )
+    .unwrap();
+    cluster.stop_server();
+    cluster.start_server();
+    let url = cluster.database();
+    let mut env = Env::file();
+    for mode in [
+        "sslmode=require".to_owned(),
+        format!("sslmode=verify-ca&sslrootcert={}", cert.display()),
+    ] {
+        env.pg = Some(format!("{url}?{mode}"));
+        env.fleet();
+        assert_eq!(env.ok(&["ledger", "info"])["kind"], "postgres", "{mode}");
+    }
+    env.pg = Some(format!("{url}?sslmode=disable"));
+    let out = env.run(&["--json", "fleet", "list"]);
+    assert_eq!(out.status, 1, "{}", out.stderr);
+    assert_eq!(
+        out.error()["code"],
+        "ledger_unavailable",
+        "refused: {}",
+        out.stderr
+    );
+}
