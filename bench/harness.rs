@@ -32,6 +32,9 @@ struct Options {
     dir: Option<PathBuf>,
     sqlite: bool,
     postgres: Option<String>,
+    /// `HOST:PORT` of a pooler (PgBouncer, transaction mode) in front of
+    /// the `--postgres` server: the commands run through it as well.
+    pooler: Option<String>,
 }
 
 fn options() -> Options {
@@ -42,6 +45,7 @@ fn options() -> Options {
         dir: None,
         sqlite: true,
         postgres: None,
+        pooler: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -53,6 +57,7 @@ fn options() -> Options {
             "--runs" => o.runs = value().parse().expect("--runs N"),
             "--dir" => o.dir = Some(PathBuf::from(value())),
             "--postgres" => o.postgres = Some(value()),
+            "--pooler" => o.pooler = Some(value()),
             "--no-sqlite" => {
                 o.sqlite = false;
                 i += 1;
@@ -426,6 +431,24 @@ fn main() {
             import_into(&discuss, admin, &ledgers[1], &mut import_times),
         ]
     });
+    // The same databases, reached through the pooler.
+    let pooled = o
+        .pooler
+        .as_ref()
+        .zip(databases.as_ref())
+        .map(|(pooler, dbs)| {
+            dbs.each_ref().map(|db| {
+                let url = db.path.to_str().unwrap();
+                let (scheme, rest) = url.split_once("@").unwrap();
+                let (_, database) = rest.split_once('/').unwrap();
+                Ledger {
+                    records: db.records,
+                    path: PathBuf::from(format!("{scheme}@{pooler}/{database}")),
+                    middle: db.middle.clone(),
+                    end_ms: db.end_ms,
+                }
+            })
+        });
     let sizes: Vec<u64> = ledgers
         .iter()
         .map(|l| std::fs::metadata(&l.path).unwrap().len())
@@ -441,7 +464,11 @@ fn main() {
         rebuild_rss = rebuild_rss.max(shown.max_rss_kib);
     }
     // Warm the page cache and the index of both.
-    for ledger in ledgers.iter().chain(databases.iter().flatten()) {
+    for ledger in ledgers
+        .iter()
+        .chain(databases.iter().flatten())
+        .chain(pooled.iter().flatten())
+    {
         let mut warmup: [Sample; 6] = Default::default();
         round(&discuss, ledger, &mut warmup);
     }
@@ -449,6 +476,7 @@ fn main() {
     let db = o.sqlite.then(|| sqlite_database(&ledgers[1], &dir));
     let mut samples: [[Sample; 6]; 2] = Default::default();
     let mut pg_samples: [[Sample; 6]; 2] = Default::default();
+    let mut pooled_samples: [[Sample; 6]; 2] = Default::default();
     let mut sqlite = Sample::default();
     let mut session = McpSession::start(&discuss, &ledgers[1]);
     let mut tool_calls = Vec::new();
@@ -460,6 +488,11 @@ fn main() {
         }
         if let Some(databases) = &databases {
             for (ledger, sample) in databases.iter().zip(pg_samples.iter_mut()) {
+                round(&discuss, ledger, sample);
+            }
+        }
+        if let Some(pooled) = &pooled {
+            for (ledger, sample) in pooled.iter().zip(pooled_samples.iter_mut()) {
                 round(&discuss, ledger, sample);
             }
         }
@@ -537,6 +570,20 @@ fn main() {
                 large.as_secs_f64() / file.as_secs_f64()
             );
         }
+        if pooled.is_some() {
+            for (i, name) in COMMANDS.iter().enumerate() {
+                let small = median(&mut pooled_samples[0][i].times);
+                let large = median(&mut pooled_samples[1][i].times);
+                let file = median(&mut samples[1][i].times);
+                println!(
+                    "| {name}, through PgBouncer (transaction mode) | {} | {} | {:.2} | {:.2} |",
+                    ms(small),
+                    ms(large),
+                    large.as_secs_f64() / small.as_secs_f64(),
+                    large.as_secs_f64() / file.as_secs_f64()
+                );
+            }
+        }
         let large_import = import_times[1];
         println!(
             "| ledger import of {} records | | {} | | {:.0} records/s |",
@@ -558,11 +605,14 @@ fn import_into(discuss: &Path, admin: &str, ledger: &Ledger, times: &mut Vec<Dur
     let name = format!("discuss_bench_{}", ledger.records);
     let mut client = postgres::Client::connect(admin, postgres::NoTls)
         .unwrap_or_else(|e| panic!("--postgres {admin}: {e}"));
-    client
-        .batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-        ))
-        .expect("a database for the benchmark");
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        client
+            .batch_execute(&statement)
+            .expect("a database for the benchmark");
+    }
     let (base, _) = admin.split_once('?').unwrap_or((admin, ""));
     let url = format!(
         "{}/{name}",

@@ -3,15 +3,23 @@
 //! `verify-ca`/`verify-full`, `sslrootcert`) turned into the TLS connector.
 
 use crate::error::{Error, ErrorCode, Result};
-use native_tls::{Certificate, TlsConnector};
 use postgres::Config;
 use postgres::tls::{MakeTlsConnect, TlsConnect};
-use postgres_native_tls::TlsStream;
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::str::FromStr;
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long connecting may take when the URL does not say
 /// (`connect_timeout`, seconds): a database that cannot be reached is
@@ -122,8 +130,7 @@ impl Location {
     }
 
     /// The TLS connector for this location's `sslmode`: built only if the
-    /// server agrees to TLS, since building one reads the system's CA
-    /// bundle (tens of milliseconds, more than the rest of a command).
+    /// server agrees to TLS, since the system's CA store is read then.
     pub fn tls(&self) -> LazyTls {
         LazyTls {
             verify: self.verify,
@@ -132,7 +139,7 @@ impl Location {
     }
 }
 
-/// A `MakeTlsConnect` that builds its `native-tls` connector on first use.
+/// A `MakeTlsConnect` that builds its `rustls` configuration on first use.
 #[derive(Clone)]
 pub struct LazyTls {
     verify: Verify,
@@ -142,35 +149,157 @@ pub struct LazyTls {
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 impl LazyTls {
-    fn connector(&self) -> std::result::Result<TlsConnector, BoxError> {
-        let mut builder = TlsConnector::builder();
-        match self.verify {
-            Verify::Nothing => {
-                builder
-                    .danger_accept_invalid_certs(true)
-                    .danger_accept_invalid_hostnames(true);
-            }
+    fn config(&self) -> std::result::Result<ClientConfig, BoxError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()?;
+        let config = match self.verify {
+            Verify::Nothing => builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(Unchecked { provider })),
             Verify::Authority => {
-                builder.danger_accept_invalid_hostnames(true);
+                let checked =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(self.roots()?), provider)
+                        .build()?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(AnyName(checked)))
             }
-            Verify::AuthorityAndHost => {}
+            Verify::AuthorityAndHost => builder.with_root_certificates(self.roots()?),
+        };
+        Ok(config.with_no_client_auth())
+    }
+
+    /// The CAs trusted: `sslrootcert`, else the system's store.
+    fn roots(&self) -> std::result::Result<RootCertStore, BoxError> {
+        let mut roots = RootCertStore::empty();
+        match &self.root_cert {
+            Some(path) => {
+                let certs = CertificateDer::pem_file_iter(path)
+                    .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
+                    .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+                for cert in certs {
+                    roots.add(cert)?;
+                }
+            }
+            None => {
+                for cert in rustls_native_certs::load_native_certs().certs {
+                    let _ = roots.add(cert);
+                }
+            }
         }
-        if let Some(path) = &self.root_cert {
-            let read = std::fs::read(path)
-                .map_err(BoxError::from)
-                .and_then(|pem| Certificate::from_pem(&pem).map_err(BoxError::from));
-            let cert = read.map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
-            builder.add_root_certificate(cert);
-        }
-        Ok(builder.build()?)
+        Ok(roots)
     }
 }
+
+/// `sslmode=require` without a root certificate, as libpq: encrypted, the
+/// certificate not checked (the handshake's signatures still are).
+#[derive(Debug)]
+struct Unchecked {
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for Unchecked {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// `sslmode=verify-ca`: signed by a trusted CA, whatever host it names.
+#[derive(Debug)]
+struct AnyName(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+type Rustls<S> = <MakeRustlsConnect as MakeTlsConnect<S>>::TlsConnect;
 
 impl<S> MakeTlsConnect<S> for LazyTls
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    type Stream = TlsStream<S>;
+    type Stream = <Rustls<S> as TlsConnect<S>>::Stream;
     type TlsConnect = LazyConnect;
     type Error = BoxError;
 
@@ -191,17 +320,20 @@ impl<S> TlsConnect<S> for LazyConnect
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    type Stream = TlsStream<S>;
+    type Stream = <Rustls<S> as TlsConnect<S>>::Stream;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = std::result::Result<TlsStream<S>, BoxError>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = std::result::Result<Self::Stream, BoxError>> + Send>>;
 
     fn connect(self, stream: S) -> Self::Future {
-        let connector = match self.tls.connector() {
-            Ok(connector) => connector,
+        let made = self.tls.config().and_then(|config| {
+            MakeTlsConnect::<S>::make_tls_connect(&mut MakeRustlsConnect::new(config), &self.domain)
+                .map_err(BoxError::from)
+        });
+        let connect = match made {
+            Ok(connect) => connect,
             Err(err) => return Box::pin(std::future::ready(Err(err))),
         };
-        let connecting =
-            postgres_native_tls::TlsConnector::new(connector, &self.domain).connect(stream);
+        let connecting = connect.connect(stream);
         Box::pin(async move { connecting.await.map_err(BoxError::from) })
     }
 }

@@ -39,6 +39,10 @@
 //!
 //! Readers take no lock: each reads in one REPEATABLE READ READ ONLY
 //! transaction, a consistent snapshot, and never waits for a writer.
+//!
+//! Every statement is sent with its parameter types (`query_typed`): one
+//! round trip each, no named prepared statement left on the server (so a
+//! pooler in transaction mode needs no support for them).
 
 mod location;
 
@@ -54,7 +58,7 @@ use crate::global::Global;
 use crate::ledger::cache::live::LiveSet;
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, IsolationLevel, Transaction};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -274,7 +278,13 @@ impl PgLedger {
     /// lost mid-operation; `io_error` for one that refused a statement.
     fn db_error(&self, err: &postgres::Error) -> Error {
         let shown = self.location.shown.clone();
-        if let Some(db) = err.as_db_error() {
+        // Connection exceptions (08), operator intervention such as a
+        // server shutting down (57), and exhausted resources (53): the
+        // database is not there to write to, whatever it said on the way.
+        let gone = err
+            .as_db_error()
+            .is_some_and(|db| matches!(db.code().code().get(..2), Some("08" | "57" | "53")));
+        if let Some(db) = err.as_db_error().filter(|_| !gone) {
             let conflict = *db.code() == SqlState::UNIQUE_VIOLATION;
             let message = if conflict {
                 format!(
@@ -328,7 +338,10 @@ impl PgLedger {
     /// made if this is the first write.
     fn writing(client: &mut Client) -> Step<Transaction<'_>> {
         let mut tx = client.transaction()?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])?;
+        tx.execute_typed(
+            "SELECT pg_advisory_xact_lock($1)",
+            &[(&LOCK_KEY, Type::INT8)],
+        )?;
         if !tables_exist(&mut tx)? {
             tx.batch_execute(SCHEMA)?;
         }
@@ -353,7 +366,7 @@ impl PgLedger {
         if !tables_exist(tx)? {
             return Ok(None);
         }
-        let row = tx.query_opt(
+        let row = tx.query_typed_opt(
             "SELECT format, lines, bytes, summary FROM discuss_state",
             &[],
         )?;
@@ -498,11 +511,11 @@ impl PgLedger {
             };
             let last = state.summary.last_at_ms;
             let covered = state.lines as i64;
-            let mut rows = tx.query_raw(
+            let mut rows = tx.query_typed_raw(
                 "SELECT discussion_id, line_no, line FROM discuss_lines \
                  WHERE discussion_id IS NOT NULL AND line_no <= $1 \
                  ORDER BY discussion_id, line_no",
-                [&covered as &(dyn ToSql + Sync)],
+                [(&covered as &(dyn ToSql + Sync), Type::INT8)],
             )?;
             let mut mapped = Vec::new();
             let mut current: Option<String> = None;
@@ -575,7 +588,7 @@ impl PgLedger {
             if !tables_exist(&mut tx)? {
                 return Ok(Vec::new());
             }
-            let rows = tx.query(
+            let rows = tx.query_typed(
                 "SELECT DISTINCT discussion_id FROM discuss_lines \
                  WHERE discussion_id IS NOT NULL ORDER BY 1",
                 &[],
@@ -628,10 +641,10 @@ impl PgLedger {
                 if !tables_exist(&mut tx)? {
                     return Ok(Vec::new());
                 }
-                let rows = tx.query(
+                let rows = tx.query_typed(
                     "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 \
                      ORDER BY line_no LIMIT $2",
-                    &[&(lines as i64), &STREAM_BATCH],
+                    &[(&(lines as i64), Type::INT8), (&STREAM_BATCH, Type::INT8)],
                 )?;
                 tx.commit()?;
                 Ok(rows
@@ -674,7 +687,8 @@ impl PgLedger {
             if !tables_exist(&mut tx)? {
                 return Ok(0);
             }
-            let row = tx.query_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
+            let row =
+                tx.query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
             tx.commit()?;
             Ok(row.get::<_, i64>(0) as u64)
         })
@@ -712,9 +726,9 @@ impl PgLedger {
             if !tables_exist(&mut tx)? {
                 return Ok(0);
             }
-            let mut rows = tx.query_raw(
+            let mut rows = tx.query_typed_raw(
                 "SELECT line FROM discuss_lines ORDER BY line_no",
-                std::iter::empty::<&(dyn ToSql + Sync)>(),
+                std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
             )?;
             let mut count = 0u64;
             while let Some(row) = rows.next()? {
@@ -782,7 +796,7 @@ impl PgLedger {
 }
 
 fn tables_exist(tx: &mut Transaction<'_>) -> Step<bool> {
-    let row = tx.query_one(
+    let row = tx.query_typed_one(
         "SELECT to_regclass('discuss_lines') IS NOT NULL AND to_regclass('discuss_state') IS NOT NULL",
         &[],
     )?;
@@ -798,9 +812,9 @@ fn feed_rows(
     line: &mut LineFeed<'_>,
 ) -> std::result::Result<(u64, u64), postgres::Error> {
     let after = after as i64;
-    let mut rows = tx.query_raw(
+    let mut rows = tx.query_typed_raw(
         "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 ORDER BY line_no",
-        [&after as &(dyn ToSql + Sync)],
+        [(&after as &(dyn ToSql + Sync), Type::INT8)],
     )?;
     let (mut at, mut count) = (bytes, after as u64);
     while let Some(row) = rows.next()? {
@@ -826,10 +840,10 @@ fn records_of(
     let mut ids = discussion_ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
-    let rows = tx.query(
+    let rows = tx.query_typed(
         "SELECT line_no, line FROM discuss_lines \
          WHERE discussion_id = ANY($1) AND line_no <= $2 ORDER BY line_no",
-        &[&ids, &(covered as i64)],
+        &[(&ids, Type::TEXT_ARRAY), (&(covered as i64), Type::INT8)],
     )?;
     Ok(rows
         .iter()
@@ -840,10 +854,10 @@ fn records_of(
 
 /// The first record that carries `key` and the records of its discussion.
 fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Step<Option<Keyed>> {
-    let rows = tx.query(
+    let rows = tx.query_typed(
         "SELECT line_no, line FROM discuss_lines \
          WHERE idempotency_key = $1 AND line_no <= $2 ORDER BY line_no",
-        &[&key, &(covered as i64)],
+        &[(&key, Type::TEXT), (&(covered as i64), Type::INT8)],
     )?;
     let first = rows
         .iter()
@@ -883,9 +897,15 @@ fn insert_lines<'a>(
     if line_nos.is_empty() {
         return Ok(());
     }
-    tx.execute(
+    tx.execute_typed(
         INSERT_LINES,
-        &[&line_nos, &lines, &record_ids, &discussion_ids, &keys],
+        &[
+            (&line_nos, Type::INT8_ARRAY),
+            (&lines, Type::BYTEA_ARRAY),
+            (&record_ids, Type::TEXT_ARRAY),
+            (&discussion_ids, Type::TEXT_ARRAY),
+            (&keys, Type::TEXT_ARRAY),
+        ],
     )?;
     Ok(())
 }
@@ -898,13 +918,23 @@ fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
         .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
     let (lines, bytes) = (state.lines as i64, state.bytes as i64);
     let updated = match state.row_lines {
-        Some(read) => tx.execute(
+        Some(read) => tx.execute_typed(
             "UPDATE discuss_state SET lines = $1, bytes = $2, summary = $3 WHERE lines = $4",
-            &[&lines, &bytes, &summary, &(read as i64)],
+            &[
+                (&lines, Type::INT8),
+                (&bytes, Type::INT8),
+                (&summary, Type::TEXT),
+                (&(read as i64), Type::INT8),
+            ],
         )?,
-        None => tx.execute(
+        None => tx.execute_typed(
             "INSERT INTO discuss_state (format, lines, bytes, summary) VALUES ($1, $2, $3, $4)",
-            &[&FORMAT, &lines, &bytes, &summary],
+            &[
+                (&FORMAT, Type::INT4),
+                (&lines, Type::INT8),
+                (&bytes, Type::INT8),
+                (&summary, Type::TEXT),
+            ],
         )?,
     };
     if updated != 1 {
