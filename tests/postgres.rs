@@ -178,19 +178,9 @@ impl Side {
         match op {
             Op::Ask { turns } => {
                 let turns = turns.to_string();
-                let answer = self.run(&[
-                    "ask",
-                    "--from",
-                    "agent-a",
-                    "--to",
-                    "agent-b",
-                    "--fleet",
-                    "fleet-alpha",
-                    "--max-turns",
-                    &turns,
-                    "--payload",
-                    r#"{"body":"Refactor auth?"}"#,
-                ]);
+                let mut args = ASK_A_TO_B.to_vec();
+                args.extend([r#"{"body":"Refactor auth?"}"#, "--max-turns", &turns]);
+                let answer = self.run(&args);
                 // The ids as written, for the later steps of this side.
                 if let Some(outcome) = self.last_ids() {
                     (self.dsc, self.root) = (Some(outcome.0), Some(outcome.1));
@@ -447,16 +437,7 @@ fn kill_9_of_clients_loses_nothing_acknowledged() {
     for point in ["append.before_write", "append.before_fsync"] {
         let out = db.run_with(
             &[("DISCUSS_FAILPOINTS", &format!("{point}=crash"))],
-            &[
-                "--json",
-                "wake",
-                "--agent",
-                "agent-b",
-                "--discussion",
-                &dsc,
-                "--expected-head",
-                &root,
-            ],
+            &wake_args(&dsc, &root),
             "",
         );
         assert_eq!(out.status, -1, "{point}: killed");
@@ -534,16 +515,7 @@ fn a_server_stopped_mid_operation_fails_the_command_and_writes_nothing() {
     let writer = env
         .command_std()
         .env("DISCUSS_FAILPOINTS", "append.before_fsync=stop")
-        .args([
-            "--json",
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ])
+        .args(wake_args(&dsc, &root))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -578,6 +550,20 @@ fn a_server_stopped_mid_operation_fails_the_command_and_writes_nothing() {
     assert_eq!(env.ledger_bytes(), before);
     assert_eq!(env.status(&dsc), "open");
     env.wake(&dsc, "agent-b", &root);
+}
+
+/// `wake` of agent-b on `head`, answered in JSON.
+fn wake_args<'a>(dsc: &'a str, head: &'a str) -> [&'a str; 8] {
+    [
+        "--json",
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        dsc,
+        "--expected-head",
+        head,
+    ]
 }
 
 /// Waits (bounded) until the process is stopped by its fail point.
@@ -658,20 +644,8 @@ fn a_supervised_agent_replies_through_the_database() {
     let out = db
         .command()
         .env("PATH", path)
-        .args([
-            "--json",
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
+        .args(wake_args(&dsc, &root))
+        .args(["--", "sh", "-c", script])
         .output()
         .unwrap();
     assert_eq!(

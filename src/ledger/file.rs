@@ -3,8 +3,7 @@
 
 use super::cache::Cache;
 use super::check::{LineCheck, check_lines};
-use super::lines::{LineFeed, operations_of, read_line_at, stream_lines_from};
-use super::record::OpMark;
+use super::lines::{LineFeed, operations_of, read_line_at, record_and_mark, stream_lines_from};
 use super::record::Record;
 use super::view::{Keyed, View};
 use super::{failpoint, filesystem};
@@ -181,10 +180,7 @@ impl FileLedger {
         let mut refused = None;
         let streamed = operations_of(
             |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line),
-            |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
-                Ok((record, mark)) => (Some(record), mark),
-                Err(_) => (None, OpMark::Alone),
-            },
+            |_, line_no, line| record_and_mark(line_no, line),
             |record| {
                 if let (None, Some(record)) = (&refused, record)
                     && let Err(err) = take(record)
@@ -276,9 +272,11 @@ impl FileLedger {
             let _ = file.set_len(whole).and_then(|()| file.sync_data());
             return Err(self.io_error(&err));
         }
-        // The cache reads the new lines as another tool's.
-        let _ = cache.catch_up(&file, whole + len);
-        cache.save();
+        // The cache reads the new lines as another tool's; past what it
+        // catches up in memory, the next command rebuilds it, streaming.
+        if len <= CATCH_UP_LIMIT && cache.catch_up(&file, whole + len).is_ok() {
+            cache.save();
+        }
         Ok(lines)
     }
 

@@ -134,6 +134,16 @@ pub fn operations_of<T>(
     })
 }
 
+/// A line read as a record (`None` when it is not one) and what it says
+/// of its operation: the `read` of `operations_of` for those who want
+/// the records.
+pub fn record_and_mark(line_no: u64, line: &[u8]) -> (Option<Record>, OpMark) {
+    match Record::parse_with_mark(line, line_no as usize) {
+        Ok((record, mark)) => (Some(record), mark),
+        Err(_) => (None, OpMark::Alone),
+    }
+}
+
 /// A line whose operation mark does not fit the lines around it: an
 /// operation that announced more lines than claim to belong to it before
 /// another line came (`operation_overrun`), or a line that claims to

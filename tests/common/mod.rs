@@ -113,13 +113,7 @@ impl Env {
     }
 
     pub fn command(&self) -> Command {
-        let mut cmd = Command::cargo_bin("discuss").unwrap();
-        cmd.env_clear()
-            .env("DISCUSS_LEDGER", self.ledger())
-            .env("DISCUSS_NOW", self.now_ms.to_string())
-            .env("DISCUSS_ACTOR", "tester")
-            .current_dir(self.dir.path());
-        cmd
+        Command::from_std(self.command_std())
     }
 
     /// `command` as a `std::process::Command`, to spawn and signal.

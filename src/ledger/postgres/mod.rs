@@ -50,7 +50,7 @@ pub use location::{Location, is_postgres_url};
 
 use super::check::{LineCheck, check_lines};
 use super::failpoint;
-use super::lines::{LineFeed, operations_of};
+use super::lines::{LineFeed, operations_of, record_and_mark};
 use super::record::{OpMark, Record};
 use super::view::{Keyed, View};
 use crate::error::{Error, ErrorCode, Result};
@@ -664,10 +664,7 @@ impl PgLedger {
                     }
                     Ok((at, count))
                 },
-                |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
-                    Ok((record, mark)) => (Some(record), mark),
-                    Err(_) => (None, OpMark::Alone),
-                },
+                |_, line_no, line| record_and_mark(line_no, line),
                 |record| records.extend(record),
             )
             .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
