@@ -108,7 +108,7 @@ pub fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
     {
         return Ok(given.to_owned());
     }
-    let ids = ctx.ledger.discussion_ids()?;
+    let ids = ctx.ledger.discussion_ids_starting(given)?;
     if ids.iter().any(|id| id == given) {
         return Ok(given.to_owned());
     }

@@ -132,6 +132,18 @@ impl Ledger {
         }
     }
 
+    /// The discussion ids that start with `prefix`, sorted.
+    pub fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
+        match self {
+            Ledger::File(file) => {
+                let mut ids = file.discussion_ids()?;
+                ids.retain(|id| id.starts_with(prefix));
+                Ok(ids)
+            }
+            Ledger::Postgres(pg) => pg.discussion_ids_starting(prefix),
+        }
+    }
+
     /// Every line checked, as `verify` reports.
     pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
         match self {

@@ -598,6 +598,30 @@ impl PgLedger {
         })
     }
 
+    /// The discussion ids that start with `prefix`: a range of the index
+    /// (ids compare byte by byte, `COLLATE "C"`), not a scan.
+    pub fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
+        // Past every id that starts with `prefix`: ids are printable ASCII.
+        let beyond = format!("{prefix}\u{7f}");
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            if !tables_exist(&mut tx)? {
+                return Ok(Vec::new());
+            }
+            let rows = tx.query_typed(
+                "SELECT DISTINCT discussion_id FROM discuss_lines \
+                 WHERE discussion_id >= $1 AND discussion_id < $2 ORDER BY 1",
+                &[(&prefix, Type::TEXT), (&beyond.as_str(), Type::TEXT)],
+            )?;
+            tx.commit()?;
+            Ok(rows
+                .iter()
+                .map(|row| row.get::<_, String>(0))
+                .filter(|id| id.starts_with(prefix))
+                .collect())
+        })
+    }
+
     /// Every line, checked as `verify` does.
     pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
         self.session(|client| {
