@@ -452,13 +452,26 @@ fn rows_carry_the_head_to_wake_on_and_quiet_prints_only_ids() {
         "{:?}",
         out.stdout
     );
+    // The rows of `list`, newest first: which is newer depends on the
+    // milliseconds each process's clock ran on, so it is read, not assumed.
+    let order: String = env.ok(&["list"])["discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| format!("{}\n", row["discussion_id"].as_str().unwrap()))
+        .collect();
+    let mut both = [second.as_str(), dsc.as_str()];
+    both.sort_unstable();
+    let mut listed: Vec<&str> = order.lines().collect();
+    listed.sort_unstable();
+    assert_eq!(listed, both);
     let out = env.run(&["list", "--quiet"]);
-    assert_eq!(out.stdout, format!("{second}\n{dsc}\n"));
+    assert_eq!(out.stdout, order);
     let out = env.run(&["inbox", "--agent", "agent-b", "-q"]);
     assert_eq!(out.stdout, format!("{second}\n"));
     // -q wins over --json: ids are what a script asked for.
     let out = env.run(&["--json", "list", "-q"]);
-    assert_eq!(out.stdout, format!("{second}\n{dsc}\n"));
+    assert_eq!(out.stdout, order);
 }
 
 #[test]
