@@ -159,23 +159,15 @@ fn idempotent_retries_of_ask_wake_and_reply_write_once() {
     let err = env.fails(&other, "idempotency_conflict", 5);
     assert_eq!(err["details"]["discussion_id"], dsc.as_str());
 
-    let reply = [
-        "reply",
-        "--agent",
-        "agent-b",
-        "--discussion",
+    let mut reply = reply_args(
         &dsc,
-        "--attempt",
+        "agent-b",
         &att,
-        "--reply-to",
         &root,
-        "--type",
         "question",
-        "--payload",
         r#"{"body":"which module?"}"#,
-        "--idempotency-key",
-        "job-1:reply",
-    ];
+    );
+    reply.extend(["--idempotency-key", "job-1:reply"]);
     let replied = env.ok(&reply);
     let bytes = env.ledger_bytes();
     let again = env.ok(&reply);

@@ -539,22 +539,9 @@ fn show_as_markdown_has_a_heading_and_every_body_whole() {
     let long = "word ".repeat(400);
     let payload =
         serde_json::json!({"plan": ["a", "b"], "note": format!("``` {long}")}).to_string();
-    env.ok(&[
-        "reply",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        &dsc,
-        "--attempt",
-        &att,
-        "--reply-to",
-        &root,
-        "--type",
-        "result",
-        "--payload",
-        &payload,
-        "--close",
-    ]);
+    let mut reply = reply_args(&dsc, "agent-b", &att, &root, "result", &payload);
+    reply.push("--close");
+    env.ok(&reply);
     let out = env.run(&["show", &dsc, "--format", "markdown"]);
     assert_eq!(out.status, 0, "{}", out.stderr);
     let md = out.stdout;
@@ -660,21 +647,9 @@ fn show_fits_the_terminal_and_keeps_lines_whole_in_a_pipe() {
     let att = env.wake(&dsc, "agent-b", &root);
     let long = "tokens ".repeat(60);
     let payload = serde_json::json!({"body": long.trim_end()}).to_string();
-    env.ok(&[
-        "reply",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        &dsc,
-        "--attempt",
-        &att,
-        "--reply-to",
-        &root,
-        "--type",
-        "question",
-        "--payload",
-        &payload,
-    ]);
+    env.ok(&reply_args(
+        &dsc, "agent-b", &att, &root, "question", &payload,
+    ));
     for columns in [80usize, 200] {
         // script(1) runs the command in a shell: set the width there.
         let text = on_a_terminal(

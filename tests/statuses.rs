@@ -111,21 +111,7 @@ fn exhausted_on_the_last_turn_escalates_exactly_once() {
     let mut env = Env::new();
     let (dsc, root) = env.discussion(&["--max-turns", "2"]);
     let att = env.wake(&dsc, "agent-b", &root);
-    let out = env.ok(&[
-        "reply",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        &dsc,
-        "--attempt",
-        &att,
-        "--reply-to",
-        &root,
-        "--type",
-        "question",
-        "--payload",
-        "{}",
-    ]);
+    let out = env.ok(&reply_args(&dsc, "agent-b", &att, &root, "question", "{}"));
     assert_eq!(out["status"], "exhausted");
     let show = env.show(&dsc);
     assert_eq!(show["status"], "exhausted");

@@ -3,8 +3,7 @@
 
 use super::Context;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::lines::{operations_of, stream_lines};
-use crate::ledger::record::{OpMark, Record};
+use crate::ledger::lines::{operations_of, record_and_mark, stream_lines};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::fs::File;
@@ -160,10 +159,7 @@ fn check_importable(source: &File, len: u64, shown: &str) -> Result<()> {
     }
     let streamed = operations_of(
         |line| stream_lines(source, len, line),
-        |_, line_no, line| match Record::parse_with_mark(line, line_no as usize) {
-            Ok((_, mark)) => ((), mark),
-            Err(_) => ((), OpMark::Alone),
-        },
+        |_, line_no, line| ((), record_and_mark(line_no, line).1),
         |()| {},
     )
     .map_err(|e| Error::io(shown, &e))?;

@@ -65,18 +65,17 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
         }
         err
     };
-    let ledger_len = || ctx.ledger.version();
-    let mut seen_len = ledger_len();
+    let mut seen_version = ctx.ledger.version();
     let mut view = read()?.ok_or_else(|| timed_out(None))?;
     loop {
         // Re-read only when the ledger has grown; deadlines move the status
         // too, so derive again on every tick regardless.
-        let len = ledger_len();
-        if len != seen_len {
+        let version = ctx.ledger.version();
+        if version != seen_version {
             match read()? {
                 Some(fresh) => {
                     view = fresh;
-                    seen_len = len;
+                    seen_version = version;
                 }
                 None => {
                     let status = derive(

@@ -207,10 +207,9 @@ impl FileLedger {
             return Ok((0, 0));
         };
         let len = self.len_of(&file)?;
-        let (cache, covered) = self
+        let (_, covered) = self
             .read_through_cache(&file, None, |cache| Some(cache.mark))?
             .expect("an unbounded wait always gets the lock");
-        drop(cache);
         // The complete lines of a torn tail count too: `export` writes them.
         let mut tail = vec![0u8; (len - covered.covered) as usize];
         file.read_exact_at(&mut tail, covered.covered)

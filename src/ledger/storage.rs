@@ -227,10 +227,7 @@ impl Ledger {
     pub fn info(&self) -> Result<Info> {
         let (lines, bytes) = match self {
             Ledger::File(file) => file.counts()?,
-            Ledger::Postgres(pg) => {
-                let counts = pg.counts()?;
-                (counts.lines, counts.bytes)
-            }
+            Ledger::Postgres(pg) => pg.counts()?,
         };
         Ok(Info {
             kind: self.kind(),

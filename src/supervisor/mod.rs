@@ -166,7 +166,7 @@ pub fn run(
         .take()
         .map(|stdout| std::thread::spawn(move || capture(stdout)));
 
-    let mut seen_len = ledger_len(ctx);
+    let mut seen_version = ctx.ledger.version();
     let status = loop {
         if let Some(status) = child
             .try_wait()
@@ -176,13 +176,13 @@ pub fn run(
         }
         // Look at the ledger only when it has grown, and never wait for
         // its lock: a busy ledger is looked at on a later tick.
-        let len = ledger_len(ctx);
-        if len != seen_len && watchdog.fired().is_none() {
+        let version = ctx.ledger.version();
+        if version != seen_version && watchdog.fired().is_none() {
             match ctx.ledger.view_within(&[], Instant::now())? {
                 Some(view) if view.global(ctx.now(view.last_at_ms())).kill_switch.engaged => {
                     watchdog.fire("kill_switch")
                 }
-                Some(_) => seen_len = len,
+                Some(_) => seen_version = version,
                 None => {}
             }
         }
@@ -355,10 +355,6 @@ fn reap_orphans() {
             _ => {}
         }
     }
-}
-
-fn ledger_len(ctx: &Context) -> u64 {
-    ctx.ledger.version().unwrap_or(0)
 }
 
 fn current_attempt(ctx: &Context, discussion: &Discussion, attempt: &Attempt) -> Result<Attempt> {

@@ -24,6 +24,32 @@ pub const ASK_A_TO_B: [&str; 8] = [
     "--payload",
 ];
 
+/// `reply` in `attempt` of `dsc`, answering `head`, up to its options.
+pub fn reply_args<'a>(
+    dsc: &'a str,
+    agent: &'a str,
+    attempt: &'a str,
+    head: &'a str,
+    kind: &'a str,
+    payload: &'a str,
+) -> Vec<&'a str> {
+    vec![
+        "reply",
+        "--agent",
+        agent,
+        "--discussion",
+        dsc,
+        "--attempt",
+        attempt,
+        "--reply-to",
+        head,
+        "--type",
+        kind,
+        "--payload",
+        payload,
+    ]
+}
+
 pub struct Env {
     pub dir: TempDir,
     pub now_ms: i64,
@@ -238,21 +264,7 @@ impl Env {
         kind: &str,
         close: bool,
     ) -> String {
-        let mut args = vec![
-            "reply",
-            "--agent",
-            agent,
-            "--discussion",
-            dsc,
-            "--attempt",
-            attempt,
-            "--reply-to",
-            head,
-            "--type",
-            kind,
-            "--payload",
-            r#"{"body":"ok"}"#,
-        ];
+        let mut args = reply_args(dsc, agent, attempt, head, kind, r#"{"body":"ok"}"#);
         if close {
             args.push("--close");
         }

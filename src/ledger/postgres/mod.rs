@@ -51,7 +51,7 @@ pub use location::{Location, is_postgres_url};
 use super::check::{LineCheck, check_lines};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
-use super::record::{OpMark, Record};
+use super::record::Record;
 use super::view::{Keyed, View};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
@@ -195,13 +195,6 @@ impl From<Error> for Fail {
 
 type Step<T> = std::result::Result<T, Fail>;
 
-/// What `ledger info` tells.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counts {
-    pub lines: u64,
-    pub bytes: u64,
-}
-
 impl PgLedger {
     pub fn new(location: Location) -> PgLedger {
         PgLedger {
@@ -334,6 +327,24 @@ impl PgLedger {
             .start()?)
     }
 
+    /// Runs `read` in one read-only snapshot, where the tables are there;
+    /// `empty()` before the first write made them.
+    fn reading<T>(
+        &self,
+        empty: impl FnOnce() -> T,
+        read: impl FnOnce(&mut Transaction<'_>) -> Step<T>,
+    ) -> Result<T> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            if !tables_exist(&mut tx)? {
+                return Ok(empty());
+            }
+            let got = read(&mut tx)?;
+            tx.commit()?;
+            Ok(got)
+        })
+    }
+
     /// A writer's transaction, holding the ledger's lock, with the tables
     /// made if this is the first write.
     fn writing(client: &mut Client) -> Step<Transaction<'_>> {
@@ -349,23 +360,16 @@ impl PgLedger {
     }
 
     pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            let Some(mut state) = self.state(&mut tx)? else {
-                return Ok(View::empty());
-            };
-            let records = records_of(&mut tx, discussion_ids, state.lines)?;
-            tx.commit()?;
+        self.reading(View::empty, |tx| {
+            let mut state = self.state(tx)?;
+            let records = records_of(tx, discussion_ids, state.lines)?;
             Ok(state.view(records, None))
         })
     }
 
-    /// The state row, caught up with the rows after it; `None` before the
-    /// first write made the tables.
-    fn state(&self, tx: &mut Transaction<'_>) -> Step<Option<State>> {
-        if !tables_exist(tx)? {
-            return Ok(None);
-        }
+    /// The state row, caught up with the rows after it (the tables are
+    /// there: `reading` or `writing` saw to it).
+    fn state(&self, tx: &mut Transaction<'_>) -> Step<State> {
         let row = tx.query_typed_opt(
             "SELECT format, lines, bytes, summary FROM discuss_state",
             &[],
@@ -396,7 +400,7 @@ impl PgLedger {
             }
         }
         self.catch_up(tx, &mut state)?;
-        Ok(Some(state))
+        Ok(state)
     }
 
     /// Folds in the rows after the state row's (normally none).
@@ -411,9 +415,9 @@ impl PgLedger {
                     (from_bytes, from)
                 }))
             },
-            |_, line_no, bytes| match Record::parse_with_mark(bytes, line_no as usize) {
-                Ok((record, mark)) => ((line_no, bytes.len(), Some(record)), mark),
-                Err(_) => ((line_no, bytes.len(), None), OpMark::Alone),
+            |_, line_no, bytes| {
+                let (record, mark) = record_and_mark(line_no, bytes);
+                ((line_no, bytes.len(), record), mark)
             },
             |(line_no, len, record)| state.fold(line_no, len, record.as_ref()),
         )
@@ -440,12 +444,7 @@ impl PgLedger {
     /// The state under a writer's lock, the tables there, ready to be
     /// written after.
     fn written_state(&self, tx: &mut Transaction<'_>) -> Step<State> {
-        let state = self.state(tx)?.ok_or_else(|| {
-            Fail::Discuss(Error::new(
-                ErrorCode::Internal,
-                "the ledger's tables were just made but are not there",
-            ))
-        })?;
+        let state = self.state(tx)?;
         self.refuse_unfinished(&state)?;
         Ok(state)
     }
@@ -504,11 +503,8 @@ impl PgLedger {
         &self,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            let Some(state) = self.state(&mut tx)? else {
-                return Ok(Vec::new());
-            };
+        self.reading(Vec::new, |tx| {
+            let state = self.state(tx)?;
             let last = state.summary.last_at_ms;
             let covered = state.lines as i64;
             let mut rows = tx.query_typed_raw(
@@ -543,8 +539,6 @@ impl PgLedger {
             if let Some(done) = current {
                 flush(&done, &mut records, &mut mapped);
             }
-            drop(rows);
-            tx.commit()?;
             Ok(mapped)
         })
     }
@@ -556,44 +550,38 @@ impl PgLedger {
         now: impl Fn(Option<i64>) -> i64,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Option<Vec<T>>> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            let Some(state) = self.state(&mut tx)? else {
-                return Ok(Some(Vec::new()));
-            };
-            let last = state.summary.last_at_ms;
-            let Some(ids) = state.summary.live.candidates(now(last)) else {
-                return Ok(None);
-            };
-            let records = records_of(&mut tx, &ids, state.lines)?;
-            tx.commit()?;
-            let mut mapped = Vec::new();
-            for id in ids {
-                let of: Vec<&Record> = records
-                    .iter()
-                    .filter(|r| r.discussion_id() == Some(id))
-                    .collect();
-                if !of.is_empty() {
-                    mapped.extend(map(last, id, &of));
+        self.reading(
+            || Some(Vec::new()),
+            |tx| {
+                let state = self.state(tx)?;
+                let last = state.summary.last_at_ms;
+                let Some(ids) = state.summary.live.candidates(now(last)) else {
+                    return Ok(None);
+                };
+                let records = records_of(tx, &ids, state.lines)?;
+                let mut mapped = Vec::new();
+                for id in ids {
+                    let of: Vec<&Record> = records
+                        .iter()
+                        .filter(|r| r.discussion_id() == Some(id))
+                        .collect();
+                    if !of.is_empty() {
+                        mapped.extend(map(last, id, &of));
+                    }
                 }
-            }
-            Ok(Some(mapped))
-        })
+                Ok(Some(mapped))
+            },
+        )
     }
 
     /// Every discussion id, sorted.
     pub fn discussion_ids(&self) -> Result<Vec<String>> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            if !tables_exist(&mut tx)? {
-                return Ok(Vec::new());
-            }
+        self.reading(Vec::new, |tx| {
             let rows = tx.query_typed(
                 "SELECT DISTINCT discussion_id FROM discuss_lines \
                  WHERE discussion_id IS NOT NULL ORDER BY 1",
                 &[],
             )?;
-            tx.commit()?;
             Ok(rows.iter().map(|row| row.get(0)).collect())
         })
     }
@@ -603,17 +591,12 @@ impl PgLedger {
     pub fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
         // Past every id that starts with `prefix`: ids are printable ASCII.
         let beyond = format!("{prefix}\u{7f}");
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            if !tables_exist(&mut tx)? {
-                return Ok(Vec::new());
-            }
+        self.reading(Vec::new, |tx| {
             let rows = tx.query_typed(
                 "SELECT DISTINCT discussion_id FROM discuss_lines \
                  WHERE discussion_id >= $1 AND discussion_id < $2 ORDER BY 1",
                 &[(&prefix, Type::TEXT), (&beyond.as_str(), Type::TEXT)],
             )?;
-            tx.commit()?;
             Ok(rows
                 .iter()
                 .map(|row| row.get::<_, String>(0))
@@ -624,15 +607,12 @@ impl PgLedger {
 
     /// Every line, checked as `verify` does.
     pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            let Some(state) = self.state(&mut tx)? else {
-                return Ok(LineCheck::default());
-            };
+        self.reading(LineCheck::default, |tx| {
+            let state = self.state(tx)?;
             let mut failed = None;
             let check = check_lines(
                 |line: &mut LineFeed<'_>| {
-                    Ok(feed_rows(&mut tx, 0, 0, line).unwrap_or_else(|err| {
+                    Ok(feed_rows(tx, 0, 0, line).unwrap_or_else(|err| {
                         failed = Some(err);
                         (0, 0)
                     }))
@@ -645,7 +625,6 @@ impl PgLedger {
             if let Some(err) = failed {
                 return Err(Fail::Db(err));
             }
-            tx.commit()?;
             Ok(check)
         })
     }
@@ -660,17 +639,12 @@ impl PgLedger {
         mut take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)> {
         loop {
-            let rows = self.session(|client| {
-                let mut tx = Self::read_only(client)?;
-                if !tables_exist(&mut tx)? {
-                    return Ok(Vec::new());
-                }
+            let rows = self.reading(Vec::new, |tx| {
                 let rows = tx.query_typed(
                     "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 \
                      ORDER BY line_no LIMIT $2",
                     &[(&(lines as i64), Type::INT8), (&STREAM_BATCH, Type::INT8)],
                 )?;
-                tx.commit()?;
                 Ok(rows
                     .iter()
                     .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, Vec<u8>>(1)))
@@ -703,66 +677,53 @@ impl PgLedger {
 
     /// How many lines there are: it changes with every write.
     pub fn version(&self) -> Result<u64> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            if !tables_exist(&mut tx)? {
-                return Ok(0);
-            }
-            let row =
-                tx.query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
-            tx.commit()?;
-            Ok(row.get::<_, i64>(0) as u64)
-        })
+        self.reading(
+            || 0,
+            |tx| {
+                let row =
+                    tx.query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
+                Ok(row.get::<_, i64>(0) as u64)
+            },
+        )
     }
 
     /// Whether the first write has made the tables.
     pub fn exists(&self) -> Result<bool> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            let exists = tables_exist(&mut tx)?;
-            tx.commit()?;
-            Ok(exists)
-        })
+        self.reading(|| false, |_| Ok(true))
     }
 
-    pub fn counts(&self) -> Result<Counts> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            let counts = match self.state(&mut tx)? {
-                Some(state) => Counts {
-                    lines: state.lines + state.unfinished,
-                    bytes: state.bytes,
-                },
-                None => Counts { lines: 0, bytes: 0 },
-            };
-            tx.commit()?;
-            Ok(counts)
-        })
+    /// How many lines (an unfinished last operation's too), and their
+    /// bytes as a file would hold them.
+    pub fn counts(&self) -> Result<(u64, u64)> {
+        self.reading(
+            || (0, 0),
+            |tx| {
+                let state = self.state(tx)?;
+                Ok((state.lines + state.unfinished, state.bytes))
+            },
+        )
     }
 
     /// Writes every line, with its `\n`, in ledger order; how many.
     pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
-        self.session(|client| {
-            let mut tx = Self::read_only(client)?;
-            if !tables_exist(&mut tx)? {
-                return Ok(0);
-            }
-            let mut rows = tx.query_typed_raw(
-                "SELECT line FROM discuss_lines ORDER BY line_no",
-                std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
-            )?;
-            let mut count = 0u64;
-            while let Some(row) = rows.next()? {
-                let line: &[u8] = row.get(0);
-                out.write_all(line)
-                    .and_then(|()| out.write_all(b"\n"))
-                    .map_err(|e| Fail::Discuss(Error::io("the export", &e)))?;
-                count += 1;
-            }
-            drop(rows);
-            tx.commit()?;
-            Ok(count)
-        })
+        self.reading(
+            || 0,
+            |tx| {
+                let mut rows = tx.query_typed_raw(
+                    "SELECT line FROM discuss_lines ORDER BY line_no",
+                    std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
+                )?;
+                let mut count = 0u64;
+                while let Some(row) = rows.next()? {
+                    let line: &[u8] = row.get(0);
+                    out.write_all(line)
+                        .and_then(|()| out.write_all(b"\n"))
+                        .map_err(|e| Fail::Discuss(Error::io("the export", &e)))?;
+                    count += 1;
+                }
+                Ok(count)
+            },
+        )
     }
 
     /// Appends the lines `feed` gives (checked beforehand: complete lines,
