@@ -11,7 +11,6 @@
 use crate::discussion::derive;
 use crate::global::Global;
 use crate::ledger::Snapshot;
-use crate::output::{Output, discussion_human, discussion_json};
 
 /// What one replay found, so a test can check it replayed something.
 #[derive(Debug, Default, PartialEq)]
@@ -30,7 +29,6 @@ pub fn replay(bytes: &[u8]) -> Replay {
         let _ = global.check_quota(agent, last);
     }
     let _ = global.check_kill_switch();
-    let out = Output::new(false, crate::cli::ColorChoice::Never);
     let ids = snapshot.discussion_ids();
     for id in &ids {
         let records = snapshot.discussion(id);
@@ -42,8 +40,8 @@ pub fn replay(bytes: &[u8]) -> Replay {
             last.saturating_add(86_400_000),
         ] {
             let discussion = derive(id, &records, now).expect("records name it");
-            assert!(discussion_json(&discussion, true).is_object());
-            let _ = discussion_human(&out, &discussion, now);
+            let (json, _, _) = crate::output::render_all(discussion, now);
+            assert!(json.is_object());
         }
         assert!(derive(id, &records, i64::MAX).is_some());
         // A reader at the dawn of time: every record stamped more than the

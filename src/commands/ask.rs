@@ -4,9 +4,8 @@ use super::{Context, PayloadArgs, SuperviseArgs};
 use crate::engine::{AskOutcome, AskRequest, idempotency, plan_ask};
 use crate::error::Result;
 use crate::ledger::record::RESERVED;
-use crate::output::{attempt_json, policy_json};
+use crate::output::{Answer, AskView};
 use clap::Args;
-use serde_json::{Value, json};
 
 /// Start a discussion: the root message (turn 1) from --from to --to.
 #[derive(Debug, Args)]
@@ -46,7 +45,7 @@ pub struct AskArgs {
     pub supervise: SuperviseArgs,
 }
 
-pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
     let request = AskRequest::new(
         &args.from,
         &args.to,
@@ -68,46 +67,25 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<u8> {
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
     let (outcome, replayed) = perform(ctx, &request, key)?;
-    let quiet = || ctx.out.print_text(&format!("{}\n", outcome.discussion.id));
-    if replayed && args.quiet.quiet {
-        quiet();
-        return Ok(0);
-    }
-    if replayed {
-        // A retry: the original answer, and no second run of the agent.
-        return print_replayed(ctx, &to_json(&outcome), || to_human(ctx, &outcome));
-    }
-    if let (Some(options), Some(attempt)) = (supervise, &outcome.attempt) {
-        let supervised =
-            crate::supervisor::run(ctx, &outcome.discussion, attempt, &options, reserved_at)?;
-        if args.quiet.quiet {
-            quiet();
-        } else if ctx.out.json {
+    // A retry answers the original, and never runs the agent a second time.
+    let supervised = match (supervise, &outcome.attempt) {
+        (Some(options), Some(attempt)) if !replayed => {
+            let supervised =
+                crate::supervisor::run(ctx, &outcome.discussion, attempt, &options, reserved_at)?;
             // Status and head as they are after the supervised turn.
-            let (now, _) = super::show::load(ctx, &outcome.discussion.id)?;
-            let mut value = to_json(&AskOutcome {
-                discussion: now,
-                attempt: Some(supervised.attempt.clone()),
-            });
-            value["attempt"] = supervised.to_json();
-            ctx.out.print_json(&value);
-        } else {
-            ctx.out.print_text(&to_human(ctx, &outcome));
-            ctx.out.print_text(&super::wake::supervised_human(
-                &outcome.discussion.id,
-                &supervised,
-            ));
+            let (after, _) = super::show::load(ctx, &outcome.discussion.id)?;
+            Some((supervised, after))
         }
-        return Ok(supervised.exit_status());
-    }
-    if args.quiet.quiet {
-        quiet();
-    } else if ctx.out.json {
-        ctx.out.print_json(&to_json(&outcome));
-    } else {
-        ctx.out.print_text(&to_human(ctx, &outcome));
-    }
-    Ok(0)
+        _ => None,
+    };
+    let status = supervised.as_ref().map_or(0, |(s, _)| s.exit_status());
+    let view = AskView {
+        discussion: outcome.discussion,
+        attempt: outcome.attempt,
+        supervised,
+        replayed,
+    };
+    Ok(Answer::new(view).quiet(args.quiet.quiet).status(status))
 }
 
 /// Writes the root (and the reservation); with an idempotency key already
@@ -147,59 +125,4 @@ pub fn perform(
             plan_ask(&view.global(stamp.at_ms), request, &stamp)
         },
     )
-}
-
-/// Prints the answer of a replayed write: `"replayed": true` in JSON, a
-/// note in human output.
-pub fn print_replayed(ctx: &Context, json: &Value, human: impl FnOnce() -> String) -> Result<u8> {
-    if ctx.out.json {
-        let mut json = json.clone();
-        json["replayed"] = true.into();
-        ctx.out.print_json(&json);
-    } else {
-        ctx.out.print_text(&format!(
-            "{}(replayed: this key was used before; nothing was written)\n",
-            human()
-        ));
-    }
-    Ok(0)
-}
-
-pub fn to_json(outcome: &AskOutcome) -> Value {
-    let d = &outcome.discussion;
-    let root = d.root.as_ref().expect("a new discussion has its root");
-    json!({
-        "discussion_id": d.id,
-        "root_message_id": root.message_id,
-        "head_message_id": d.head().map(|h| h.message_id.clone()),
-        "status": d.status.as_str(),
-        "policy": policy_json(root),
-        "attempt": outcome.attempt.as_ref().map_or(Value::Null, attempt_json),
-    })
-}
-
-fn to_human(ctx: &Context, outcome: &AskOutcome) -> String {
-    let d = &outcome.discussion;
-    let root = d.root.as_ref().expect("a new discussion has its root");
-    let mut text = format!(
-        "{}  {}  {} → {}, {} turns, deadline {}\nroot {}\n",
-        d.id,
-        ctx.out.status(d.status),
-        root.asker,
-        root.peer,
-        root.policy.max_turns,
-        crate::clock::format_ms(root.deadline_ms),
-        root.message_id
-    );
-    match &outcome.attempt {
-        Some(a) => text.push_str(&format!(
-            "woke {} for turn {}: attempt {}\n",
-            a.agent_id, a.turn, a.attempt_id
-        )),
-        None => text.push_str(&format!(
-            "next: discuss wake --agent {} --discussion {} --expected-head {}\n",
-            root.peer, d.id, root.message_id
-        )),
-    }
-    text
 }

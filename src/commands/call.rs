@@ -7,7 +7,7 @@ use super::{Context, ask, read_input, reply, show, wake};
 const MAX_REQUEST_BYTES: usize = 6 * crate::discussion::envelope::MAX_ENVELOPE_BYTES + 65_536;
 use crate::engine::{AskRequest, ReplyRequest, WakeRequest};
 use crate::error::{Error, ErrorCode, Result};
-use crate::output::discussion_json;
+use crate::output::{Answer, AskView, DiscussionView, Render, ReplyView, RowsView, WakeView};
 use clap::Args;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -78,7 +78,7 @@ pub fn tools() -> &'static [(&'static str, &'static [&'static str])] {
     &TOOLS
 }
 
-pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &CallArgs) -> Result<Answer<'static>> {
     let text = match args.request.as_deref() {
         None | Some("-") => read_input(Path::new("-"), MAX_REQUEST_BYTES)?,
         Some(json) => json.to_owned(),
@@ -95,9 +95,7 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<u8> {
             "the request must be a JSON object",
         ));
     };
-    let response = answer(ctx, &args.tool, request, None)?;
-    ctx.out.print_json(&response);
-    Ok(0)
+    Ok(Answer::new(answer(ctx, &args.tool, request, None)?))
 }
 
 /// One tool call, as `call` and `discuss mcp` both make it: the request
@@ -142,12 +140,6 @@ pub fn answer(
         crate::engine::idempotency::check_key(key)?;
     }
     let key = key.as_deref();
-    let mark = |mut value: Value, replayed: bool| {
-        if replayed {
-            value["replayed"] = true.into();
-        }
-        value
-    };
     let response = match *tool {
         "ask_peer" => {
             pinned("from_agent_id")?;
@@ -173,7 +165,13 @@ pub fn answer(
                 request.bool("wake_peer", false)?,
             )?;
             let (outcome, replayed) = ask::perform(ctx, &ask, key)?;
-            mark(ask::to_json(&outcome), replayed)
+            AskView {
+                discussion: outcome.discussion,
+                attempt: outcome.attempt,
+                supervised: None,
+                replayed,
+            }
+            .value()
         }
         "wake_agent" => {
             let wake = WakeRequest::new(
@@ -182,7 +180,13 @@ pub fn answer(
                 &request.string("expected_head_message_id")?,
             )?;
             let (discussion, attempt, replayed) = wake::perform(ctx, &wake, key)?;
-            mark(wake::to_json(&discussion, &attempt), replayed)
+            WakeView {
+                discussion_id: discussion.id,
+                attempt,
+                supervised: None,
+                replayed,
+            }
+            .value()
         }
         "reply_discussion" => {
             pinned("agent_id")?;
@@ -196,7 +200,12 @@ pub fn answer(
                 request.bool("close", false)?,
             )?;
             let (discussion, message_id, replayed) = reply::perform(ctx, &reply, key)?;
-            mark(reply::to_json(&discussion, &message_id), replayed)
+            ReplyView {
+                discussion,
+                message_id,
+                replayed,
+            }
+            .value()
         }
         "list_discussions" => {
             let statuses = match request.0.get("status") {
@@ -215,9 +224,9 @@ pub fn answer(
             let statuses = super::list::parse_statuses(&statuses)?;
             let agent = request.optional_string("agent_id")?;
             let fleet = request.optional_string("fleet_id")?;
-            let (rows, _) =
+            let (rows, now_ms) =
                 super::list::listed(ctx, &statuses, agent.as_deref(), fleet.as_deref())?;
-            rows_json(&rows)
+            rows_json(ctx, rows, now_ms)
         }
         "inbox" => {
             let given = request.optional_string("agent_id")?;
@@ -227,20 +236,31 @@ pub fn answer(
                         .detail("field", "agent_id"),
                 );
             };
-            let (rows, _) = super::list::inbox_rows(ctx, agent)?;
-            rows_json(&rows)
+            let (rows, now_ms) = super::list::inbox_rows(ctx, agent)?;
+            rows_json(ctx, rows, now_ms)
         }
         _ => {
-            let (discussion, _) = show::load(ctx, &request.string("discussion_id")?)?;
-            discussion_json(&discussion, request.bool("include_receipts", true)?)
+            let (discussion, now_ms) = show::load(ctx, &request.string("discussion_id")?)?;
+            DiscussionView {
+                discussion,
+                now_ms,
+                receipts: request.bool("include_receipts", true)?,
+            }
+            .value()
         }
     };
     Ok(response)
 }
 
 /// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.
-fn rows_json(rows: &[super::list::Row]) -> Value {
-    serde_json::json!({"discussions": rows.iter().map(super::list::row_json).collect::<Vec<_>>()})
+fn rows_json(ctx: &Context, rows: Vec<crate::output::Row>, now_ms: i64) -> Value {
+    RowsView {
+        rows,
+        now_ms,
+        empty: String::new(),
+        ledger: &ctx.ledger,
+    }
+    .value()
 }
 
 struct Request(Map<String, Value>);

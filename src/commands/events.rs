@@ -3,11 +3,11 @@
 //! event stream. Reading it never writes and never starts an agent.
 
 use super::Context;
-use crate::discussion::{Envelope, Status, derive};
+use crate::discussion::{Status, derive};
 use crate::error::Result;
-use crate::ledger::{Body, Record};
+use crate::ledger::Record;
+use crate::output::{Answer, EventView};
 use clap::Args;
-use serde_json::{Value, json};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub struct EventsArgs {
 /// How often `--follow` looks for new lines.
 const FOLLOW_POLL: Duration = Duration::from_millis(100);
 
-pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }
@@ -57,7 +57,7 @@ pub fn run(ctx: &Context, args: &EventsArgs) -> Result<u8> {
         .ledger
         .stream_records((0, 0), |record| stream.record(record))?;
     if !args.follow {
-        return Ok(0);
+        return Ok(Answer::streamed(0));
     }
     loop {
         std::thread::sleep(FOLLOW_POLL);
@@ -148,72 +148,7 @@ impl Stream<'_> {
     }
 
     fn print(&self, record: &Record, status: Option<Status>) -> Result<()> {
-        let out = &self.ctx.out;
-        let mut event = json!({
-            "line": record.line,
-            "at": crate::clock::format_ms(record.at_ms),
-            "kind": record.kind(),
-            "record_id": record.id,
-            "discussion_id": record.discussion_id(),
-            "status": status.map(|s| s.as_str()),
-        });
-        match &record.body {
-            Body::Message(m) => {
-                event["message_id"] = record.id.clone().into();
-                event["agent_id"] = m.from_agent_id.clone().into();
-                if let Some(id) = &m.correlation_id
-                    && let Ok(envelope) = Envelope::parse(&m.payload, id)
-                {
-                    event["type"] = envelope.kind.as_str().into();
-                    event["turn"] = envelope.turn.into();
-                }
-            }
-            Body::Receipt(r) => {
-                event["receipt"] = r.receipt.clone().into();
-                event["attempt_id"] = r.attempt_id.clone().into();
-                event["agent_id"] = r.agent_id.clone().into();
-                if let Some(turn) = r.turn {
-                    event["turn"] = turn.into();
-                }
-                if let Some(message) = &r.message_id {
-                    event["message_id"] = message.clone().into();
-                }
-            }
-            _ => {}
-        }
-        if out.json {
-            out.print_text(&format!("{event}\n"));
-        } else {
-            out.print_text(&human(&event));
-        }
+        self.ctx.out.item(&EventView::of(record, status));
         Ok(())
     }
-}
-
-/// One event as a line for a person: line, time, discussion, what, status.
-fn human(event: &Value) -> String {
-    let text = |key: &str| event[key].as_str().unwrap_or("").to_owned();
-    let what = match event["kind"].as_str() {
-        Some("message") => format!(
-            "message {} turn {} from {}",
-            text("type"),
-            event["turn"],
-            text("agent_id")
-        ),
-        Some("receipt") => {
-            let receipt = text("receipt");
-            let name = receipt.rsplit('.').next().unwrap_or(&receipt).to_owned();
-            format!("{name} {}", text("agent_id"))
-        }
-        Some(kind) => kind.to_owned(),
-        None => String::new(),
-    };
-    format!(
-        "{:>6}  {}  {}  {}  {}\n",
-        event["line"].as_u64().unwrap_or(0),
-        crate::output::clock_time(crate::clock::parse_time(&text("at")).unwrap_or_default()),
-        event["discussion_id"].as_str().unwrap_or("-"),
-        crate::output::printable(what.trim_end(), false),
-        event["status"].as_str().unwrap_or("")
-    )
 }

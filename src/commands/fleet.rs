@@ -5,8 +5,8 @@ use crate::engine::plan_fleet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::ledger::record::FleetOp;
+use crate::output::{Answer, FleetView, FleetsView};
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
 
 /// Register agents in fleets (idempotent), remove them, list fleets.
 #[derive(Debug, Args)]
@@ -41,7 +41,7 @@ pub enum FleetCommand {
     },
 }
 
-pub fn run(ctx: &Context, args: &FleetArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer<'static>> {
     let (op, fleet, agents) = match &args.command {
         FleetCommand::Add { fleet, agents } => (FleetOp::Add, fleet, agents),
         FleetCommand::Remove { fleet, agents } => (FleetOp::Remove, fleet, agents),
@@ -57,25 +57,17 @@ pub fn run(ctx: &Context, args: &FleetArgs) -> Result<u8> {
         records.iter().for_each(|record| global.apply(record));
         Ok((records, global))
     })?;
-    let members: Vec<String> = global
+    let agents = global
         .members(fleet)
         .map(|m| m.iter().cloned().collect())
         .unwrap_or_default();
-    if ctx.out.json {
-        ctx.out
-            .print_json(&json!({"fleet_id": fleet, "agents": members}));
-    } else if members.is_empty() {
-        ctx.out.print_text(&format!(
-            "{fleet}: no members (the fleet no longer exists)\n"
-        ));
-    } else {
-        ctx.out
-            .print_text(&format!("{fleet}: {}\n", members.join(" ")));
-    }
-    Ok(0)
+    Ok(Answer::new(FleetView {
+        fleet_id: fleet.clone(),
+        agents,
+    }))
 }
 
-fn list(ctx: &Context, only: Option<&str>) -> Result<u8> {
+fn list(ctx: &Context, only: Option<&str>) -> Result<Answer<'static>> {
     if let Some(fleet) = only {
         ids::check_name("fleet_id", fleet)?;
     }
@@ -90,30 +82,5 @@ fn list(ctx: &Context, only: Option<&str>) -> Result<u8> {
                 .hint("`discuss fleet list` shows every fleet"),
         );
     }
-    let fleets: Vec<Value> = global
-        .fleets
-        .iter()
-        .filter(|(id, _)| only.is_none_or(|o| o == id.as_str()))
-        .map(|(id, members)| json!({"fleet_id": id, "agents": members}))
-        .collect();
-    if ctx.out.json {
-        ctx.out.print_json(&json!({ "fleets": fleets }));
-    } else if fleets.is_empty() {
-        ctx.out
-            .print_text("no fleets; add one with `discuss fleet add FLEET AGENT...`\n");
-    } else {
-        let mut table = crate::output::new_table(&["fleet", "agents"]);
-        for (id, members) in global
-            .fleets
-            .iter()
-            .filter(|(id, _)| only.is_none_or(|o| o == id.as_str()))
-        {
-            table.add_row(vec![
-                id.clone(),
-                members.iter().cloned().collect::<Vec<_>>().join(" "),
-            ]);
-        }
-        ctx.out.print_text(&format!("{table}\n"));
-    }
-    Ok(0)
+    Ok(Answer::new(FleetsView::of(&global, only)))
 }

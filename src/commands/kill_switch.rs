@@ -1,12 +1,11 @@
 //! `discuss kill-switch [status] | on --reason TEXT | off`.
 
 use super::Context;
-use crate::clock::format_ms;
 use crate::engine::plan_kill_switch;
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::KillSwitchState;
+use crate::output::{Answer, KillSwitchView};
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
 
 /// The global halt: while engaged, ask, wake and reply are refused and
 /// supervisors kill their children. Reading is never blocked.
@@ -33,7 +32,7 @@ pub enum KillSwitchCommand {
     Off,
 }
 
-pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer<'static>> {
     let state = match &args.command {
         None | Some(KillSwitchCommand::Status) => {
             let view = ctx.ledger.view(&[])?;
@@ -50,19 +49,7 @@ pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<u8> {
         }
         Some(KillSwitchCommand::Off) => set(ctx, false, None)?,
     };
-    if ctx.out.json {
-        ctx.out.print_json(&to_json(&state));
-    } else if state.engaged {
-        ctx.out.print_text(&format!(
-            "kill-switch ENGAGED: {} (since {} by {})\n",
-            crate::output::printable(state.reason.as_deref().unwrap_or(""), false),
-            state.changed_at_ms.map(format_ms).unwrap_or_default(),
-            crate::output::printable(state.changed_by.as_deref().unwrap_or(""), false)
-        ));
-    } else {
-        ctx.out.print_text("kill-switch off\n");
-    }
-    Ok(0)
+    Ok(Answer::new(KillSwitchView::from(state)))
 }
 
 fn set(ctx: &Context, engaged: bool, reason: Option<String>) -> Result<KillSwitchState> {
@@ -75,14 +62,5 @@ fn set(ctx: &Context, engaged: bool, reason: Option<String>) -> Result<KillSwitc
             changed_by: Some(stamp.by.clone()),
         };
         Ok((plan_kill_switch(engaged, reason, &stamp), state))
-    })
-}
-
-pub fn to_json(state: &KillSwitchState) -> Value {
-    json!({
-        "engaged": state.engaged,
-        "reason": state.reason,
-        "changed_at": state.changed_at_ms.map(format_ms),
-        "changed_by": state.changed_by,
     })
 }

@@ -4,8 +4,8 @@
 use super::Context;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::lines::{operations_of, record_and_mark, stream_lines};
+use crate::output::{Answer, ExportView, ImportView, InfoView};
 use clap::{Args, Subcommand};
-use serde_json::json;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ pub enum LedgerCommand {
     Info,
 }
 
-pub fn run(ctx: &Context, args: &LedgerArgs) -> Result<u8> {
+pub fn run<'a>(ctx: &'a Context, args: &LedgerArgs) -> Result<Answer<'a>> {
     match &args.command {
         LedgerCommand::Export { output } => export(ctx, output.as_deref()),
         LedgerCommand::Import { path } => import(ctx, path),
@@ -47,20 +47,11 @@ pub fn run(ctx: &Context, args: &LedgerArgs) -> Result<u8> {
     }
 }
 
-fn export(ctx: &Context, output: Option<&Path>) -> Result<u8> {
+fn export<'a>(ctx: &'a Context, output: Option<&Path>) -> Result<Answer<'a>> {
     let Some(path) = output else {
-        let stdout = std::io::stdout();
-        let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
-        let written = ctx
-            .ledger
-            .export(&mut out)
-            .and_then(|_| out.flush().map_err(|e| Error::io("stdout", &e)));
-        return match written {
-            // A reader that stops early (`| head`) is not a failure.
-            Err(err) if err.message.contains("Broken pipe") => Ok(0),
-            Err(err) => Err(err),
-            Ok(()) => Ok(0),
-        };
+        // The lines themselves are the answer, even with --json.
+        ctx.ledger.export(&mut ctx.out.sink())?;
+        return Ok(Answer::streamed(0));
     };
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
@@ -76,37 +67,23 @@ fn export(ctx: &Context, output: Option<&Path>) -> Result<u8> {
     };
     temp.as_file().sync_all().map_err(failed)?;
     temp.persist(path).map_err(|e| failed(e.error))?;
-    if ctx.out.json {
-        ctx.out.print_json(&json!({
-            "exported": lines,
-            "output": path.display().to_string(),
-        }));
-    } else {
-        ctx.out.print_text(&format!(
-            "exported {} from {} to {}\n",
-            crate::output::count(lines, "line", "lines"),
-            ctx.ledger.location(),
-            path.display()
-        ));
-    }
-    Ok(0)
+    Ok(Answer::new(ExportView {
+        exported: lines,
+        output: path.display().to_string(),
+        ledger: &ctx.ledger,
+    }))
 }
 
-fn import(ctx: &Context, path: &Path) -> Result<u8> {
+fn import<'a>(ctx: &'a Context, path: &Path) -> Result<Answer<'a>> {
     let (source, shown) = open_source(path)?;
     let len = source.metadata().map_err(|e| Error::io(&shown, &e))?.len();
     check_importable(&source, len, &shown)?;
     let imported = ctx.ledger.import(&source, len)?;
-    if ctx.out.json {
-        ctx.out.print_json(&json!({"imported": imported}));
-    } else {
-        ctx.out.print_text(&format!(
-            "imported {} from {shown} into {}\n",
-            crate::output::count(imported, "line", "lines"),
-            ctx.ledger.location()
-        ));
-    }
-    Ok(0)
+    Ok(Answer::new(ImportView {
+        imported,
+        source: shown,
+        ledger: &ctx.ledger,
+    }))
 }
 
 /// The file to import; standard input is first copied to a temporary file,
@@ -172,23 +149,6 @@ fn check_importable(source: &File, len: u64, shown: &str) -> Result<()> {
     Ok(())
 }
 
-fn info(ctx: &Context) -> Result<u8> {
-    let info = ctx.ledger.info()?;
-    if ctx.out.json {
-        ctx.out.print_json(&json!({
-            "kind": info.kind,
-            "location": info.location,
-            "lines": info.lines,
-            "bytes": info.bytes,
-        }));
-    } else {
-        ctx.out.print_text(&format!(
-            "kind      {}\nlocation  {}\nlines     {}\nbytes     {}\n",
-            info.kind,
-            crate::output::printable(&info.location, false),
-            info.lines,
-            info.bytes
-        ));
-    }
-    Ok(0)
+fn info(ctx: &Context) -> Result<Answer<'static>> {
+    Ok(Answer::new(InfoView(ctx.ledger.info()?)))
 }

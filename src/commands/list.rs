@@ -1,12 +1,11 @@
 //! `discuss list` and `discuss inbox`: one row per discussion. Read-only.
 
 use super::Context;
-use crate::clock::format_ms;
 use crate::discussion::{Discussion, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
+use crate::output::{Answer, Row, RowsView};
 use clap::Args;
-use serde_json::{Value, json};
 
 /// List discussions, newest first.
 #[derive(Debug, Args)]
@@ -55,40 +54,6 @@ pub fn parse_statuses(values: &[String]) -> Result<Vec<Status>> {
         }
     }
     Ok(statuses)
-}
-
-/// One line of `list`: what it shows of a discussion, kept small so a
-/// ledger of any size lists in little memory.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub id: String,
-    pub root: Option<(String, String, String)>, // fleet, asker, peer
-    pub status: Status,
-    pub escalated: bool,
-    pub turns_used: u32,
-    pub max_turns: u32,
-    pub head_id: Option<String>,
-    pub head_to: Option<String>,
-    pub updated_at_ms: i64,
-}
-
-impl Row {
-    pub fn of(d: &Discussion) -> Row {
-        Row {
-            id: d.id.clone(),
-            root: d
-                .root
-                .as_ref()
-                .map(|r| (r.fleet_id.clone(), r.asker.clone(), r.peer.clone())),
-            status: d.status,
-            escalated: d.escalation.is_some(),
-            turns_used: d.turns_used,
-            max_turns: d.max_turns(),
-            head_id: d.head().map(|h| h.message_id.clone()),
-            head_to: d.head().map(|h| h.to_agent_id.clone()),
-            updated_at_ms: d.updated_at_ms,
-        }
-    }
 }
 
 /// Every discussion in the ledger, derived at one instant (now, never
@@ -152,185 +117,16 @@ fn rows_of(
     Ok((rows, now))
 }
 
-pub fn row_json(d: &Row) -> Value {
-    json!({
-        "discussion_id": d.id,
-        "fleet_id": d.root.as_ref().map(|r| r.0.clone()),
-        "participants": d.root.as_ref().map_or_else(Vec::new, |r| vec![r.1.clone(), r.2.clone()]),
-        "status": d.status.as_str(),
-        "turns_used": d.turns_used,
-        "max_turns": d.max_turns,
-        "head_message_id": d.head_id,
-        "head_to_agent_id": d.head_to,
-        "updated_at": format_ms(d.updated_at_ms),
-        "escalated": d.escalated,
-    })
-}
-
-fn render(ctx: &Context, rows: &[Row], now: i64, empty: &str, quiet: bool) {
-    if quiet {
-        // One id a line, for `xargs` and `while read`.
-        let ids: String = rows.iter().map(|r| format!("{}\n", r.id)).collect();
-        ctx.out.print_text(&ids);
-        return;
-    }
-    if ctx.out.json {
-        // The same bytes as one serialized object, without building it.
-        let mut text = String::from("{\"discussions\":[");
-        for (i, row) in rows.iter().enumerate() {
-            if i > 0 {
-                text.push(',');
-            }
-            text.push_str(&row_json(row).to_string());
-            if text.len() > 1 << 20 {
-                ctx.out.print_text(&text);
-                text.clear();
-            }
-        }
-        text.push_str("]}\n");
-        ctx.out.print_text(&text);
-        return;
-    }
-    if rows.is_empty() {
-        // A ledger that is not there is said so, with where it was looked
-        // for: an empty answer from the wrong path misleads.
-        if ctx.ledger.exists() {
-            ctx.out.print_text(&format!("{empty}\n"));
-        } else {
-            ctx.out.print_text(&format!(
-                "{empty}: there is no ledger at {} yet\n",
-                ctx.ledger.location()
-            ));
-        }
-        return;
-    }
-    render_plain(ctx, rows, now);
-}
-
-const HEADERS: [&str; 6] = [
-    "discussion",
-    "status",
-    "participants",
-    "turns",
-    "next",
-    "updated",
-];
-
-/// A row's cells, uncoloured.
-fn cells(d: &Row, now: i64) -> [String; 6] {
-    let status = if d.escalated {
-        format!("{} (escalated)", d.status.as_str())
-    } else {
-        d.status.as_str().to_owned()
-    };
-    [
-        d.id.clone(),
-        status,
-        d.root
-            .as_ref()
-            .map_or(String::new(), |r| format!("{} ⇄ {}", r.1, r.2)),
-        format!("{}/{}", d.turns_used, d.max_turns),
-        // Nobody is next in a finished discussion.
-        if d.status.is_terminal() {
-            String::new()
-        } else {
-            d.head_to.clone().unwrap_or_default()
-        },
-        crate::output::relative(d.updated_at_ms, now),
-    ]
-}
-
-/// Aligned columns, one line a row. Colour is put on after the padding, so
-/// it never changes the layout. On a terminal narrower than the lines, ids
-/// are shortened to the shortest prefix unique among the rows (commands
-/// take a unique prefix), then columns are left out from the right; in a
-/// pipe or a file nothing is cut.
-fn render_plain(ctx: &Context, rows: &[Row], now: i64) {
-    let all: Vec<[String; 6]> = rows.iter().map(|row| cells(row, now)).collect();
-    let width_of = |column: usize, cells: &[[String; 6]]| {
-        cells
-            .iter()
-            .map(|c| c[column].chars().count())
-            .chain([HEADERS[column].chars().count()])
-            .max()
-            .unwrap_or(0)
-    };
-    let mut shown: Vec<[String; 6]> = all;
-    let mut columns = 6;
-    let line_width = |shown: &[[String; 6]], columns: usize| {
-        (0..columns).map(|c| width_of(c, shown) + 2).sum::<usize>() - 2
-    };
-    if let Some(limit) = crate::output::terminal_width() {
-        if line_width(&shown, columns) > limit {
-            // Unique among every discussion of the ledger, not only the
-            // rows shown: the prefix must name its discussion when pasted.
-            let all = ctx.ledger.discussion_ids().unwrap_or_default();
-            let keep = unique_prefix_length(&all, rows.iter().map(|r| r.id.as_str()));
-            for (cells, row) in shown.iter_mut().zip(rows) {
-                cells[0] = row.id.chars().take(keep).collect();
-            }
-        }
-        while columns > 2 && line_width(&shown, columns) > limit {
-            columns -= 1;
-        }
-    }
-    let widths: Vec<usize> = (0..columns).map(|c| width_of(c, &shown)).collect();
-    let line = |cells: &[String; 6], status: Option<Status>| {
-        let mut text = String::new();
-        for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
-            match (i, status) {
-                (1, Some(status)) => {
-                    text.push_str(&cell.replacen(status.as_str(), &ctx.out.status(status), 1))
-                }
-                _ => text.push_str(cell),
-            }
-            if i + 1 < widths.len() {
-                text.push_str(&" ".repeat(width - cell.chars().count() + 2));
-            }
-        }
-        text.push('\n');
-        text
-    };
-    let mut text = line(&HEADERS.map(str::to_owned), None);
-    for (cells, row) in shown.iter().zip(rows) {
-        text.push_str(&line(cells, Some(row.status)));
-        if text.len() > 1 << 20 {
-            ctx.out.print_text(&text);
-            text.clear();
-        }
-    }
-    ctx.out.print_text(&text);
-}
-
-/// How many characters of each of `ids` tell it apart from every other id
-/// of `all` (sorted): at least `dsc_` and eight more, the shortest prefix a
-/// command resolves.
-fn unique_prefix_length<'a>(all: &[String], ids: impl Iterator<Item = &'a str>) -> usize {
-    let shared = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    ids.map(|id| {
-        let at = all.partition_point(|other| other.as_str() < id);
-        let before = at.checked_sub(1).map(|i| all[i].as_str());
-        let after = all[at..]
-            .iter()
-            .map(String::as_str)
-            .find(|other| *other != id);
-        [before, after]
-            .into_iter()
-            .flatten()
-            .map(|other| shared(id, other) + 1)
-            .max()
-            .unwrap_or(0)
-    })
-    .max()
-    .unwrap_or(0)
-    .max(12)
-}
-
-pub fn run(ctx: &Context, args: &ListArgs) -> Result<u8> {
+pub fn run<'a>(ctx: &'a Context, args: &ListArgs) -> Result<Answer<'a>> {
     let statuses = parse_statuses(&args.statuses)?;
-    let (rows, now) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
-    render(ctx, &rows, now, "no discussions", args.quiet.quiet);
-    Ok(0)
+    let (rows, now_ms) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
+    Ok(Answer::new(RowsView {
+        rows,
+        now_ms,
+        empty: "no discussions".into(),
+        ledger: &ctx.ledger,
+    })
+    .quiet(args.quiet.quiet))
 }
 
 /// The rows of `list`: every discussion in one of `statuses` (any, when
@@ -360,16 +156,15 @@ pub fn listed(
     })
 }
 
-pub fn inbox(ctx: &Context, args: &InboxArgs) -> Result<u8> {
-    let (rows, now) = inbox_rows(ctx, &args.agent)?;
-    render(
-        ctx,
-        &rows,
-        now,
-        &format!("nothing waits for {}", args.agent),
-        args.quiet.quiet,
-    );
-    Ok(0)
+pub fn inbox<'a>(ctx: &'a Context, args: &InboxArgs) -> Result<Answer<'a>> {
+    let (rows, now_ms) = inbox_rows(ctx, &args.agent)?;
+    Ok(Answer::new(RowsView {
+        rows,
+        now_ms,
+        empty: format!("nothing waits for {}", args.agent),
+        ledger: &ctx.ledger,
+    })
+    .quiet(args.quiet.quiet))
 }
 
 /// The rows of `inbox`: open discussions whose head is addressed to `agent`.

@@ -20,7 +20,7 @@ use crate::clock::Clock;
 use crate::engine::Stamp;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::{Ledger, View};
-use crate::output::Output;
+use crate::output::{Answer, Output};
 use clap::Args;
 use std::io::Read;
 use std::path::PathBuf;
@@ -352,29 +352,38 @@ pub fn read_input(path: &std::path::Path, limit: usize) -> Result<String> {
     String::from_utf8(bytes).map_err(|e| unreadable(format!("not UTF-8 ({e})")))
 }
 
-/// Runs the parsed command; the exit status on success.
+/// Runs the parsed command and shows its answer through the output
+/// layer; the exit status on success.
 pub fn run(cli: &Cli, out: Output) -> Result<u8> {
-    let ctx = || Context::new(&cli.global, out.clone());
-    match &cli.command {
-        Command::Fleet(args) => fleet::run(&ctx()?, args),
-        Command::Ask(args) => ask::run(&ctx()?, args),
-        Command::Wake(args) => wake::run(&ctx()?, args),
-        Command::Reply(args) => reply::run(&ctx()?, args),
-        Command::Show(args) => show::run(&ctx()?, args),
-        Command::KillSwitch(args) => kill_switch::run(&ctx()?, args),
-        Command::Quota(args) => quota::run(&ctx()?, args),
-        Command::Call(args) => call::run(&Context::new(&cli.global, out.as_json())?, args),
-        Command::List(args) => list::run(&ctx()?, args),
-        Command::Inbox(args) => list::inbox(&ctx()?, args),
-        Command::Verify(args) => verify::run(&ctx()?, args),
-        Command::Wait(args) => wait::run(&ctx()?, args),
-        Command::Events(args) => events::run(&ctx()?, args),
-        Command::Ledger(args) => ledger::run(&ctx()?, args),
-        // Answers go out as MCP messages, errors as JSON: never human text.
-        Command::Mcp(args) => mcp::run(Context::new(&cli.global, out.as_json())?, args),
+    let ctx = match &cli.command {
+        // Neither needs a ledger.
         Command::Completions { shell } => {
             out.print_text(&String::from_utf8_lossy(&crate::assets::completion(*shell)));
-            Ok(0)
+            return Ok(0);
         }
-    }
+        // Answers go out as MCP messages, errors as JSON: never human text.
+        Command::Mcp(args) => return mcp::run(Context::new(&cli.global, out.as_json())?, args),
+        Command::Call(_) => Context::new(&cli.global, out.as_json())?,
+        _ => Context::new(&cli.global, out)?,
+    };
+    let answer = match &cli.command {
+        Command::Fleet(args) => fleet::run(&ctx, args)?,
+        Command::Ask(args) => ask::run(&ctx, args)?,
+        Command::Wake(args) => wake::run(&ctx, args)?,
+        Command::Reply(args) => reply::run(&ctx, args)?,
+        Command::Show(args) => show::run(&ctx, args)?,
+        Command::KillSwitch(args) => kill_switch::run(&ctx, args)?,
+        Command::Quota(args) => quota::run(&ctx, args)?,
+        Command::Call(args) => call::run(&ctx, args)?,
+        Command::List(args) => list::run(&ctx, args)?,
+        Command::Inbox(args) => list::inbox(&ctx, args)?,
+        Command::Verify(args) => verify::run(&ctx, args)?,
+        Command::Wait(args) => wait::run(&ctx, args)?,
+        Command::Events(args) => events::run(&ctx, args)?,
+        Command::Ledger(args) => ledger::run(&ctx, args)?,
+        // Answered above.
+        Command::Completions { .. } | Command::Mcp(_) => Answer::streamed(0),
+    };
+    ctx.out.emit(&answer);
+    Ok(answer.status)
 }

@@ -4,11 +4,10 @@ use super::Context;
 use crate::discussion::envelope::check_range;
 use crate::engine::plan_quota;
 use crate::error::Result;
-use crate::global::{DEFAULT_WAKES_PER_HOUR, Global};
 use crate::ids;
 use crate::ledger::record::MAX_WAKES_PER_HOUR;
+use crate::output::{Answer, QuotaView};
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
 
 /// Hourly wake quotas: reservations for one woken agent in any rolling 60
 /// minutes. The default applies to agents without their own quota.
@@ -36,7 +35,7 @@ pub enum QuotaCommand {
     Show,
 }
 
-pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer<'static>> {
     let (global, now) = match &args.command {
         QuotaCommand::Set {
             wakes_per_hour,
@@ -66,54 +65,5 @@ pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<u8> {
             }
         }
     };
-    let view = to_json(&global, now);
-    if ctx.out.json {
-        ctx.out.print_json(&view);
-    } else {
-        let mut table =
-            crate::output::new_table(&["agent", "wakes per hour", "wakes in the last hour"]);
-        table.add_row(vec![
-            "(default)".to_owned(),
-            view["default_wakes_per_hour"].to_string(),
-            String::new(),
-        ]);
-        for agent in view["agents"].as_array().into_iter().flatten() {
-            table.add_row(vec![
-                agent["agent_id"].as_str().unwrap_or_default().to_owned(),
-                agent["wakes_per_hour"].to_string(),
-                agent["wakes_last_hour"].to_string(),
-            ]);
-        }
-        ctx.out.print_text(&format!("{table}\n"));
-    }
-    Ok(0)
-}
-
-/// `{"default_wakes_per_hour", "agents":[{"agent_id","wakes_per_hour","own_quota","wakes_last_hour"}]}`
-/// listing agents with their own quota or a wake in the last hour.
-pub fn to_json(global: &Global, now_ms: i64) -> Value {
-    let mut agents: Vec<&String> = global
-        .agent_quotas
-        .keys()
-        .chain(global.reservations.keys())
-        .collect();
-    agents.sort();
-    agents.dedup();
-    let rows: Vec<Value> = agents
-        .into_iter()
-        .map(|agent| (agent, global.wakes_in_window(agent, now_ms).len()))
-        .filter(|(agent, used)| *used > 0 || global.agent_quotas.contains_key(*agent))
-        .map(|(agent, used)| {
-            json!({
-                "agent_id": agent,
-                "wakes_per_hour": global.quota_of(agent),
-                "own_quota": global.agent_quotas.contains_key(agent),
-                "wakes_last_hour": used,
-            })
-        })
-        .collect();
-    json!({
-        "default_wakes_per_hour": global.default_quota.unwrap_or(DEFAULT_WAKES_PER_HOUR),
-        "agents": rows,
-    })
+    Ok(Answer::new(QuotaView::of(&global, now)))
 }

@@ -4,8 +4,8 @@ use super::{Context, PayloadArgs};
 use crate::discussion::Discussion;
 use crate::engine::{ReplyRequest, idempotency, plan_reply};
 use crate::error::Result;
+use crate::output::{Answer, ReplyView};
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ReplyType {
@@ -46,7 +46,7 @@ pub struct ReplyArgs {
     pub idempotency: super::IdempotencyArgs,
 }
 
-pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
     let kind = match args.kind {
         ReplyType::Question => "question",
         ReplyType::Result => "result",
@@ -63,22 +63,11 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<u8> {
     )?;
     let key = args.idempotency.key()?;
     let (discussion, message_id, replayed) = perform(ctx, &request, key)?;
-    if ctx.out.json {
-        let mut value = to_json(&discussion, &message_id);
-        if replayed {
-            value["replayed"] = true.into();
-        }
-        ctx.out.print_json(&value);
-    } else {
-        ctx.out.print_text(&format!(
-            "{} turn {}: {} → {}\n",
-            discussion.id,
-            discussion.head().map_or(0, |h| h.turn),
-            message_id,
-            ctx.out.status(discussion.status)
-        ));
-    }
-    Ok(0)
+    Ok(Answer::new(ReplyView {
+        discussion,
+        message_id,
+        replayed,
+    }))
 }
 
 /// Appends the reply; with an idempotency key already used for this very
@@ -105,19 +94,4 @@ pub fn perform(
     )
     .map_err(|err| super::near_match(err, ctx, &request.discussion_id))?;
     Ok((discussion, message_id, replayed))
-}
-
-pub fn to_json(discussion: &Discussion, message_id: &str) -> Value {
-    let turn = discussion
-        .transcript
-        .iter()
-        .find(|e| e.message_id == message_id)
-        .map(|e| e.turn);
-    json!({
-        "discussion_id": discussion.id,
-        "message_id": message_id,
-        "turn": turn,
-        "status": discussion.status.as_str(),
-        "head_message_id": discussion.head().map(|h| h.message_id.clone()),
-    })
 }

@@ -5,7 +5,7 @@ use crate::discussion::{Discussion, derive};
 use crate::engine::unknown_discussion;
 use crate::error::Result;
 use crate::ids;
-use crate::output::{discussion_human, discussion_json};
+use crate::output::{Answer, DiscussionView, Form};
 use clap::Args;
 
 /// Show the derived state of a discussion: status, transcript, attempts,
@@ -31,19 +31,18 @@ pub enum ShowFormat {
     Markdown,
 }
 
-pub fn run(ctx: &Context, args: &ShowArgs) -> Result<u8> {
-    let (discussion, now) = load(ctx, &args.discussion)?;
-    if ctx.out.json {
-        ctx.out
-            .print_json(&discussion_json(&discussion, !args.no_receipts));
-    } else if args.format == ShowFormat::Markdown {
-        ctx.out
-            .print_text(&crate::output::discussion_markdown(&discussion));
-    } else {
-        ctx.out
-            .print_text(&discussion_human(&ctx.out, &discussion, now));
-    }
-    Ok(0)
+pub fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
+    let (discussion, now_ms) = load(ctx, &args.discussion)?;
+    let form = match args.format {
+        ShowFormat::Human => Form::Usual,
+        ShowFormat::Markdown => Form::Markdown,
+    };
+    Ok(Answer::new(DiscussionView {
+        discussion,
+        now_ms,
+        receipts: !args.no_receipts,
+    })
+    .form(form))
 }
 
 /// Reads and derives one discussion; `unknown_discussion` when absent.

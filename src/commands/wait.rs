@@ -6,7 +6,7 @@ use crate::discussion::{Status, derive};
 use crate::engine::unknown_discussion;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::output::discussion_json;
+use crate::output::{Answer, DiscussionView, Reached};
 use clap::Args;
 use std::time::{Duration, Instant};
 
@@ -36,7 +36,7 @@ pub struct WaitArgs {
 /// Often enough to notice a reply promptly, rarely enough to cost nothing.
 const POLL: Duration = Duration::from_millis(50);
 
-pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer<'static>> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
     let discussion_id = super::resolve_discussion(ctx, &args.discussion)?;
     let wanted = parse_statuses(&args.until)?;
@@ -95,16 +95,11 @@ pub fn run(ctx: &Context, args: &WaitArgs) -> Result<u8> {
                 super::near_match(err, ctx, &discussion_id)
             })?;
         if wanted.contains(&discussion.status) {
-            if ctx.out.json {
-                ctx.out.print_json(&discussion_json(&discussion, true));
-            } else {
-                ctx.out.print_text(&format!(
-                    "{} is {}\n",
-                    discussion.id,
-                    ctx.out.status(discussion.status)
-                ));
-            }
-            return Ok(0);
+            return Ok(Answer::new(Reached(DiscussionView {
+                discussion,
+                now_ms: now,
+                receipts: true,
+            })));
         }
         // Terminal statuses never change, except into `invalid` when lines
         // are appended: waiting longer could only ever see that one.

@@ -1,13 +1,11 @@
 //! `discuss wake`: the seed's `wake_agent`.
 
 use super::{Context, SuperviseArgs};
-use crate::clock::format_ms;
 use crate::discussion::{Attempt, Discussion};
 use crate::engine::{WakeRequest, idempotency, plan_wake};
 use crate::error::Result;
-use crate::output::attempt_json;
+use crate::output::{Answer, WakeView};
 use clap::Args;
-use serde_json::{Value, json};
 
 /// Reserve one turn for the recipient of the head: atomic, budgeted.
 ///
@@ -35,63 +33,33 @@ pub struct WakeArgs {
     pub supervise: SuperviseArgs,
 }
 
-pub fn run(ctx: &Context, args: &WakeArgs) -> Result<u8> {
+pub fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
     let discussion = super::resolve_discussion(ctx, &args.discussion)?;
     let request = WakeRequest::new(&args.agent, &discussion, &args.expected_head)?;
     let supervise = args.supervise.options()?;
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
     let (discussion, attempt, replayed) = perform(ctx, &request, key)?;
-    let quiet = || ctx.out.print_text(&format!("{}\n", attempt.attempt_id));
-    if replayed && args.quiet.quiet {
-        quiet();
-        return Ok(0);
-    }
-    if replayed {
-        // A retry: the original reservation, and no second run of the agent.
-        return super::ask::print_replayed(ctx, &to_json(&discussion, &attempt), || {
-            format!(
-                "{} holds turn {} of {} until {}\nattempt {}\n",
-                attempt.agent_id,
-                attempt.turn,
-                discussion.id,
-                format_ms(attempt.deadline_ms),
-                attempt.attempt_id
-            )
-        });
-    }
-    if let Some(options) = supervise {
-        let outcome = crate::supervisor::run(ctx, &discussion, &attempt, &options, reserved_at)?;
-        if args.quiet.quiet {
-            quiet();
-        } else if ctx.out.json {
-            ctx.out
-                .print_json(&json!({"discussion_id": discussion.id, "attempt": outcome.to_json()}));
-        } else {
-            ctx.out
-                .print_text(&supervised_human(&discussion.id, &outcome));
-        }
-        return Ok(outcome.exit_status());
-    }
-    if args.quiet.quiet {
-        quiet();
-    } else if ctx.out.json {
-        ctx.out.print_json(&to_json(&discussion, &attempt));
-    } else {
-        ctx.out.print_text(&format!(
-            "{} holds turn {} of {} until {}\nattempt {}\nreply: discuss reply --agent {} --discussion {} --attempt {} --reply-to {} --type result --payload JSON\n",
-            attempt.agent_id,
-            attempt.turn,
-            discussion.id,
-            format_ms(attempt.deadline_ms),
-            attempt.attempt_id,
-            attempt.agent_id,
-            discussion.id,
-            attempt.attempt_id,
-            attempt.head_message_id,
-        ));
-    }
-    Ok(0)
+    // A retry answers the original reservation, and never runs the agent
+    // a second time.
+    let supervised = match supervise {
+        Some(options) if !replayed => Some(crate::supervisor::run(
+            ctx,
+            &discussion,
+            &attempt,
+            &options,
+            reserved_at,
+        )?),
+        _ => None,
+    };
+    let status = supervised.as_ref().map_or(0, |s| s.exit_status());
+    let view = WakeView {
+        discussion_id: discussion.id,
+        attempt,
+        supervised,
+        replayed,
+    };
+    Ok(Answer::new(view).quiet(args.quiet.quiet).status(status))
 }
 
 /// Reserves the attempt; with an idempotency key already used for this
@@ -133,32 +101,4 @@ pub fn perform(
     )
     .map_err(|err| super::near_match(err, ctx, &request.discussion_id))?;
     Ok((discussion, attempt, replayed))
-}
-
-pub fn to_json(discussion: &Discussion, attempt: &Attempt) -> Value {
-    json!({"discussion_id": discussion.id, "attempt": attempt_json(attempt)})
-}
-
-/// One line on how a supervised attempt ended.
-pub fn supervised_human(discussion_id: &str, outcome: &crate::supervisor::Outcome) -> String {
-    let a = &outcome.attempt;
-    let mut line = format!(
-        "{discussion_id} turn {} ({}): {}",
-        a.turn, a.agent_id, outcome.outcome
-    );
-    if let Some(reason) = &outcome.reason {
-        // The code for scripts, and what happened for the person reading.
-        match &a.detail {
-            Some(detail) => line.push_str(&format!(" ({reason}: {detail})")),
-            None => line.push_str(&format!(" ({reason})")),
-        }
-    }
-    if let Some(code) = outcome.exit_code {
-        line.push_str(&format!(", exit code {code}"));
-    }
-    if let Some(message) = &outcome.reply_message_id {
-        line.push_str(&format!(", reply {message}"));
-    }
-    line.push('\n');
-    line
 }

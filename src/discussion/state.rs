@@ -4,6 +4,13 @@ use super::envelope::{MessageType, Policy};
 use crate::ledger::Record;
 use serde_json::Value;
 
+/// As the contract names it: `"open"`, `"closed"`, ...
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// Derived status; the order of the variants is the seed's precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {

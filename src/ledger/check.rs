@@ -19,7 +19,7 @@ pub struct LineCheck {
 }
 
 /// A finding about one line of the ledger rather than one discussion.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LineFinding {
     pub kind: &'static str,
     pub line: u64,

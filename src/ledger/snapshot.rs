@@ -4,7 +4,7 @@ use super::lines::parse_lines;
 use super::record::Record;
 
 /// A line that is kept in the ledger but is not a record.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct UnreadableLine {
     pub line: usize,
     pub detail: String,

@@ -22,7 +22,7 @@ pub enum Ledger {
 }
 
 /// What `ledger info` tells.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Info {
     pub kind: &'static str,
     pub location: String,

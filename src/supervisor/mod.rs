@@ -63,15 +63,6 @@ impl Outcome {
             _ => 8,
         }
     }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut value = crate::output::attempt_json(&self.attempt);
-        value["outcome"] = self.outcome.into();
-        value["reason"] = self.reason.clone().into();
-        value["exit_code"] = self.exit_code.into();
-        value["reply_message_id"] = self.reply_message_id.clone().into();
-        value
-    }
 }
 
 extern "C" fn on_signal(signal: libc::c_int) {

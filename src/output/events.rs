@@ -1,0 +1,114 @@
+//! `events`: one record of the ledger with its discussion's status after it.
+
+use super::text::{clock_time, printable};
+use super::{At, Sink, Style, View};
+use crate::discussion::{Envelope, Status};
+use crate::ledger::{Body, Record};
+use serde::Serialize;
+
+/// A record as an event of the stream.
+#[derive(Serialize)]
+pub struct EventView<'a> {
+    line: usize,
+    at: At,
+    kind: &'a str,
+    record_id: &'a str,
+    discussion_id: Option<&'a str>,
+    status: Option<Status>,
+    #[serde(flatten)]
+    what: What<'a>,
+}
+
+/// What the record says, by kind.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum What<'a> {
+    Message {
+        message_id: &'a str,
+        agent_id: &'a str,
+        #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+        kind: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+    },
+    Receipt {
+        receipt: &'a str,
+        attempt_id: Option<&'a str>,
+        agent_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<&'a str>,
+    },
+    Other {},
+}
+
+impl<'a> EventView<'a> {
+    /// `record`, with `status` its discussion's status after it.
+    pub fn of(record: &'a Record, status: Option<Status>) -> EventView<'a> {
+        let what = match &record.body {
+            Body::Message(m) => {
+                let envelope = m
+                    .correlation_id
+                    .as_ref()
+                    .and_then(|id| Envelope::parse(&m.payload, id).ok());
+                What::Message {
+                    message_id: &record.id,
+                    agent_id: &m.from_agent_id,
+                    kind: envelope.as_ref().map(|e| e.kind.as_str()),
+                    turn: envelope.as_ref().map(|e| e.turn),
+                }
+            }
+            Body::Receipt(r) => What::Receipt {
+                receipt: &r.receipt,
+                attempt_id: r.attempt_id.as_deref(),
+                agent_id: r.agent_id.as_deref(),
+                turn: r.turn,
+                message_id: r.message_id.as_deref(),
+            },
+            _ => What::Other {},
+        };
+        EventView {
+            line: record.line,
+            at: At(record.at_ms),
+            kind: record.kind(),
+            record_id: &record.id,
+            discussion_id: record.discussion_id(),
+            status,
+            what,
+        }
+    }
+}
+
+impl View for EventView<'_> {
+    /// One line: line, time, discussion, what happened, status.
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        let what = match &self.what {
+            What::Message {
+                agent_id,
+                kind,
+                turn,
+                ..
+            } => format!(
+                "message {} turn {} from {agent_id}",
+                kind.unwrap_or(""),
+                turn.map_or("null".to_owned(), |t| t.to_string())
+            ),
+            What::Receipt {
+                receipt, agent_id, ..
+            } => {
+                let name = receipt.rsplit('.').next().unwrap_or(receipt);
+                format!("{name} {}", agent_id.unwrap_or(""))
+            }
+            What::Other {} => self.kind.to_owned(),
+        };
+        out.text(&format!(
+            "{:>6}  {}  {}  {}  {}\n",
+            self.line,
+            clock_time(self.at.0),
+            self.discussion_id.unwrap_or("-"),
+            printable(what.trim_end(), false),
+            self.status.map_or("", Status::as_str)
+        ));
+    }
+}

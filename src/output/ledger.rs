@@ -1,0 +1,177 @@
+//! The ledger as a whole: `verify`, `ledger export|import|info`.
+
+use super::discussion::FindingJson;
+use super::text::{count, printable};
+use super::{Sink, Style, View};
+use crate::discussion::Discussion;
+use crate::ledger::{Info, Ledger, LineCheck, LineFinding, UnreadableLine};
+use serde::Serialize;
+
+/// `verify`: what a full replay found.
+pub struct VerifyView<'a> {
+    pub ok: bool,
+    pub ledger: &'a Ledger,
+    pub lines: LineCheck,
+    pub discussions: usize,
+    /// The invalid discussions, newest first.
+    pub invalid: Vec<Box<Discussion>>,
+}
+
+impl Serialize for VerifyView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct VerifyJson<'a> {
+            ok: bool,
+            ledger: String,
+            records: u64,
+            discussions: usize,
+            unreadable_lines: &'a [UnreadableLine],
+            torn_tail_bytes: u64,
+            ledger_findings: &'a [LineFinding],
+            invalid_discussions: Vec<InvalidJson<'a>>,
+        }
+        #[derive(Serialize)]
+        struct InvalidJson<'a> {
+            discussion_id: &'a str,
+            integrity_findings: Vec<FindingJson<'a>>,
+        }
+        VerifyJson {
+            ok: self.ok,
+            ledger: self.ledger.location(),
+            records: self.lines.records,
+            discussions: self.discussions,
+            unreadable_lines: &self.lines.unreadable,
+            torn_tail_bytes: self.lines.torn_tail,
+            ledger_findings: &self.lines.findings,
+            invalid_discussions: self
+                .invalid
+                .iter()
+                .map(|d| InvalidJson {
+                    discussion_id: &d.id,
+                    integrity_findings: d.findings.iter().map(FindingJson::of).collect(),
+                })
+                .collect(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl View for VerifyView<'_> {
+    /// A line a problem, then the count of everything.
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        let lines = &self.lines;
+        for u in &lines.unreadable {
+            out.text(&format!(
+                "line {}: unreadable: {}\n",
+                u.line,
+                printable(&u.detail, false)
+            ));
+        }
+        for f in &lines.findings {
+            out.text(&format!(
+                "line {}: {}: {}\n",
+                f.line,
+                f.kind,
+                printable(&f.detail, false)
+            ));
+        }
+        if lines.torn_tail > 0 {
+            let moved = match self.ledger.as_file() {
+                Some(file) => format!("moved to {} by the next write", file.torn_path().display()),
+                None => "refused by writers until removed by hand".into(),
+            };
+            out.text(&format!(
+                "torn tail: {} bytes after the last complete line ({moved})\n",
+                lines.torn_tail
+            ));
+        }
+        for d in &self.invalid {
+            for f in &d.findings {
+                out.text(&format!(
+                    "{}: line {}: {}: {}\n",
+                    d.id,
+                    f.line,
+                    f.kind.as_str(),
+                    printable(&f.detail, false)
+                ));
+            }
+        }
+        out.text(&format!(
+            "{}: {}, {}, {}, {}, {}, {}\n",
+            if self.ok { "ok" } else { "PROBLEMS" },
+            count(lines.records, "record", "records"),
+            count(self.discussions as u64, "discussion", "discussions"),
+            count(
+                lines.unreadable.len() as u64,
+                "unreadable line",
+                "unreadable lines"
+            ),
+            count(lines.findings.len() as u64, "line finding", "line findings"),
+            count(lines.torn_tail, "torn byte", "torn bytes"),
+            count(
+                self.invalid.len() as u64,
+                "invalid discussion",
+                "invalid discussions"
+            ),
+        ));
+    }
+}
+
+/// `ledger export --output PATH`: how many lines went where.
+#[derive(Serialize)]
+pub struct ExportView<'a> {
+    pub exported: u64,
+    pub output: String,
+    #[serde(skip)]
+    pub ledger: &'a Ledger,
+}
+
+impl View for ExportView<'_> {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        out.text(&format!(
+            "exported {} from {} to {}\n",
+            count(self.exported, "line", "lines"),
+            self.ledger.location(),
+            self.output
+        ));
+    }
+}
+
+/// `ledger import`: how many lines came from where.
+#[derive(Serialize)]
+pub struct ImportView<'a> {
+    pub imported: u64,
+    #[serde(skip)]
+    pub source: String,
+    #[serde(skip)]
+    pub ledger: &'a Ledger,
+}
+
+impl View for ImportView<'_> {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        out.text(&format!(
+            "imported {} from {} into {}\n",
+            count(self.imported, "line", "lines"),
+            self.source,
+            self.ledger.location()
+        ));
+    }
+}
+
+/// `ledger info`: which ledger, and how big.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct InfoView(pub Info);
+
+impl View for InfoView {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        let info = &self.0;
+        out.text(&format!(
+            "kind      {}\nlocation  {}\nlines     {}\nbytes     {}\n",
+            info.kind,
+            printable(&info.location, false),
+            info.lines,
+            info.bytes
+        ));
+    }
+}

@@ -1,0 +1,213 @@
+//! `list` and `inbox`: one row per discussion, as the contract's
+//! `{"discussions": [...]}` and as aligned columns for a person.
+
+use super::text::relative;
+use super::{Sink, Style, View};
+use crate::discussion::{Discussion, Status};
+use crate::ledger::Ledger;
+use serde::Serialize;
+
+/// One row of `list`: what it shows of a discussion, kept small so a
+/// ledger of any size lists in little memory. Serialized as the contract's
+/// row object.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    #[serde(rename = "discussion_id")]
+    pub id: String,
+    pub fleet_id: Option<String>,
+    /// The asker and the peer; empty without a usable root.
+    pub participants: Vec<String>,
+    pub status: Status,
+    pub turns_used: u32,
+    pub max_turns: u32,
+    pub head_message_id: Option<String>,
+    pub head_to_agent_id: Option<String>,
+    #[serde(rename = "updated_at", serialize_with = "as_time")]
+    pub updated_at_ms: i64,
+    pub escalated: bool,
+}
+
+fn as_time<S: serde::Serializer>(ms: &i64, serializer: S) -> Result<S::Ok, S::Error> {
+    super::At(*ms).serialize(serializer)
+}
+
+impl Row {
+    pub fn of(d: &Discussion) -> Row {
+        Row {
+            id: d.id.clone(),
+            fleet_id: d.root.as_ref().map(|r| r.fleet_id.clone()),
+            participants: d
+                .root
+                .as_ref()
+                .map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
+            status: d.status,
+            turns_used: d.turns_used,
+            max_turns: d.max_turns(),
+            head_message_id: d.head().map(|h| h.message_id.clone()),
+            head_to_agent_id: d.head().map(|h| h.to_agent_id.clone()),
+            updated_at_ms: d.updated_at_ms,
+            escalated: d.escalation.is_some(),
+        }
+    }
+}
+
+/// The rows of `list` or `inbox`, newest first, derived at `now_ms`.
+pub struct RowsView<'a> {
+    pub rows: Vec<Row>,
+    pub now_ms: i64,
+    /// What to say when there are no rows ("no discussions").
+    pub empty: String,
+    /// The ledger they come from: its ids make shortened ids unique, and
+    /// an empty answer says where it looked.
+    pub ledger: &'a Ledger,
+}
+
+impl Serialize for RowsView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Rows<'r> {
+            discussions: &'r [Row],
+        }
+        Rows {
+            discussions: &self.rows,
+        }
+        .serialize(serializer)
+    }
+}
+
+const HEADERS: [&str; 6] = [
+    "discussion",
+    "status",
+    "participants",
+    "turns",
+    "next",
+    "updated",
+];
+
+/// A row's cells, uncoloured.
+fn cells(d: &Row, now: i64) -> [String; 6] {
+    let status = if d.escalated {
+        format!("{} (escalated)", d.status.as_str())
+    } else {
+        d.status.as_str().to_owned()
+    };
+    [
+        d.id.clone(),
+        status,
+        d.participants.join(" ⇄ "),
+        format!("{}/{}", d.turns_used, d.max_turns),
+        // Nobody is next in a finished discussion.
+        if d.status.is_terminal() {
+            String::new()
+        } else {
+            d.head_to_agent_id.clone().unwrap_or_default()
+        },
+        relative(d.updated_at_ms, now),
+    ]
+}
+
+impl View for RowsView<'_> {
+    /// Aligned columns, one line a row. Colour is put on after the
+    /// padding, so it never changes the layout. On a terminal narrower
+    /// than the lines, ids are shortened to the shortest prefix unique
+    /// among every discussion of the ledger (commands take a unique
+    /// prefix), then columns are left out from the right; in a pipe or a
+    /// file nothing is cut.
+    fn human(&self, style: &Style, out: &mut Sink) {
+        if self.rows.is_empty() {
+            // A ledger that is not there is said so, with where it was
+            // looked for: an empty answer from the wrong path misleads.
+            if self.ledger.exists() {
+                out.text(&format!("{}\n", self.empty));
+            } else {
+                out.text(&format!(
+                    "{}: there is no ledger at {} yet\n",
+                    self.empty,
+                    self.ledger.location()
+                ));
+            }
+            return;
+        }
+        let mut shown: Vec<[String; 6]> = self
+            .rows
+            .iter()
+            .map(|row| cells(row, self.now_ms))
+            .collect();
+        let width_of = |column: usize, cells: &[[String; 6]]| {
+            cells
+                .iter()
+                .map(|c| c[column].chars().count())
+                .chain([HEADERS[column].chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let mut columns = 6;
+        let line_width = |shown: &[[String; 6]], columns: usize| {
+            (0..columns).map(|c| width_of(c, shown) + 2).sum::<usize>() - 2
+        };
+        if let Some(limit) = style.width {
+            if line_width(&shown, columns) > limit {
+                // Unique among every discussion of the ledger, not only the
+                // rows shown: the prefix must name its discussion when
+                // pasted.
+                let all = self.ledger.discussion_ids().unwrap_or_default();
+                let keep = unique_prefix_length(&all, self.rows.iter().map(|r| r.id.as_str()));
+                for (cells, row) in shown.iter_mut().zip(&self.rows) {
+                    cells[0] = row.id.chars().take(keep).collect();
+                }
+            }
+            while columns > 2 && line_width(&shown, columns) > limit {
+                columns -= 1;
+            }
+        }
+        let widths: Vec<usize> = (0..columns).map(|c| width_of(c, &shown)).collect();
+        let line = |cells: &[String; 6], status: Option<Status>| {
+            let mut text = String::new();
+            for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
+                match (i, status) {
+                    (1, Some(status)) => {
+                        text.push_str(&cell.replacen(status.as_str(), &style.status(status), 1))
+                    }
+                    _ => text.push_str(cell),
+                }
+                if i + 1 < widths.len() {
+                    text.push_str(&" ".repeat(width - cell.chars().count() + 2));
+                }
+            }
+            text.push('\n');
+            text
+        };
+        out.text(&line(&HEADERS.map(str::to_owned), None));
+        for (cells, row) in shown.iter().zip(&self.rows) {
+            out.text(&line(cells, Some(row.status)));
+        }
+    }
+
+    fn ids(&self) -> Vec<&str> {
+        self.rows.iter().map(|r| r.id.as_str()).collect()
+    }
+}
+
+/// How many characters of each of `ids` tell it apart from every other id
+/// of `all` (sorted): at least `dsc_` and eight more, the shortest prefix a
+/// command resolves.
+fn unique_prefix_length<'a>(all: &[String], ids: impl Iterator<Item = &'a str>) -> usize {
+    let shared = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    ids.map(|id| {
+        let at = all.partition_point(|other| other.as_str() < id);
+        let before = at.checked_sub(1).map(|i| all[i].as_str());
+        let after = all[at..]
+            .iter()
+            .map(String::as_str)
+            .find(|other| *other != id);
+        [before, after]
+            .into_iter()
+            .flatten()
+            .map(|other| shared(id, other) + 1)
+            .max()
+            .unwrap_or(0)
+    })
+    .max()
+    .unwrap_or(0)
+    .max(12)
+}

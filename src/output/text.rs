@@ -1,0 +1,178 @@
+//! Text for people: times, durations, counts, wrapping, widths, and the
+//! escaping of untrusted text. No colour here (see `Style`).
+
+use crate::clock::format_ms;
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+/// "in 41s" / "3m ago" relative to `now_ms`.
+pub fn relative(ms: i64, now_ms: i64) -> String {
+    // i128: times come from the ledger, which any tool may have written.
+    let delta = i128::from(ms) - i128::from(now_ms);
+    let secs = delta.unsigned_abs() / 1000;
+    if secs == 0 {
+        // Within the second: "in 0s" or "0s ago" would only tell noise.
+        return "now".to_owned();
+    }
+    let span = if secs < 60 {
+        format!("{secs}s")
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else if secs < 86_400 {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    } else {
+        format!("{}d{:02}h", secs / 86_400, (secs % 86_400) / 3600)
+    };
+    if delta >= 0 {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    }
+}
+
+/// A duration given in ms, exactly: "60s", "1.999s", "1.5s".
+pub fn duration(ms: i64) -> String {
+    if ms % 1000 == 0 {
+        return format!("{}s", ms / 1000);
+    }
+    let text = format!("{:.3}", ms as f64 / 1000.0);
+    format!("{}s", text.trim_end_matches('0'))
+}
+
+/// Text from the ledger (a reason, a detail, a body) made safe for a
+/// terminal: control characters, escape sequences and line breaks shown
+/// as escapes (`\u{1b}`, `\n`), so no record can move the cursor, recolour
+/// the screen or forge lines of output. With `keep_lines`, line breaks
+/// and tabs stay (a Markdown body).
+pub fn printable(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && !(keep_lines && matches!(c, '\n' | '\t'));
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            safe.extend(c.escape_default());
+        } else {
+            safe.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(safe)
+}
+
+/// "1 discussion", "2 discussions": `n` and the word for it.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The width to wrap text for: the terminal's, when stdout is one (or
+/// `COLUMNS` says); none in a pipe or a file, where lines stay whole.
+pub fn terminal_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(columns);
+    }
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    comfy_table::Table::new().width().map(usize::from)
+}
+
+/// A body as a person reads it: a lone `body` string as text, any other
+/// JSON as JSON; escapes shown, never sent to the terminal.
+pub fn body_text(body: &serde_json::Value) -> String {
+    match body.get("body").and_then(|b| b.as_str()) {
+        Some(text) if body.as_object().is_some_and(|o| o.len() == 1) => {
+            printable(text, true).replace('\t', "    ")
+        }
+        // serde_json escapes every control character in strings.
+        _ => body.to_string(),
+    }
+}
+
+/// `line` cut at word boundaries into lines of at most `width` characters
+/// (a word longer than that stands alone); whole when there is no width.
+pub fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
+    let Some(width) = width else {
+        return vec![line.to_owned()];
+    };
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for word in line.split(' ') {
+        let needed =
+            current.chars().count() + usize::from(!current.is_empty()) + word.chars().count();
+        if !current.is_empty() && needed > width {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    lines.push(current);
+    lines
+}
+
+/// Keeps the given columns (ids, times) whole: a wrapped id cannot be
+/// copied into the next command. The other columns take what is left.
+pub fn keep_whole(table: &mut Table, columns: &[usize]) {
+    for &index in columns {
+        if let Some(column) = table.column_mut(index) {
+            column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
+}
+
+/// `HH:MM:SS.mmm` of a time, for tables whose header gives the date.
+pub fn clock_time(ms: i64) -> String {
+    let full = format_ms(ms);
+    full.get(11..23).map(str::to_owned).unwrap_or(full)
+}
+
+/// A bordered table fitted to `width`, or to 100 columns without one.
+pub fn new_table(headers: &[&str], width: Option<usize>) -> Table {
+    let width = width.and_then(|w| u16::try_from(w).ok()).unwrap_or(100);
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width)
+        .set_header(headers.iter().copied());
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_words_whole() {
+        assert_eq!(wrap("a bb ccc dddd", Some(6)), vec!["a bb", "ccc", "dddd"]);
+        assert_eq!(
+            wrap("averyveryverylongword x", Some(5)),
+            vec!["averyveryverylongword", "x"]
+        );
+        assert_eq!(wrap("no width, no cut", None), vec!["no width, no cut"]);
+    }
+
+    #[test]
+    fn durations_are_exact_and_counts_agree() {
+        assert_eq!(duration(60_000), "60s");
+        assert_eq!(duration(1_999), "1.999s");
+        assert_eq!(duration(1_500), "1.5s");
+        assert_eq!(count(1, "discussion", "discussions"), "1 discussion");
+        assert_eq!(count(0, "discussion", "discussions"), "0 discussions");
+        assert_eq!(printable("a\u{1b}[31mb\nc", false), "a\\u{1b}[31mb\\nc");
+        assert_eq!(printable("a\nb\tc\u{7}", true), "a\nb\tc\\u{7}");
+        assert!(matches!(
+            printable("plain", false),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn relative_times_read_naturally() {
+        assert_eq!(relative(41_000, 0), "in 41s");
+        assert_eq!(relative(0, 180_000), "3m00s ago");
+        assert_eq!(relative(7_200_000, 0), "in 2h00m");
+    }
+}
