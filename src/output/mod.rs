@@ -37,6 +37,9 @@ pub struct Output {
     /// Colour on stderr, decided by stderr's own terminal: `discuss list
     /// 2>errors.log` colours the list and not the log.
     pub color_stderr: bool,
+    /// The width errors are wrapped to: stderr's terminal's; none when
+    /// stderr is a pipe or a file.
+    pub width_stderr: Option<usize>,
 }
 
 /// What a human rendering may use: colour and the width to fit.
@@ -203,6 +206,7 @@ impl Output {
             json,
             color: wanted(std::io::stdout().is_terminal()),
             color_stderr: wanted(std::io::stderr().is_terminal()),
+            width_stderr: text::stderr_width(),
         }
     }
 
@@ -211,6 +215,7 @@ impl Output {
             json: true,
             color: false,
             color_stderr: false,
+            width_stderr: None,
         }
     }
 
@@ -268,15 +273,24 @@ impl Output {
     }
 
     /// The error on stderr: one JSON object in JSON mode, else
-    /// `error[code]: message` and `hint:` lines.
+    /// `error[code]: message` and `hint:` lines, wrapped at word
+    /// boundaries to stderr's terminal (never in a pipe or a log).
     pub fn print_error(&self, error: &Error) {
         let text = if self.json {
             format!("{}\n", error.to_json())
-        } else if self.color_stderr {
-            let human = error.to_human();
-            human.replacen("error[", "\x1b[1;31merror\x1b[0m[", 1)
         } else {
-            error.to_human()
+            let mut human = String::new();
+            for line in error.to_human().lines() {
+                for wrapped in wrap(line, self.width_stderr) {
+                    human.push_str(&wrapped);
+                    human.push('\n');
+                }
+            }
+            if self.color_stderr {
+                human.replacen("error[", "\x1b[1;31merror\x1b[0m[", 1)
+            } else {
+                human
+            }
         };
         let _ = std::io::stderr().write_all(text.as_bytes());
     }

@@ -77,6 +77,20 @@ pub fn terminal_width() -> Option<usize> {
     comfy_table::Table::new().width().map(usize::from)
 }
 
+/// The width of the terminal on stderr, for errors: `COLUMNS`, else the
+/// terminal's; none when stderr is not a terminal.
+pub fn stderr_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(columns);
+    }
+    let size = rustix::termios::tcgetwinsize(std::io::stderr()).ok()?;
+    (size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
 /// A body as a person reads it: a lone `body` string as text, any other
 /// JSON as JSON; escapes shown, never sent to the terminal.
 pub fn body_text(body: &serde_json::Value) -> String {
