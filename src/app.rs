@@ -9,6 +9,9 @@ use std::ffi::OsString;
 
 /// Runs `discuss` with the process arguments; returns the exit status.
 pub fn main() -> u8 {
+    // A Tab in a shell (`DISCUSS_COMPLETE=bash discuss -- ...`): answered
+    // before anything else, and the process ends there.
+    crate::complete::answer_if_asked();
     let args: Vec<OsString> = std::env::args_os().collect();
     if args.len() == 1 {
         // Bare `discuss`: the help, as a first step, not an error.

@@ -15,11 +15,10 @@ pub const SHELLS: [Shell; 5] = [
     Shell::PowerShell,
 ];
 
-/// The completion script for `shell`.
+/// The completion script for `shell`: it registers completion that asks
+/// `discuss` itself at each Tab (`src/complete.rs`).
 pub fn completion(shell: Shell) -> Vec<u8> {
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "discuss", &mut script);
-    script
+    crate::complete::registration(shell)
 }
 
 /// The file name of a committed completion script.
@@ -158,6 +157,9 @@ open a ledger on a network filesystem (as \-\-allow\-network\-fs)
 .TP
 NO_COLOR
 turns colour off (as \-\-color never)
+.TP
+DISCUSS_COMPLETE
+set by the completion scripts (discuss completions SHELL) to ask for the candidates of a Tab
 .TP
 DISCUSS_AGENT_ID, DISCUSS_DISCUSSION_ID, DISCUSS_ATTEMPT_ID, DISCUSS_REPLY_TO
 defaults of reply's \-\-agent, \-\-discussion, \-\-attempt, \-\-reply\-to; set for a supervised child

@@ -9,6 +9,7 @@ pub mod assets;
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod complete;
 pub mod discussion;
 pub mod engine;
 pub mod error;

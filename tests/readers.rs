@@ -929,3 +929,67 @@ fn events_show_each_record_with_its_status_and_follow_new_ones() {
     follower.kill().unwrap();
     follower.wait().unwrap();
 }
+
+/// Completion in a real bash, through the script `discuss completions
+/// bash` prints: a Tab offers the open and active discussions, ids from a
+/// typed prefix, agents and fleets, all read from the ledger.
+#[test]
+fn bash_completes_ids_agents_and_fleets_from_the_ledger() {
+    let mut env = Env::new();
+    env.append_raw(SCREENS);
+    env.now_ms = SCREENS_NOW;
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let script = r#"
+source <(discuss completions bash)
+tab() {
+    COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_TYPE=9; COMPREPLY=()
+    _clap_complete_discuss discuss "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    printf '%s\n' "${COMPREPLY[@]}"
+}
+echo '# show'; tab discuss show ''
+echo '# prefix'; tab discuss wake --discussion dsc_01a22c54cf45
+echo '# agents'; tab discuss ask --from agent-
+echo '# fleets'; tab discuss list --fleet ''
+"#;
+    let out = Command::new("bash")
+        .args(["-c", script])
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let section = |name: &str| -> Vec<String> {
+        text.split(&format!("# {name}\n"))
+            .nth(1)
+            .unwrap_or("")
+            .split("\n# ")
+            .next()
+            .unwrap_or("")
+            .lines()
+            .map(|l| l.trim().to_owned())
+            .collect()
+    };
+    let show = section("show");
+    // The open and the active discussion; not the closed one.
+    assert!(
+        show.contains(&"dsc_01a22c54cff476d794bb426e7f9c48d8".to_owned()),
+        "{text}"
+    );
+    assert!(
+        show.contains(&"dsc_01a22c54cffb706290486e9f5bf94ef6".to_owned()),
+        "{text}"
+    );
+    assert!(!show.contains(&CLOSED.to_owned()), "{text}");
+    assert_eq!(section("prefix"), vec![CLOSED.to_owned()], "{text}");
+    assert_eq!(
+        section("agents"),
+        vec!["agent-a", "agent-b", "agent-reviewer"],
+        "{text}"
+    );
+    assert_eq!(section("fleets"), vec!["fleet-alpha"], "{text}");
+}

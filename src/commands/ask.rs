@@ -15,13 +15,13 @@ use clap::Args;
 )]
 pub struct AskArgs {
     /// The asking agent
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub from: String,
     /// The peer (exactly one: group discussions are refused)
-    #[arg(long, value_name = "AGENT", num_args = 1.., required = true)]
+    #[arg(long, value_name = "AGENT", num_args = 1.., required = true, add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub to: Vec<String>,
     /// The fleet both agents belong to
-    #[arg(long, value_name = "FLEET")]
+    #[arg(long, value_name = "FLEET", add = clap_complete::ArgValueCandidates::new(crate::complete::fleets))]
     pub fleet: String,
     #[command(flatten)]
     pub payload: PayloadArgs,

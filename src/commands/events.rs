@@ -22,10 +22,10 @@ pub struct EventsArgs {
     #[arg(long)]
     pub follow: bool,
     /// Only the records of this discussion
-    #[arg(long, value_name = "DSC")]
+    #[arg(long, value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: Option<String>,
     /// Only the records of discussions this agent takes part in
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: Option<String>,
 }
 

@@ -22,21 +22,21 @@ pub struct FleetArgs {
 pub enum FleetCommand {
     /// Add agents to a fleet (creating it); agents already in it are skipped
     Add {
-        #[arg(value_name = "FLEET")]
+        #[arg(value_name = "FLEET", add = clap_complete::ArgValueCandidates::new(crate::complete::fleets))]
         fleet: String,
-        #[arg(value_name = "AGENT", required = true)]
+        #[arg(value_name = "AGENT", required = true, add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
         agents: Vec<String>,
     },
     /// Remove agents from a fleet; discussions under way are not touched
     Remove {
-        #[arg(value_name = "FLEET")]
+        #[arg(value_name = "FLEET", add = clap_complete::ArgValueCandidates::new(crate::complete::fleets))]
         fleet: String,
-        #[arg(value_name = "AGENT", required = true)]
+        #[arg(value_name = "AGENT", required = true, add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
         agents: Vec<String>,
     },
     /// List fleets and their members
     List {
-        #[arg(value_name = "FLEET")]
+        #[arg(value_name = "FLEET", add = clap_complete::ArgValueCandidates::new(crate::complete::fleets))]
         fleet: Option<String>,
     },
 }

@@ -18,10 +18,10 @@ pub struct ListArgs {
     #[arg(long = "status", value_name = "S", value_delimiter = ',')]
     pub statuses: Vec<String>,
     /// Only discussions this agent takes part in
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: Option<String>,
     /// Only discussions of this fleet
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", add = clap_complete::ArgValueCandidates::new(crate::complete::fleets))]
     pub fleet: Option<String>,
     #[command(flatten)]
     pub quiet: super::QuietArgs,
@@ -33,7 +33,7 @@ pub struct ListArgs {
 #[command(after_help = "Example:\n  discuss inbox --agent agent-b")]
 pub struct InboxArgs {
     /// The agent
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: String,
     #[command(flatten)]
     pub quiet: super::QuietArgs,

@@ -33,7 +33,7 @@ use std::sync::Arc;
 pub struct McpArgs {
     /// Act for this agent only: ask_peer.from_agent_id and
     /// reply_discussion.agent_id must be it (agent_mismatch otherwise)
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: Option<String>,
 }
 

@@ -28,7 +28,7 @@ pub enum QuotaCommand {
         #[arg(value_name = "N", allow_negative_numbers = true)]
         wakes_per_hour: i64,
         /// The agent; without it, the default is set
-        #[arg(long, value_name = "AGENT")]
+        #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
         agent: Option<String>,
     },
     /// Show the default, each agent's quota and its wakes in the last hour

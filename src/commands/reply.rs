@@ -23,10 +23,10 @@ pub enum ReplyType {
 )]
 pub struct ReplyArgs {
     /// The woken agent
-    #[arg(long, env = "DISCUSS_AGENT_ID", value_name = "AGENT")]
+    #[arg(long, env = "DISCUSS_AGENT_ID", value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: String,
     /// The discussion
-    #[arg(long, env = "DISCUSS_DISCUSSION_ID", value_name = "DSC")]
+    #[arg(long, env = "DISCUSS_DISCUSSION_ID", value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: String,
     /// The attempt `wake` reserved
     #[arg(long, env = "DISCUSS_ATTEMPT_ID", value_name = "ATT")]

@@ -14,7 +14,7 @@ use clap::Args;
 #[command(after_help = "Example:\n  discuss show dsc_… --json | jq -r .status")]
 pub struct ShowArgs {
     /// The discussion
-    #[arg(value_name = "DSC")]
+    #[arg(value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: String,
     /// Leave out the receipts of each transcript entry
     #[arg(long)]

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 )]
 pub struct WaitArgs {
     /// The discussion
-    #[arg(value_name = "DSC")]
+    #[arg(value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: String,
     /// Statuses to wait for (comma-separated; `terminal` for any terminal one)
     #[arg(

@@ -17,10 +17,10 @@ use clap::Args;
 )]
 pub struct WakeArgs {
     /// The agent to wake: the recipient of the head
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: String,
     /// The discussion
-    #[arg(long, value_name = "DSC")]
+    #[arg(long, value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: String,
     /// The head message the caller saw; refused as stale_head if it moved
     #[arg(long, value_name = "MSG")]

@@ -1,0 +1,115 @@
+//! Shell completion that knows the ledger: discussion ids, agents and
+//! fleets, besides commands and options. The shell's script (`discuss
+//! completions SHELL`) asks the binary at each Tab with `DISCUSS_COMPLETE`
+//! set (clap_complete's dynamic engine), and the candidates come from cheap
+//! reads only: the index's ids for a typed prefix, the live set for the
+//! discussions one would act on, the global state for agents and fleets.
+//! A ledger that cannot be read completes nothing: a Tab never prints an
+//! error.
+
+use crate::cli::{ColorChoice, GlobalArgs};
+use crate::commands::Context;
+use crate::discussion::Status;
+use crate::output::Output;
+use clap_complete::CompletionCandidate;
+use std::ffi::OsStr;
+
+/// The variable that turns a run into a completion request.
+pub const VAR: &str = "DISCUSS_COMPLETE";
+
+/// Answers a completion request when `DISCUSS_COMPLETE` names a shell, and
+/// exits; returns at once otherwise.
+pub fn answer_if_asked() {
+    clap_complete::CompleteEnv::with_factory(<crate::cli::Cli as clap::CommandFactory>::command)
+        .var(VAR)
+        .bin("discuss")
+        .completer("discuss")
+        .complete();
+}
+
+/// The shell code that registers completion for `shell`: what `discuss
+/// completions SHELL` prints.
+pub fn registration(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut script = Vec::new();
+    let name = shell.to_string();
+    if let Some(completer) = clap_complete::env::Shells::builtins().completer(&name) {
+        // Writing to memory cannot fail.
+        let _ = completer.write_registration(VAR, "discuss", "discuss", "discuss", &mut script);
+    }
+    script
+}
+
+/// The ledger `DISCUSS_LEDGER` (or the default) names, for reading.
+/// (`--ledger` typed on the line is not seen: completers get only the word
+/// being completed.)
+fn context() -> Option<Context> {
+    let global = GlobalArgs {
+        ledger: std::env::var_os("DISCUSS_LEDGER").map(Into::into),
+        json: false,
+        actor: Some("completion".into()),
+        allow_network_fs: std::env::var("DISCUSS_ALLOW_NETWORK_FS")
+            .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on")),
+        color: ColorChoice::Never,
+    };
+    let ctx = Context::new(&global, Output::new(false, ColorChoice::Never)).ok()?;
+    ctx.ledger.exists().then_some(ctx)
+}
+
+/// Discussion ids: those starting with the typed prefix once it is long
+/// enough to look up (`dsc_` and four characters), else the open and
+/// active discussions, newest first, with their status and participants.
+pub fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
+    let Some(ctx) = context() else {
+        return Vec::new();
+    };
+    let typed = current.to_string_lossy();
+    if typed.len() >= 8 {
+        let ids = ctx
+            .ledger
+            .discussion_ids_starting(&typed)
+            .unwrap_or_default();
+        return ids
+            .into_iter()
+            .filter(|id| id.starts_with(typed.as_ref()))
+            .map(CompletionCandidate::new)
+            .collect();
+    }
+    let live = [Status::Open, Status::Active];
+    let Ok((rows, _)) = crate::commands::list::listed(&ctx, &live, None, None) else {
+        return Vec::new();
+    };
+    rows.into_iter()
+        .filter(|row| row.id.starts_with(typed.as_ref()))
+        .map(|row| {
+            let help = format!("{} {}", row.status.as_str(), row.participants.join(" ⇄ "));
+            CompletionCandidate::new(row.id).help(Some(help.into()))
+        })
+        .collect()
+}
+
+/// Every agent of every fleet, and every agent with a quota of its own.
+pub fn agents() -> Vec<CompletionCandidate> {
+    global_names(|global| {
+        let mut agents: Vec<String> = global.fleets.values().flatten().cloned().collect();
+        agents.extend(global.agent_quotas.keys().cloned());
+        agents
+    })
+}
+
+/// Every fleet.
+pub fn fleets() -> Vec<CompletionCandidate> {
+    global_names(|global| global.fleets.keys().cloned().collect())
+}
+
+fn global_names(names: impl Fn(&crate::global::Global) -> Vec<String>) -> Vec<CompletionCandidate> {
+    let Some(ctx) = context() else {
+        return Vec::new();
+    };
+    let Ok(view) = ctx.ledger.view(&[]) else {
+        return Vec::new();
+    };
+    let mut names = names(&view.global(ctx.now(view.last_at_ms())));
+    names.sort();
+    names.dedup();
+    names.into_iter().map(CompletionCandidate::new).collect()
+}
