@@ -6,11 +6,12 @@ use common::*;
 use serde_json::Value;
 use std::path::PathBuf;
 
-fn cache_files(env: &Env) -> [PathBuf; 2] {
+fn cache_files(env: &Env) -> [PathBuf; 3] {
     let ledger = env.ledger().display().to_string();
     [
         PathBuf::from(format!("{ledger}.index")),
         PathBuf::from(format!("{ledger}.checkpoint")),
+        PathBuf::from(format!("{ledger}.summary")),
     ]
 }
 
@@ -64,6 +65,26 @@ fn answers(env: &Env, ids: &[String]) -> Vec<(Vec<String>, i32, String, String)>
     let mut commands: Vec<Vec<String>> = vec![
         vec!["list".into()],
         vec!["list".into(), "--json".into()],
+        // Lists of many discussions, from the summary where it holds.
+        vec!["list".into(), "--status".into(), "terminal".into()],
+        vec![
+            "list".into(),
+            "--agent".into(),
+            "agent-b".into(),
+            "--json".into(),
+        ],
+        vec![
+            "list".into(),
+            "--fleet".into(),
+            "fleet-alpha".into(),
+            "--json".into(),
+        ],
+        vec![
+            "list".into(),
+            "--status".into(),
+            "closed,expired,open".into(),
+            "--json".into(),
+        ],
         vec![
             "inbox".into(),
             "--agent".into(),
@@ -124,7 +145,7 @@ fn assert_same(
 fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     let mut env = Env::new();
     let ids = busy_ledger(&mut env);
-    let [index, checkpoint] = cache_files(&env);
+    let [index, checkpoint, summary] = cache_files(&env);
     assert!(
         index.exists() && checkpoint.exists(),
         "writers keep the cache"
@@ -150,14 +171,15 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     std::fs::write(&leftover, b"half an index").unwrap();
     assert_same(&expected, &answers(&env, &ids), "no cache");
     assert!(
-        index.exists() && checkpoint.exists(),
-        "a reader rebuilds the cache"
+        index.exists() && checkpoint.exists() && summary.exists(),
+        "a reader rebuilds the cache, and a list writes the summary"
     );
     assert!(!leftover.exists(), "a crash's leftover is removed");
 
     // Stale: a checkpoint from before the last writes is caught up.
     let old_checkpoint = std::fs::read(&checkpoint).unwrap();
     let old_index = std::fs::read(&index).unwrap();
+    let old_summary = std::fs::read(&summary).unwrap();
     let before = env.ledger_bytes();
     let (later, _) = env.discussion(&[]);
     let mut ids_later = ids.clone();
@@ -165,6 +187,7 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     let expected_later = answers(&env, &ids_later);
     std::fs::write(&checkpoint, &old_checkpoint).unwrap();
     std::fs::write(&index, &old_index).unwrap();
+    std::fs::write(&summary, &old_summary).unwrap();
     assert_same(
         &expected_later,
         &answers(&env, &ids_later),
@@ -218,7 +241,7 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
         ),
     ];
     for (name, damage) in &damages {
-        for file in [&index, &checkpoint] {
+        for file in [&index, &checkpoint, &summary] {
             answers(&env, &ids_later); // a good cache to start from
             let good = std::fs::read(file).unwrap();
             std::fs::write(file, damage(&good)).unwrap();
@@ -257,6 +280,7 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     // A cache of another ledger, copied over this one's.
     let mut other = Env::new();
     busy_ledger(&mut other);
+    other.ok(&["list"]); // writes its summary
     for (theirs, ours) in cache_files(&other).iter().zip(cache_files(&env)) {
         std::fs::copy(theirs, ours).unwrap();
     }
@@ -629,4 +653,98 @@ fn open_and_active_come_from_the_live_set_or_from_everything_and_agree() {
         assert_eq!(got, expected);
         assert_eq!(got[0], Value::Array(vec![]));
     }
+}
+
+/// The lists served from the summary (`<ledger>.summary`) agree with a
+/// full replay: at once, after the clock lapses open and active
+/// discussions with no new line, after a line another tool appended turns
+/// a closed discussion invalid, and after merges carried the summary over
+/// to new bases (which the next list then reads, without writing it).
+#[test]
+fn lists_from_the_summary_agree_with_a_full_replay() {
+    let mut env = Env::new();
+    let ids = busy_ledger(&mut env);
+    let summary = cache_files(&env)[2].clone();
+    let lists: Vec<Vec<&str>> = vec![
+        vec!["list", "--json"],
+        vec!["list", "--status", "terminal", "--json"],
+        vec!["list", "--status", "open,active", "--json"],
+        vec!["list", "--agent", "agent-b", "--json"],
+        vec!["list", "--fleet", "fleet-alpha", "--json"],
+        vec!["inbox", "--agent", "agent-b", "--json"],
+    ];
+    let run = |env: &Env| -> Vec<(i32, String)> {
+        lists
+            .iter()
+            .map(|args| {
+                let out = env.run(args);
+                (out.status, out.stdout)
+            })
+            .collect()
+    };
+    let replayed = |env: &Env| -> Vec<(i32, String)> {
+        lists
+            .iter()
+            .map(|args| {
+                let _ = std::fs::remove_file(&summary);
+                let out = env.run(args);
+                (out.status, out.stdout)
+            })
+            .collect()
+    };
+    // Every discussion in the base: a rebuild, then a list writes it all.
+    delete_cache(&env);
+    env.ok(&["list"]);
+    assert!(summary.exists(), "a list writes the summary");
+    assert_eq!(run(&env), replayed(&env), "at once");
+    // The open and active ones lapse with no new line.
+    env.advance(16 * 60_000);
+    let lapsed = run(&env);
+    assert_eq!(lapsed, replayed(&env), "after the clock moved");
+    assert_eq!(env.status(&ids[5]), "expired");
+    assert_eq!(env.status(&ids[2]), "deadman");
+    // A closed discussion turned invalid by a line imported after the base
+    // (the checkpoint takes it in; the base and its summary stay): a second
+    // copy of its closing reply, under an id of its own.
+    let closing = env
+        .records()
+        .into_iter()
+        .filter(|r| r["kind"] == "message" && r["correlation_id"] == ids[0].as_str())
+        .next_back()
+        .unwrap();
+    let mut copy = closing.clone();
+    copy["id"] = "msg_0000000000007000800000000000abcd".into();
+    copy.as_object_mut().unwrap().remove("op_lines");
+    copy.as_object_mut().unwrap().remove("op_id");
+    let out = env.run_stdin(&["ledger", "import", "-"], &format!("{copy}\n"));
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(env.status(&ids[0]), "invalid");
+    assert_eq!(run(&env), replayed(&env), "after a line turned one invalid");
+    // Merges carry the summary to each new base.
+    env.ok(&["list"]);
+    let merge = [("DISCUSS_CACHE_MERGE_AT", "5")];
+    let mut headers = Vec::new();
+    for _ in 0..12 {
+        let mut args = vec!["--json"];
+        args.extend(ASK_A_TO_B);
+        args.push("{}");
+        assert_eq!(env.run_with(&merge, &args, "").status, 0);
+        let text = std::fs::read_to_string(&summary).unwrap();
+        headers.push(text.lines().next().unwrap().to_owned());
+    }
+    headers.dedup();
+    assert!(
+        headers.len() >= 2,
+        "merges wrote new summaries: {headers:?}"
+    );
+    let carried = std::fs::metadata(&summary).unwrap();
+    let after_merges = run(&env);
+    let read = std::fs::metadata(&summary).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        (carried.ino(), carried.mtime_nsec()),
+        (read.ino(), read.mtime_nsec()),
+        "the carried summary is read as it is"
+    );
+    assert_eq!(after_merges, replayed(&env), "after merges");
 }

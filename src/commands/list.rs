@@ -4,6 +4,8 @@ use super::Context;
 use crate::discussion::{Discussion, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
+use crate::ledger::cache::live::MAX_CONVERSATION_MS;
+use crate::ledger::{Record, Summary, Untrusted};
 use crate::output::{Answer, Row, RowsView};
 use clap::Args;
 
@@ -58,40 +60,42 @@ pub fn parse_statuses(values: &[String]) -> Result<Vec<Status>> {
 
 /// Every discussion in the ledger, derived at one instant (now, never
 /// before the newest record) and passed through `f`; and that instant.
+/// (A full replay: `verify`'s.)
 pub fn derive_all<T>(
     ctx: &Context,
-    f: impl FnMut(Discussion) -> Option<T>,
-) -> Result<(Vec<T>, i64)> {
-    derive_each(ctx, false, f)
-}
-
-/// `derive_all`, or with `live_only` only the discussions that may be open
-/// or active (`Ledger::map_live`): for filters that keep nothing else.
-fn derive_each<T>(
-    ctx: &Context,
-    live_only: bool,
     mut f: impl FnMut(Discussion) -> Option<T>,
 ) -> Result<(Vec<T>, i64)> {
-    // One instant for all of them, taken when the ledger is locked.
-    let at: std::cell::Cell<Option<i64>> = std::cell::Cell::new(None);
-    let now = |last_at_ms: Option<i64>| {
-        let now = at.get().unwrap_or_else(|| ctx.now(last_at_ms));
-        at.set(Some(now));
+    let instant = Instant::new(ctx);
+    let mapped = ctx.ledger.map_discussions(|last_at_ms, id, records| {
+        derive(id, records, instant.at(last_at_ms)).and_then(&mut f)
+    })?;
+    Ok((mapped, instant.taken()))
+}
+
+/// One instant for every discussion of a list, taken when the ledger is
+/// read (under its lock, for a file).
+struct Instant<'a> {
+    ctx: &'a Context,
+    at: std::cell::Cell<Option<i64>>,
+}
+
+impl<'a> Instant<'a> {
+    fn new(ctx: &'a Context) -> Instant<'a> {
+        Instant {
+            ctx,
+            at: std::cell::Cell::new(None),
+        }
+    }
+
+    fn at(&self, last_at_ms: Option<i64>) -> i64 {
+        let now = self.at.get().unwrap_or_else(|| self.ctx.now(last_at_ms));
+        self.at.set(Some(now));
         now
-    };
-    let mut derived = |last_at_ms: Option<i64>, id: &str, records: &[&crate::ledger::Record]| {
-        derive(id, records, now(last_at_ms)).and_then(&mut f)
-    };
-    let live = if live_only {
-        ctx.ledger.map_live(now, &mut derived)?
-    } else {
-        None
-    };
-    let mapped = match live {
-        Some(mapped) => mapped,
-        None => ctx.ledger.map_discussions(&mut derived)?,
-    };
-    Ok((mapped, at.get().unwrap_or_else(|| ctx.now(None))))
+    }
+
+    fn taken(&self) -> i64 {
+        self.at.get().unwrap_or_else(|| self.ctx.now(None))
+    }
 }
 
 /// The order of lists: the most recently updated first, then by id.
@@ -99,22 +103,58 @@ pub fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
     b.cmp(&a)
 }
 
-/// Every discussion in the ledger that `keep` keeps, newest first, and the
-/// instant they were derived at.
-pub fn discussions(ctx: &Context, keep: impl Fn(&Discussion) -> bool) -> Result<(Vec<Row>, i64)> {
-    rows_of(ctx, false, keep)
+/// What the ledger's cache keeps of a discussion for lists: its row as it
+/// will be from the instant it is settled (past its conversation deadline
+/// and its newest record, when the clock can no longer change it), and
+/// that instant. Until then, and after any new line, readers derive it.
+pub fn summarize(id: &str, records: &[&Record]) -> Summary {
+    let newest = records.iter().map(|r| r.at_ms).max().unwrap_or(0);
+    // Every deadline of a discussion is within its conversation deadline,
+    // at most MAX_CONVERSATION_MS after its root, itself not after `newest`.
+    let beyond = newest.saturating_add(MAX_CONVERSATION_MS + 1);
+    let settled = derive(id, records, beyond);
+    let deadline = settled
+        .as_ref()
+        .and_then(|d| d.root.as_ref())
+        .map_or(newest, |root| root.deadline_ms);
+    let row = settled.as_ref().map(Row::of);
+    Summary {
+        settled_from_ms: newest.max(deadline).saturating_add(1),
+        // Rows are strings and numbers: nothing that fails to serialize.
+        row: serde_json::to_string(&row).unwrap_or_else(|_| "null".into()),
+    }
 }
 
-/// `discussions`; with `live_only`, for a `keep` that keeps only open or
-/// active discussions, derived from the live set alone.
-fn rows_of(
-    ctx: &Context,
-    live_only: bool,
-    keep: impl Fn(&Discussion) -> bool,
-) -> Result<(Vec<Row>, i64)> {
-    let (mut rows, now) = derive_each(ctx, live_only, |d| keep(&d).then(|| Row::of(&d)))?;
+/// Every discussion in the ledger whose row `keep` keeps, newest first,
+/// and the instant they were derived at. With `live_only`, for a `keep`
+/// that keeps only open or active discussions, those are derived from the
+/// live set alone; else (or when the live set cannot tell) rows come from
+/// the ledger's summary, and only what it cannot answer is derived.
+fn rows_of(ctx: &Context, live_only: bool, keep: impl Fn(&Row) -> bool) -> Result<(Vec<Row>, i64)> {
+    let instant = Instant::new(ctx);
+    let mut derived = |last_at_ms: Option<i64>, id: &str, records: &[&Record]| {
+        derive(id, records, instant.at(last_at_ms))
+            .map(|d| Row::of(&d))
+            .filter(&keep)
+    };
+    let live = if live_only {
+        ctx.ledger.map_live(|last| instant.at(last), &mut derived)?
+    } else {
+        None
+    };
+    let mut rows = match live {
+        Some(rows) => rows,
+        None => ctx.ledger.map_summaries(
+            |last| instant.at(last),
+            |json| {
+                let row: Option<Row> = serde_json::from_str(json).map_err(|_| Untrusted)?;
+                Ok(row.filter(&keep))
+            },
+            &mut derived,
+        )?,
+    };
     rows.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
-    Ok((rows, now))
+    Ok((rows, instant.taken()))
 }
 
 pub fn run<'a>(ctx: &'a Context, args: &ListArgs) -> Result<Answer<'a>> {
@@ -149,10 +189,10 @@ pub fn listed(
         && statuses
             .iter()
             .all(|s| matches!(s, Status::Open | Status::Active));
-    rows_of(ctx, live_only, |d| {
-        (statuses.is_empty() || statuses.contains(&d.status))
-            && agent.is_none_or(|a| d.root.as_ref().is_some_and(|r| r.asker == a || r.peer == a))
-            && fleet.is_none_or(|f| d.root.as_ref().is_some_and(|r| r.fleet_id == f))
+    rows_of(ctx, live_only, |row| {
+        (statuses.is_empty() || statuses.contains(&row.status))
+            && agent.is_none_or(|a| row.participants.iter().any(|p| p == a))
+            && fleet.is_none_or(|f| row.fleet_id.as_deref() == Some(f))
     })
 }
 
@@ -170,7 +210,7 @@ pub fn inbox<'a>(ctx: &'a Context, args: &InboxArgs) -> Result<Answer<'a>> {
 /// The rows of `inbox`: open discussions whose head is addressed to `agent`.
 pub fn inbox_rows(ctx: &Context, agent: &str) -> Result<(Vec<Row>, i64)> {
     ids::check_name("agent_id", agent)?;
-    rows_of(ctx, true, |d| {
-        d.status == Status::Open && d.head().is_some_and(|h| h.to_agent_id == agent)
+    rows_of(ctx, true, |row| {
+        row.status == Status::Open && row.head_to_agent_id.as_deref() == Some(agent)
     })
 }

@@ -56,7 +56,7 @@ impl Context {
             ));
         }
         Ok(Context {
-            ledger: Ledger::at(location, global.allow_network_fs)?,
+            ledger: Ledger::at(location, global.allow_network_fs)?.summarize_with(list::summarize),
             clock: Clock::from_env()?,
             actor,
             out,

@@ -11,6 +11,13 @@ impl serde::Serialize for Status {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Status {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Status, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Status::parse(&name).ok_or_else(|| serde::de::Error::custom("not a status"))
+    }
+}
+
 /// Derived status; the order of the variants is the seed's precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {

@@ -2,6 +2,7 @@
 //! read-validate-append steps, torn-tail repair and `fsync` before success.
 
 use super::cache::Cache;
+use super::cache::summary::{self, Summarize, SummaryWriter, Untrusted};
 use super::check::{LineCheck, check_lines};
 use super::lines::{LineFeed, operations_of, read_line_at, record_and_mark, stream_lines_from};
 use super::record::Record;
@@ -22,6 +23,9 @@ const CATCH_UP_LIMIT: u64 = 8 << 20;
 pub struct FileLedger {
     path: PathBuf,
     allow_network_fs: bool,
+    /// With it, the cache keeps a summary of every discussion
+    /// (`cache/summary.rs`).
+    summarize: Option<Summarize>,
 }
 
 impl FileLedger {
@@ -29,7 +33,14 @@ impl FileLedger {
         FileLedger {
             path,
             allow_network_fs: false,
+            summarize: None,
         }
+    }
+
+    /// Keeps a summary of every discussion, made by `summarize`.
+    pub fn summarize_with(mut self, summarize: Summarize) -> Self {
+        self.summarize = Some(summarize);
+        self
     }
 
     /// Opens the ledger even on a network filesystem (`--allow-network-fs`).
@@ -126,6 +137,37 @@ impl FileLedger {
                     return Some(None);
                 };
                 map_ids(cache, &file, ids, &mut map).map(Some)
+            })?
+            .expect("an unbounded wait always gets the lock");
+        Ok(mapped)
+    }
+
+    /// As `map_discussions`, for readers of many discussions (`list`), but
+    /// from the summary (`cache/summary.rs`): `from_row` gets the row of
+    /// each discussion that nothing touched since the base and that is
+    /// settled at the instant `now` gives; the others, a handful, are
+    /// derived from their records through `map`. Without a summary that
+    /// can be trusted, every discussion is derived, and the summary is
+    /// written for the next reader.
+    pub fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut from_row: impl FnMut(&str) -> Result<Option<T>, Untrusted>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Vec::new());
+        };
+        let (_, mapped) = self
+            .read_through_cache(&file, None, |cache| {
+                let (Some(summarize), Some(base)) = (self.summarize, cache.summary_base()) else {
+                    return map_all(cache, &file, &mut map);
+                };
+                let now_ms = now(cache.last_at_ms);
+                match from_summary(cache, &file, base, now_ms, &mut from_row, &mut map) {
+                    Ok(mapped) => Some(mapped),
+                    Err(Untrusted) => summarize_all(cache, &file, base, summarize, &mut map),
+                }
             })?
             .expect("an unbounded wait always gets the lock");
         Ok(mapped)
@@ -482,6 +524,7 @@ impl FileLedger {
         else {
             return Ok(None);
         };
+        cache.summarize = self.summarize;
         let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
         Ok(Some((cache, whole)))
     }
@@ -501,6 +544,7 @@ impl FileLedger {
             return Ok((cache, got, whole));
         }
         let mut cache = Cache::rebuild(&self.path, file).map_err(|e| self.unreadable(&e))?;
+        cache.summarize = self.summarize;
         let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
         let got = read(&cache).ok_or_else(|| {
             Error::new(
@@ -714,6 +758,73 @@ fn map_all<T>(
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
     map_ids(cache, file, cache.discussion_ids().ok()?, map)
+}
+
+/// Every discussion through the summary of base `base`; `Err` when the
+/// summary (or the index) cannot be trusted.
+fn from_summary<T>(
+    cache: &Cache,
+    file: &File,
+    base: u64,
+    now_ms: i64,
+    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> std::result::Result<Vec<T>, Untrusted> {
+    let touched = cache.touched_after_base();
+    let mut mapped = Vec::new();
+    let mut derive = |id: &str, mapped: &mut Vec<T>| {
+        let records = cache.records_of(file, id).map_err(|_| Untrusted)?;
+        if !records.is_empty() {
+            let refs: Vec<&Record> = records.iter().collect();
+            mapped.extend(map(cache.last_at_ms, id, &refs));
+        }
+        Ok(())
+    };
+    summary::read(cache.ledger_path(), base, |id, settled_from_ms, row| {
+        if touched.contains(id) {
+            Ok(()) // derived below, with every discussion new since the base
+        } else if settled_from_ms > now_ms {
+            derive(id, &mut mapped)
+        } else {
+            mapped.extend(from_row(row)?);
+            Ok(())
+        }
+    })?;
+    for id in touched {
+        derive(id, &mut mapped)?;
+    }
+    Ok(mapped)
+}
+
+/// Every discussion derived, and the summary of base `base` written on the
+/// way (when the folder takes it); `None` when the index is damaged.
+fn summarize_all<T>(
+    cache: &Cache,
+    file: &File,
+    base: u64,
+    summarize: Summarize,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
+    let mut mapped = Vec::new();
+    for id in cache.discussion_ids().ok()? {
+        let records = cache.records_of(file, &id).ok()?;
+        if records.is_empty() {
+            continue; // its lines were not records after all
+        }
+        let refs: Vec<&Record> = records.iter().collect();
+        if let Some(out) = &mut writer
+            && out.push(&id, &summarize(&id, &refs)).is_err()
+        {
+            writer = None;
+        }
+        mapped.extend(map(cache.last_at_ms, &id, &refs));
+    }
+    if let Some(writer) = writer {
+        // A folder that is not writable costs the next reader the same.
+        let _ = writer.finish();
+    }
+    Some(mapped)
 }
 
 /// The discussions `ids` mapped one at a time, or `None` when the index

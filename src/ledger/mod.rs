@@ -16,6 +16,7 @@ mod storage;
 mod view;
 
 pub use cache::Cache;
+pub use cache::summary::{Summarize, Summary, Untrusted};
 pub use check::{LineCheck, LineFinding};
 pub use failpoint::quiet_for;
 pub use file::FileLedger;

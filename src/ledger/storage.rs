@@ -4,6 +4,7 @@
 //! (`postgres/`). Both store the very same v1 lines in one order and hand
 //! out the same `View`, so the derivation never knows which it reads.
 
+use super::cache::summary::{Summarize, Untrusted};
 use super::check::LineCheck;
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
@@ -41,6 +42,15 @@ impl Ledger {
             _ => Ok(Ledger::File(
                 FileLedger::new(location).allow_network_fs(allow_network_fs),
             )),
+        }
+    }
+
+    /// Keeps a summary of every discussion, made by `summarize`, for
+    /// `map_summaries` (a file's cache keeps it beside the index).
+    pub fn summarize_with(self, summarize: Summarize) -> Ledger {
+        match self {
+            Ledger::File(file) => Ledger::File(file.summarize_with(summarize)),
+            Ledger::Postgres(pg) => Ledger::Postgres(pg),
         }
     }
 
@@ -107,6 +117,22 @@ impl Ledger {
     ) -> Result<Vec<T>> {
         match self {
             Ledger::File(file) => file.map_discussions(map),
+            Ledger::Postgres(pg) => pg.map_discussions(map),
+        }
+    }
+
+    /// As `map_discussions`, from the summary where it can be trusted:
+    /// `from_row` gets the kept row of each settled discussion that no line
+    /// touched since, `map` derives the others (`Err(Untrusted)` from
+    /// `from_row`: a row it cannot read, and the summary is not used).
+    pub fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        match self {
+            Ledger::File(file) => file.map_summaries(now, from_row, map),
             Ledger::Postgres(pg) => pg.map_discussions(map),
         }
     }

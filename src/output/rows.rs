@@ -5,12 +5,14 @@ use super::text::relative;
 use super::{Sink, Style, View};
 use crate::discussion::{Discussion, Status};
 use crate::ledger::Ledger;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One row of `list`: what it shows of a discussion, kept small so a
 /// ledger of any size lists in little memory. Serialized as the contract's
-/// row object.
-#[derive(Debug, Clone, Serialize)]
+/// row object, and read back from the ledger's summary (an unknown or
+/// missing field makes the summary untrusted, never a wrong row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Row {
     #[serde(rename = "discussion_id")]
     pub id: String,
@@ -22,13 +24,24 @@ pub struct Row {
     pub max_turns: u32,
     pub head_message_id: Option<String>,
     pub head_to_agent_id: Option<String>,
-    #[serde(rename = "updated_at", serialize_with = "as_time")]
+    #[serde(
+        rename = "updated_at",
+        serialize_with = "as_time",
+        deserialize_with = "from_time"
+    )]
     pub updated_at_ms: i64,
     pub escalated: bool,
 }
 
 fn as_time<S: serde::Serializer>(ms: &i64, serializer: S) -> Result<S::Ok, S::Error> {
     super::At(*ms).serialize(serializer)
+}
+
+fn from_time<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+    text.parse::<jiff::Timestamp>()
+        .map(|t| t.as_millisecond())
+        .map_err(serde::de::Error::custom)
 }
 
 impl Row {

@@ -306,10 +306,11 @@ impl Env {
                 client.batch_execute("DELETE FROM discuss_state").unwrap();
             }
             None => {
-                for suffix in [".index", ".checkpoint"] {
+                for suffix in [".index", ".checkpoint", ".summary"] {
                     let mut name = self.ledger().into_os_string();
                     name.push(suffix);
-                    std::fs::remove_file(name).unwrap();
+                    // The summary is there only once a list wrote it.
+                    let _ = std::fs::remove_file(name);
                 }
             }
         }

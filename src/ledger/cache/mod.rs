@@ -24,6 +24,7 @@
 mod index_file;
 pub mod live;
 mod rebuild;
+pub mod summary;
 
 use super::failpoint;
 use super::hash::hash64;
@@ -42,6 +43,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use summary::{Summarize, Summary, SummaryWriter};
 
 /// Entries after the base before they are merged into a new one.
 pub const MERGE_AT: usize = 4096;
@@ -103,6 +105,9 @@ pub struct Cache {
     delta: Vec<LineRef>,
     new_ids: BTreeSet<String>,
     dirty: bool,
+    /// How the command layer summarizes a discussion: with it, a merge
+    /// carries the summary over to the new base (`summary.rs`).
+    pub summarize: Option<Summarize>,
 }
 
 /// A checkpoint holds the global state and at most a merge's worth of
@@ -198,6 +203,7 @@ impl Cache {
             delta: Vec::new(),
             new_ids: BTreeSet::new(),
             dirty: false,
+            summarize: None,
         }
     }
 
@@ -258,6 +264,7 @@ impl Cache {
                 .collect(),
             new_ids: body.new_ids,
             dirty: false,
+            summarize: None,
         })
     }
 
@@ -285,6 +292,7 @@ impl Cache {
             delta: Vec::new(),
             new_ids: BTreeSet::new(),
             dirty: true,
+            summarize: None,
         };
         cache.remove_leftovers();
         let total = entries.len() as u64;
@@ -330,7 +338,7 @@ impl Cache {
         for entry in entries.flatten() {
             let file = entry.file_name();
             let file = file.to_string_lossy();
-            let leftover = [".index.", ".checkpoint."].iter().any(|kind| {
+            let leftover = [".index.", ".checkpoint.", ".summary."].iter().any(|kind| {
                 file.strip_prefix(name.as_ref())
                     .and_then(|rest| rest.strip_prefix(kind))
                     .is_some_and(|rest| {
@@ -603,6 +611,8 @@ impl Cache {
 
     /// A new base: the old one's entries and ids merged with the newer.
     fn merge(&mut self) -> io::Result<()> {
+        let old_summary = self.summary_base();
+        let touched = self.new_ids.clone();
         let mut delta = std::mem::take(&mut self.delta);
         delta.sort_unstable_by_key(|e| (e.key, e.offset));
         let old = self.base_file.take();
@@ -629,6 +639,11 @@ impl Cache {
         ) {
             Ok(base) => {
                 self.use_base(base);
+                if let Some(old_summary) = old_summary {
+                    // Without it the next reader of many discussions
+                    // writes one: a failure costs speed only.
+                    let _ = self.carry_summary(old_summary, &touched);
+                }
                 Ok(())
             }
             Err(err) => {
@@ -638,6 +653,77 @@ impl Cache {
                 Err(err)
             }
         }
+    }
+
+    /// The ledger this is the cache of.
+    pub fn ledger_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header hash of the base a summary must belong to; `None`
+    /// without a base file (nothing to summarize against).
+    pub fn summary_base(&self) -> Option<u64> {
+        self.base_file.as_ref().map(|_| self.base.header_hash)
+    }
+
+    /// The discussions with lines after the base: their summary lines, if
+    /// any, are older than the ledger.
+    pub fn touched_after_base(&self) -> &BTreeSet<String> {
+        &self.new_ids
+    }
+
+    /// The summary of the new base: the old base's lines, with those of
+    /// the discussions the merge `touched` summarized again.
+    fn carry_summary(&self, old_base: u64, touched: &BTreeSet<String>) -> io::Result<()> {
+        let Some(summarize) = self.summarize else {
+            return Ok(());
+        };
+        let Some(new_base) = self.summary_base() else {
+            return Ok(());
+        };
+        let ledger = File::open(&self.path)?;
+        let mut fresh: Vec<(String, Summary)> = Vec::with_capacity(touched.len());
+        for id in touched {
+            let records = self
+                .records_of(&ledger, id)
+                .map_err(|_| io::Error::other("the new base is damaged"))?;
+            if !records.is_empty() {
+                let refs: Vec<&Record> = records.iter().collect();
+                fresh.push((id.clone(), summarize(id, &refs)));
+            }
+        }
+        let mut writer = SummaryWriter::new(&self.path, new_base)?;
+        let mut fresh = fresh.into_iter().peekable();
+        let mut failed: Option<io::Error> = None;
+        summary::read(&self.path, old_base, |id, settled_from_ms, row| {
+            let mut push = |id: &str, summary: &Summary| {
+                if let Err(err) = writer.push(id, summary) {
+                    failed.get_or_insert(err);
+                }
+            };
+            while let Some((next, summary)) = fresh.next_if(|(next, _)| next.as_str() <= id) {
+                push(&next, &summary);
+            }
+            if !touched.contains(id) {
+                let row = row.to_owned();
+                push(
+                    id,
+                    &Summary {
+                        settled_from_ms,
+                        row,
+                    },
+                );
+            }
+            Ok(())
+        })
+        .map_err(|_| io::Error::other("the old summary cannot be trusted"))?;
+        for (id, summary) in fresh {
+            writer.push(&id, &summary)?;
+        }
+        if let Some(err) = failed {
+            return Err(err);
+        }
+        writer.finish()
     }
 
     fn discussion_ids_of_base(&self, file: Option<&File>) -> Result<Vec<String>, Damaged> {
