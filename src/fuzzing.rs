@@ -11,6 +11,8 @@
 use crate::discussion::derive;
 use crate::global::Global;
 use crate::ledger::Snapshot;
+use crate::ledger::Untrusted;
+use crate::output::Row;
 
 /// What one replay found, so a test can check it replayed something.
 #[derive(Debug, Default, PartialEq)]
@@ -44,6 +46,17 @@ pub fn replay(bytes: &[u8]) -> Replay {
             assert!(json.is_object());
         }
         assert!(derive(id, &records, i64::MAX).is_some());
+        // What the cache keeps for lists (`list::summarize`) is what replay
+        // says from its instant on, whatever the clock says later.
+        let summary = crate::commands::list::summarize(id, &records);
+        let kept: Option<Row> = serde_json::from_str(&summary.row).expect("a kept row reads back");
+        for now in [
+            summary.settled_from_ms,
+            summary.settled_from_ms.saturating_add(86_400_000),
+        ] {
+            let replayed = derive(id, &records, now).map(|d| Row::of(&d));
+            assert_eq!(replayed, kept, "the kept row of {id} at {now}");
+        }
         // A reader at the dawn of time: every record stamped more than the
         // allowed skew after it is ahead, and with none left the discussion
         // has not begun for it (`ledger.md`, "Clock skew").
@@ -183,7 +196,7 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let path = dir.join("ledger.jsonl");
     std::fs::write(&path, bytes).expect("the ledger");
-    let ledger = crate::ledger::FileLedger::new(path);
+    let ledger = crate::ledger::FileLedger::new(path.clone());
     let view = ledger.view(ids).expect("a view of any bytes");
     for id in ids {
         let replayed: Vec<_> = snapshot.discussion(id).into_iter().cloned().collect();
@@ -221,6 +234,33 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
             ) {
                 assert!(live.iter().any(|l| l == id), "{id} is live at {now}");
             }
+        }
+    }
+    // Lists through the summary (written by the first, read by the second
+    // at each instant) are what replay says.
+    let summarized =
+        crate::ledger::FileLedger::new(path).summarize_with(crate::commands::list::summarize);
+    for now in [
+        last,
+        last.saturating_add(60_000),
+        last.saturating_add(960_000),
+    ] {
+        let mut replayed: Vec<Row> = ids
+            .iter()
+            .filter_map(|id| derive(id, &snapshot.discussion(id), now))
+            .map(|d| Row::of(&d))
+            .collect();
+        replayed.sort_by(|a, b| a.id.cmp(&b.id));
+        for pass in ["writing the summary", "reading it"] {
+            let mut listed = summarized
+                .map_summaries(
+                    |_| now,
+                    |json| serde_json::from_str::<Option<Row>>(json).map_err(|_| Untrusted),
+                    |_, id, records| derive(id, records, now).map(|d| Row::of(&d)),
+                )
+                .expect("a list of any bytes");
+            listed.sort_by(|a, b| a.id.cmp(&b.id));
+            assert_eq!(listed, replayed, "the list at {now}, {pass}");
         }
     }
     // What `verify` and `list` stream must be what replay holds.

@@ -8,13 +8,13 @@ use crate::ledger::Ledger;
 use serde::{Deserialize, Serialize};
 
 /// One row of `list`: what it shows of a discussion, kept small so a
-/// ledger of any size lists in little memory. Serialized as the contract's
-/// row object, and read back from the ledger's summary (an unknown or
-/// missing field makes the summary untrusted, never a wrong row).
+/// ledger of any size lists in little memory. Its serde form is what the
+/// ledger's summary keeps (times as milliseconds: any `i64` reads back);
+/// the contract's row object is `RowJson`. An unknown or missing field
+/// makes a summary untrusted, never a wrong row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Row {
-    #[serde(rename = "discussion_id")]
     pub id: String,
     pub fleet_id: Option<String>,
     /// The asker and the peer; empty without a usable root.
@@ -24,24 +24,40 @@ pub struct Row {
     pub max_turns: u32,
     pub head_message_id: Option<String>,
     pub head_to_agent_id: Option<String>,
-    #[serde(
-        rename = "updated_at",
-        serialize_with = "as_time",
-        deserialize_with = "from_time"
-    )]
     pub updated_at_ms: i64,
     pub escalated: bool,
 }
 
-fn as_time<S: serde::Serializer>(ms: &i64, serializer: S) -> Result<S::Ok, S::Error> {
-    super::At(*ms).serialize(serializer)
+/// A row as the contract shows it.
+#[derive(Serialize)]
+struct RowJson<'a> {
+    discussion_id: &'a str,
+    fleet_id: Option<&'a str>,
+    participants: &'a [String],
+    status: Status,
+    turns_used: u32,
+    max_turns: u32,
+    head_message_id: Option<&'a str>,
+    head_to_agent_id: Option<&'a str>,
+    updated_at: super::At,
+    escalated: bool,
 }
 
-fn from_time<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
-    let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-    text.parse::<jiff::Timestamp>()
-        .map(|t| t.as_millisecond())
-        .map_err(serde::de::Error::custom)
+impl<'a> From<&'a Row> for RowJson<'a> {
+    fn from(row: &'a Row) -> RowJson<'a> {
+        RowJson {
+            discussion_id: &row.id,
+            fleet_id: row.fleet_id.as_deref(),
+            participants: &row.participants,
+            status: row.status,
+            turns_used: row.turns_used,
+            max_turns: row.max_turns,
+            head_message_id: row.head_message_id.as_deref(),
+            head_to_agent_id: row.head_to_agent_id.as_deref(),
+            updated_at: super::At(row.updated_at_ms),
+            escalated: row.escalated,
+        }
+    }
 }
 
 impl Row {
@@ -77,14 +93,17 @@ pub struct RowsView<'a> {
 
 impl Serialize for RowsView<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Rows<'r> {
-            discussions: &'r [Row],
+        use serde::ser::SerializeStruct;
+        // Row by row, as the JSON is written: never a second copy.
+        struct Rows<'r>(&'r [Row]);
+        impl Serialize for Rows<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(RowJson::from))
+            }
         }
-        Rows {
-            discussions: &self.rows,
-        }
-        .serialize(serializer)
+        let mut object = serializer.serialize_struct("Rows", 1)?;
+        object.serialize_field("discussions", &Rows(&self.rows))?;
+        object.end()
     }
 }
 
