@@ -247,13 +247,14 @@ impl Sample {
     }
 }
 
-const COMMANDS: [&str; 6] = [
+const COMMANDS: [&str; 7] = [
     "ask",
     "wake",
     "reply",
     "show",
     "inbox",
     "list --status open",
+    "list --agent (its rows grow with the ledger)",
 ];
 
 fn ask_args() -> Vec<&'static str> {
@@ -272,7 +273,7 @@ fn ask_args() -> Vec<&'static str> {
 }
 
 /// One round of the commands on `ledger`, each timed on its own.
-fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 6]) {
+fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 7]) {
     let asked = ledger.run(discuss, &ask_args());
     samples[0].add(&asked);
     let dsc = field(&asked.stdout, &["discussion_id"]);
@@ -316,10 +317,11 @@ fn round(discuss: &Path, ledger: &Ledger, samples: &mut [Sample; 6]) {
     samples[3].add(&ledger.run(discuss, &["--json", "show", &ledger.middle]));
     samples[4].add(&ledger.run(discuss, &["--json", "inbox", "--agent", "agent-01"]));
     samples[5].add(&ledger.run(discuss, &["--json", "list", "--status", "open"]));
+    samples[6].add(&ledger.run(discuss, &["--json", "list", "--agent", "agent-02"]));
 }
 
 fn delete_cache(ledger: &Path) {
-    for suffix in [".index", ".checkpoint"] {
+    for suffix in [".index", ".checkpoint", ".summary"] {
         let mut name = ledger.as_os_str().to_owned();
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));
@@ -463,20 +465,30 @@ fn main() {
         rebuilds.push(shown.time);
         rebuild_rss = rebuild_rss.max(shown.max_rss_kib);
     }
+    // Cold summary: the first list after the cache is gone rebuilds the
+    // index and derives every discussion to write the summary.
+    let mut summaries = Vec::new();
+    let mut summary_rss = 0;
+    for _ in 0..3 {
+        delete_cache(&ledgers[1].path);
+        let listed = ledgers[1].run(&discuss, &["--json", "list", "--agent", "agent-02"]);
+        summaries.push(listed.time);
+        summary_rss = summary_rss.max(listed.max_rss_kib);
+    }
     // Warm the page cache and the index of both.
     for ledger in ledgers
         .iter()
         .chain(databases.iter().flatten())
         .chain(pooled.iter().flatten())
     {
-        let mut warmup: [Sample; 6] = Default::default();
+        let mut warmup: [Sample; 7] = Default::default();
         round(&discuss, ledger, &mut warmup);
     }
 
     let db = o.sqlite.then(|| sqlite_database(&ledgers[1], &dir));
-    let mut samples: [[Sample; 6]; 2] = Default::default();
-    let mut pg_samples: [[Sample; 6]; 2] = Default::default();
-    let mut pooled_samples: [[Sample; 6]; 2] = Default::default();
+    let mut samples: [[Sample; 7]; 2] = Default::default();
+    let mut pg_samples: [[Sample; 7]; 2] = Default::default();
+    let mut pooled_samples: [[Sample; 7]; 2] = Default::default();
     let mut sqlite = Sample::default();
     let mut session = McpSession::start(&discuss, &ledgers[1]);
     let mut tool_calls = Vec::new();
@@ -550,6 +562,11 @@ fn main() {
         "| cold rebuild (show, no cache) | | {} | | {:.1} |",
         ms(median(&mut rebuilds)),
         rebuild_rss as f64 / 1024.0
+    );
+    println!(
+        "| cold rebuild with the summary (list --agent, no cache) | | {} | | {:.1} |",
+        ms(median(&mut summaries)),
+        summary_rss as f64 / 1024.0
     );
     if databases.is_some() {
         println!("\nThe same commands on PostgreSQL ledgers (imported), in the same rounds:\n");

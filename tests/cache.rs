@@ -709,8 +709,7 @@ fn lists_from_the_summary_agree_with_a_full_replay() {
     let closing = env
         .records()
         .into_iter()
-        .filter(|r| r["kind"] == "message" && r["correlation_id"] == ids[0].as_str())
-        .next_back()
+        .rfind(|r| r["kind"] == "message" && r["correlation_id"] == ids[0].as_str())
         .unwrap();
     let mut copy = closing.clone();
     copy["id"] = "msg_0000000000007000800000000000abcd".into();

@@ -809,7 +809,8 @@ fn the_documented_grants_are_enough_and_a_reader_cannot_write() {
              GRANT CONNECT ON DATABASE {database} TO {agent}, {reader};
              GRANT SELECT, INSERT ON discuss_lines TO {agent};
              GRANT SELECT, UPDATE ON discuss_state TO {agent};
-             GRANT SELECT ON discuss_lines, discuss_state TO {reader};"
+             GRANT SELECT, INSERT, UPDATE, DELETE ON discuss_summaries TO {agent};
+             GRANT SELECT ON discuss_lines, discuss_state, discuss_summaries TO {reader};"
         ),
     );
     let as_role = |role: &str| {
@@ -825,9 +826,97 @@ fn the_documented_grants_are_enough_and_a_reader_cannot_write() {
 
     let reader_env = as_role(&reader);
     assert_eq!(reader_env.status(&dsc), "closed");
+    // The agent's writes kept the summaries, which the reader's list reads.
+    let listed = reader_env.ok(&["list"]);
+    assert_eq!(listed["discussions"][0]["status"], "closed");
+    let state: String = ::postgres::Client::connect(&url, ::postgres::NoTls)
+        .unwrap()
+        .query_one("SELECT summary FROM discuss_state", &[])
+        .unwrap()
+        .get(0);
+    let lines = serde_json::from_str::<Value>(&state).unwrap()["summarized"].clone();
+    assert!(lines.as_u64().is_some_and(|n| n > 0), "{state}");
     assert_eq!(reader_env.run(&["verify"]).status, 0);
     let mut args = ASK_A_TO_B.to_vec();
     args.push(r#"{"body":"may I?"}"#);
     let err = reader_env.fails(&args, "io_error", 1);
     assert_eq!(err["details"]["sqlstate"], "42501", "{err}");
+}
+
+/// Lists read `discuss_summaries` (kept by each write) and agree with a
+/// full replay: at once, after the clock lapses open and active
+/// discussions with no new line, and after an import (which leaves the
+/// summaries behind until the next list writes them anew).
+#[test]
+fn lists_from_the_summaries_agree_with_a_full_replay() {
+    let Some(mut env) = database() else {
+        return;
+    };
+    env.fleet();
+    let (closed, root) = env.discussion(&[]);
+    let attempt = env.wake(&closed, "agent-b", &root);
+    env.reply(&closed, "agent-b", &attempt, &root, "result", true);
+    let (active, root) = env.discussion(&[]);
+    env.wake(&active, "agent-b", &root);
+    let (open, _) = env.discussion(&[]);
+    let lists: Vec<Vec<&str>> = vec![
+        vec!["list", "--json"],
+        vec!["list", "--status", "terminal", "--json"],
+        vec!["list", "--agent", "agent-b", "--json"],
+        vec!["inbox", "--agent", "agent-b", "--json"],
+    ];
+    let run = |env: &Env| -> Vec<String> { lists.iter().map(|a| env.run(a).stdout).collect() };
+    // A full replay: the state row dropped, so the summaries are not
+    // complete for any line, and every discussion is derived.
+    let replayed = |env: &Env| -> Vec<String> {
+        lists
+            .iter()
+            .map(|a| {
+                env.drop_derived();
+                env.run(a).stdout
+            })
+            .collect()
+    };
+    let url = env.pg.clone().unwrap();
+    let summarized = || {
+        let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+        let state: String = client
+            .query_one("SELECT summary FROM discuss_state", &[])
+            .unwrap()
+            .get(0);
+        let lines: i64 = client
+            .query_one("SELECT count(*) FROM discuss_lines", &[])
+            .unwrap()
+            .get(0);
+        let rows: i64 = client
+            .query_one("SELECT count(*) FROM discuss_summaries", &[])
+            .unwrap()
+            .get(0);
+        let state: Value = serde_json::from_str(&state).unwrap();
+        (state["summarized"].as_i64() == Some(lines), rows)
+    };
+    assert_eq!(summarized(), (true, 3), "every write keeps the summaries");
+    assert_eq!(run(&env), replayed(&env), "at once");
+    // A list after the replays wrote the summaries anew.
+    env.run(&["list"]);
+    assert_eq!(summarized(), (true, 3));
+    env.advance(16 * 60_000);
+    assert_eq!(run(&env), replayed(&env), "after the clock moved");
+    assert_eq!(env.status(&open), "expired");
+    assert_eq!(env.status(&active), "deadman");
+    // An import leaves them behind; the next list writes them again.
+    env.run(&["list"]);
+    let other = Env::file();
+    other.fleet();
+    other.ask(&[]);
+    let out = env.run_stdin(
+        &["ledger", "import", "-"],
+        &String::from_utf8(other.ledger_bytes()).unwrap(),
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(!summarized().0, "an import leaves the summaries behind");
+    let after_import = run(&env);
+    assert_eq!(summarized(), (true, 4), "the list wrote them anew");
+    assert_eq!(after_import, replayed(&env), "after an import");
+    assert_eq!(env.status(&closed), "closed");
 }

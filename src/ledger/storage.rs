@@ -50,7 +50,7 @@ impl Ledger {
     pub fn summarize_with(self, summarize: Summarize) -> Ledger {
         match self {
             Ledger::File(file) => Ledger::File(file.summarize_with(summarize)),
-            Ledger::Postgres(pg) => Ledger::Postgres(pg),
+            Ledger::Postgres(pg) => Ledger::Postgres(Box::new(pg.summarize_with(summarize))),
         }
     }
 
@@ -133,7 +133,7 @@ impl Ledger {
     ) -> Result<Vec<T>> {
         match self {
             Ledger::File(file) => file.map_summaries(now, from_row, map),
-            Ledger::Postgres(pg) => pg.map_discussions(map),
+            Ledger::Postgres(pg) => pg.map_summaries(now, from_row, map),
         }
     }
 

@@ -48,6 +48,7 @@ mod location;
 
 pub use location::{Location, is_postgres_url};
 
+use super::cache::summary::{Summarize, Summary, Untrusted};
 use super::check::{LineCheck, check_lines};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
@@ -100,6 +101,23 @@ INSERT INTO discuss_state (format, lines, bytes, summary)
     VALUES (1, 0, 0, '{}') ON CONFLICT DO NOTHING;
 "#;
 
+/// What lists read instead of deriving every discussion (the file cache's
+/// `<ledger>.summary`): a discussion's row once settled, and the instant it
+/// is settled from. Writers keep the rows of the discussions they touch;
+/// made on a database of an earlier version by its next write.
+const SUMMARIES: &str = r#"
+CREATE TABLE IF NOT EXISTS discuss_summaries (
+    discussion_id text COLLATE "C" PRIMARY KEY,
+    settled_from_ms bigint NOT NULL,
+    row text NOT NULL
+);
+"#;
+
+const UPSERT_SUMMARIES: &str = "INSERT INTO discuss_summaries (discussion_id, settled_from_ms, row) \
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) \
+    ON CONFLICT (discussion_id) DO UPDATE \
+    SET settled_from_ms = EXCLUDED.settled_from_ms, row = EXCLUDED.row";
+
 const INSERT_LINES: &str = "INSERT INTO discuss_lines \
     (line_no, line, record_id, discussion_id, idempotency_key) \
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])";
@@ -109,11 +127,16 @@ const INSERT_LINES: &str = "INSERT INTO discuss_lines \
 pub struct PgLedger {
     location: Location,
     client: Mutex<Option<Client>>,
+    /// With it, writers keep `discuss_summaries` and lists read it.
+    summarize: Option<Summarize>,
 }
 
 impl Clone for PgLedger {
     fn clone(&self) -> Self {
-        PgLedger::new(self.location.clone())
+        PgLedger {
+            summarize: self.summarize,
+            ..PgLedger::new(self.location.clone())
+        }
     }
 }
 
@@ -123,13 +146,16 @@ impl std::fmt::Debug for PgLedger {
     }
 }
 
-/// What the state row holds besides its counts.
+/// What the state row holds besides its counts (its `summary` column).
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
-struct Summary {
+struct Folded {
     last_at_ms: Option<i64>,
     global: Global,
     live: LiveSet,
+    /// The lines `discuss_summaries` is complete for: when they are all the
+    /// lines, lists read it; 0 before it is first written.
+    summarized: u64,
 }
 
 /// The ledger as one transaction sees it: the lines covered and their
@@ -138,7 +164,7 @@ struct Summary {
 struct State {
     lines: u64,
     bytes: u64,
-    summary: Summary,
+    folded: Folded,
     /// The lines the state row said it covered when read; `None` when
     /// there was no row.
     row_lines: Option<u64>,
@@ -155,11 +181,11 @@ impl State {
         self.bytes += len as u64 + 1;
         let Some(record) = record else { return };
         if let Some(id) = record.discussion_id() {
-            self.summary.live.touch(id, record.at_ms);
+            self.folded.live.touch(id, record.at_ms);
         }
-        self.summary.global.apply(record);
-        self.summary.last_at_ms = Some(
-            self.summary
+        self.folded.global.apply(record);
+        self.folded.last_at_ms = Some(
+            self.folded
                 .last_at_ms
                 .map_or(record.at_ms, |t| t.max(record.at_ms)),
         );
@@ -167,8 +193,8 @@ impl State {
 
     fn view(&mut self, records: Vec<Record>, keyed: Option<Keyed>) -> View {
         View {
-            global: std::mem::take(&mut self.summary.global),
-            last_at_ms: self.summary.last_at_ms,
+            global: std::mem::take(&mut self.folded.global),
+            last_at_ms: self.folded.last_at_ms,
             records,
             keyed,
         }
@@ -200,7 +226,14 @@ impl PgLedger {
         PgLedger {
             location,
             client: Mutex::new(None),
+            summarize: None,
         }
+    }
+
+    /// Keeps a summary of every discussion, made by `summarize`.
+    pub fn summarize_with(mut self, summarize: Summarize) -> Self {
+        self.summarize = Some(summarize);
+        self
     }
 
     /// The URL as given: what a supervised child gets as `DISCUSS_LEDGER`.
@@ -336,7 +369,7 @@ impl PgLedger {
     ) -> Result<T> {
         self.session(|client| {
             let mut tx = Self::read_only(client)?;
-            if !tables_exist(&mut tx)? {
+            if !tables_exist(&mut tx)?.ledger {
                 return Ok(empty());
             }
             let got = read(&mut tx)?;
@@ -346,17 +379,22 @@ impl PgLedger {
     }
 
     /// A writer's transaction, holding the ledger's lock, with the tables
-    /// made if this is the first write.
-    fn writing(client: &mut Client) -> Step<Transaction<'_>> {
+    /// made if this is the first write (the summaries' too, where this role
+    /// may); and whether it may keep the summaries.
+    fn writing(client: &mut Client) -> Step<(Transaction<'_>, bool)> {
         let mut tx = client.transaction()?;
         tx.execute_typed(
             "SELECT pg_advisory_xact_lock($1)",
             &[(&LOCK_KEY, Type::INT8)],
         )?;
-        if !tables_exist(&mut tx)? {
+        let tables = tables_exist(&mut tx)?;
+        if !tables.ledger {
             tx.batch_execute(SCHEMA)?;
         }
-        Ok(tx)
+        if !tables.summaries && tables.write_summaries {
+            tx.batch_execute(SUMMARIES)?;
+        }
+        Ok((tx, tables.write_summaries))
     }
 
     pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
@@ -377,7 +415,7 @@ impl PgLedger {
         let mut state = State {
             lines: 0,
             bytes: 0,
-            summary: Summary::default(),
+            folded: Folded::default(),
             row_lines: None,
             dirty: true,
             unfinished: 0,
@@ -392,10 +430,10 @@ impl PgLedger {
             let lines = row.get::<_, i64>(1) as u64;
             state.row_lines = Some(lines);
             // A damaged summary is derived data: it is folded anew.
-            if let Ok(summary) = serde_json::from_str(row.get(3)) {
+            if let Ok(folded) = serde_json::from_str(row.get(3)) {
                 state.lines = lines;
                 state.bytes = row.get::<_, i64>(2) as u64;
-                state.summary = summary;
+                state.folded = folded;
                 state.dirty = false;
             }
         }
@@ -467,7 +505,7 @@ impl PgLedger {
         plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
     ) -> Result<T> {
         self.session(|client| {
-            let mut tx = Self::writing(client)?;
+            let (mut tx, keeps_summaries) = Self::writing(client)?;
             let mut state = self.written_state(&mut tx)?;
             let records = records_of(&mut tx, discussion_ids, state.lines)?;
             let keyed = match idempotency_key {
@@ -476,7 +514,7 @@ impl PgLedger {
             };
             let view = state.view(records, keyed);
             let planned = plan(&view);
-            state.summary.global = view.global;
+            state.folded.global = view.global;
             // A refusal writes nothing: the transaction is rolled back.
             let (records, result) = planned?;
             if records.is_empty() && !state.dirty {
@@ -485,7 +523,20 @@ impl PgLedger {
             failpoint::hit("append.before_write").map_err(|e| self.failed(&e))?;
             let text = Record::operation_lines(&records);
             let lines = text.as_bytes().split(|b| *b == b'\n');
+            let complete = state.folded.summarized == state.lines;
             insert_lines(&mut tx, &mut state, lines.zip(records.iter().map(Some)))?;
+            // The summaries stay complete when they were: those of the
+            // discussions this operation touched are written with it.
+            if let (Some(summarize), true) = (self.summarize, complete && keeps_summaries) {
+                let mut touched: Vec<&str> =
+                    records.iter().filter_map(Record::discussion_id).collect();
+                touched.sort_unstable();
+                touched.dedup();
+                if !touched.is_empty() {
+                    upsert_summaries(&mut tx, summarize, &touched, state.lines)?;
+                }
+                state.folded.summarized = state.lines;
+            }
             save_state(&mut tx, &mut state)?;
             failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
             tx.commit()?;
@@ -505,41 +556,114 @@ impl PgLedger {
     ) -> Result<Vec<T>> {
         self.reading(Vec::new, |tx| {
             let state = self.state(tx)?;
-            let last = state.summary.last_at_ms;
-            let covered = state.lines as i64;
-            let mut rows = tx.query_typed_raw(
-                "SELECT discussion_id, line_no, line FROM discuss_lines \
-                 WHERE discussion_id IS NOT NULL AND line_no <= $1 \
-                 ORDER BY discussion_id, line_no",
-                [(&covered as &(dyn ToSql + Sync), Type::INT8)],
-            )?;
+            let last = state.folded.last_at_ms;
             let mut mapped = Vec::new();
-            let mut current: Option<String> = None;
-            let mut records: Vec<Record> = Vec::new();
-            let mut flush = |id: &str, records: &mut Vec<Record>, mapped: &mut Vec<T>| {
-                if !records.is_empty() {
-                    let refs: Vec<&Record> = records.iter().collect();
-                    mapped.extend(map(last, id, &refs));
-                }
-                records.clear();
-            };
-            while let Some(row) = rows.next()? {
-                let id: &str = row.get(0);
-                if current.as_deref() != Some(id) {
-                    if let Some(done) = current.take() {
-                        flush(&done, &mut records, &mut mapped);
-                    }
-                    current = Some(id.to_owned());
-                }
-                let line_no: i64 = row.get(1);
-                if let Ok(record) = Record::parse(row.get(2), line_no as usize) {
-                    records.push(record);
-                }
-            }
-            if let Some(done) = current {
-                flush(&done, &mut records, &mut mapped);
-            }
+            each_discussion(tx, state.lines, |id, records| {
+                mapped.extend(map(last, id, records));
+            })?;
             Ok(mapped)
+        })
+    }
+
+    /// As `map_discussions`, from `discuss_summaries` when it is complete:
+    /// `from_row` gets the row of each discussion settled at the instant
+    /// `now` gives, and the others are derived through `map`. Otherwise
+    /// every discussion is derived, and the summaries are written for the
+    /// next reader (when this role may write).
+    pub fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let Some(summarize) = self.summarize else {
+            return self.map_discussions(map);
+        };
+        let mut fresh: Vec<(String, Summary)> = Vec::new();
+        let (mapped, lines) = self.reading(
+            || (Vec::new(), None),
+            |tx| {
+                let state = self.state(tx)?;
+                let last = state.folded.last_at_ms;
+                let now_ms = now(last);
+                if state.folded.summarized == state.lines && tables_exist(tx)?.read_summaries {
+                    let mut mapped = Vec::new();
+                    let mut unsettled: Vec<String> = Vec::new();
+                    let mut rows = tx.query_typed_raw(
+                        "SELECT discussion_id, settled_from_ms, row FROM discuss_summaries",
+                        std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
+                    )?;
+                    let mut trusted = true;
+                    while let Some(row) = rows.next()? {
+                        let settled_from_ms: i64 = row.get(1);
+                        if settled_from_ms > now_ms {
+                            unsettled.push(row.get::<_, &str>(0).to_owned());
+                        } else if let Ok(kept) = from_row(row.get(2)) {
+                            mapped.extend(kept);
+                        } else {
+                            trusted = false;
+                            break;
+                        }
+                    }
+                    drop(rows);
+                    if trusted {
+                        let ids: Vec<&str> = unsettled.iter().map(String::as_str).collect();
+                        let records = records_of(tx, &ids, state.lines)?;
+                        for id in ids {
+                            let of: Vec<&Record> = records
+                                .iter()
+                                .filter(|r| r.discussion_id() == Some(id))
+                                .collect();
+                            if !of.is_empty() {
+                                mapped.extend(map(last, id, &of));
+                            }
+                        }
+                        return Ok((mapped, None));
+                    }
+                }
+                let mut mapped = Vec::new();
+                each_discussion(tx, state.lines, |id, records| {
+                    fresh.push((id.to_owned(), summarize(id, records)));
+                    mapped.extend(map(last, id, records));
+                })?;
+                Ok((mapped, Some(state.lines)))
+            },
+        )?;
+        if let Some(lines) = lines {
+            // Speed for the next list only: a role that may only read, or a
+            // writer in between, leaves them to another.
+            let _ = self.write_summaries(lines, &fresh);
+        }
+        Ok(mapped)
+    }
+
+    /// Replaces `discuss_summaries` by `fresh`, the summaries of the first
+    /// `lines` lines, if the ledger still has exactly those.
+    fn write_summaries(&self, lines: u64, fresh: &[(String, Summary)]) -> Result<()> {
+        self.session(|client| {
+            let (mut tx, keeps_summaries) = Self::writing(client)?;
+            let mut state = self.written_state(&mut tx)?;
+            if !keeps_summaries || state.lines != lines || state.folded.summarized == lines {
+                return Ok(());
+            }
+            tx.batch_execute("DELETE FROM discuss_summaries")?;
+            for batch in fresh.chunks(IMPORT_BATCH) {
+                let ids: Vec<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
+                let settled: Vec<i64> = batch.iter().map(|(_, s)| s.settled_from_ms).collect();
+                let rows: Vec<&str> = batch.iter().map(|(_, s)| s.row.as_str()).collect();
+                tx.execute_typed(
+                    UPSERT_SUMMARIES,
+                    &[
+                        (&ids, Type::TEXT_ARRAY),
+                        (&settled, Type::INT8_ARRAY),
+                        (&rows, Type::TEXT_ARRAY),
+                    ],
+                )?;
+            }
+            state.folded.summarized = lines;
+            save_state(&mut tx, &mut state)?;
+            tx.commit()?;
+            Ok(())
         })
     }
 
@@ -554,8 +678,8 @@ impl PgLedger {
             || Some(Vec::new()),
             |tx| {
                 let state = self.state(tx)?;
-                let last = state.summary.last_at_ms;
-                let Some(ids) = state.summary.live.candidates(now(last)) else {
+                let last = state.folded.last_at_ms;
+                let Some(ids) = state.folded.live.candidates(now(last)) else {
                     return Ok(None);
                 };
                 let records = records_of(tx, &ids, state.lines)?;
@@ -733,7 +857,8 @@ impl PgLedger {
         feed: impl FnOnce(&mut LineFeed<'_>) -> std::io::Result<(u64, u64)>,
     ) -> Result<u64> {
         self.session(|client| {
-            let mut tx = Self::writing(client)?;
+            // The summaries fall behind: the next list writes them anew.
+            let (mut tx, _) = Self::writing(client)?;
             let mut state = self.written_state(&mut tx)?;
             let mut batch: Vec<(Vec<u8>, Option<Record>)> = Vec::with_capacity(IMPORT_BATCH);
             let mut failed: Option<Fail> = None;
@@ -777,12 +902,112 @@ impl PgLedger {
     }
 }
 
-fn tables_exist(tx: &mut Transaction<'_>) -> Step<bool> {
+/// Hands every discussion among the first `covered` lines to `each`, with
+/// its records, streaming (one discussion in memory at a time).
+fn each_discussion(
+    tx: &mut Transaction<'_>,
+    covered: u64,
+    mut each: impl FnMut(&str, &[&Record]),
+) -> Step<()> {
+    let covered = covered as i64;
+    let mut rows = tx.query_typed_raw(
+        "SELECT discussion_id, line_no, line FROM discuss_lines \
+         WHERE discussion_id IS NOT NULL AND line_no <= $1 \
+         ORDER BY discussion_id, line_no",
+        [(&covered as &(dyn ToSql + Sync), Type::INT8)],
+    )?;
+    let mut current: Option<String> = None;
+    let mut records: Vec<Record> = Vec::new();
+    let mut flush = |id: &str, records: &mut Vec<Record>| {
+        if !records.is_empty() {
+            let refs: Vec<&Record> = records.iter().collect();
+            each(id, &refs);
+        }
+        records.clear();
+    };
+    while let Some(row) = rows.next()? {
+        let id: &str = row.get(0);
+        if current.as_deref() != Some(id) {
+            if let Some(done) = current.take() {
+                flush(&done, &mut records);
+            }
+            current = Some(id.to_owned());
+        }
+        let line_no: i64 = row.get(1);
+        if let Ok(record) = Record::parse(row.get(2), line_no as usize) {
+            records.push(record);
+        }
+    }
+    if let Some(done) = current {
+        flush(&done, &mut records);
+    }
+    Ok(())
+}
+
+/// Which tables are there, and what this role may do with the summaries'.
+struct Tables {
+    /// `discuss_lines` and `discuss_state`: a ledger.
+    ledger: bool,
+    /// `discuss_summaries` (a database of an earlier version has none).
+    summaries: bool,
+    /// The summaries may be read (else lists derive every discussion).
+    read_summaries: bool,
+    /// The summaries may be written, or made (else writers leave them
+    /// behind the ledger, and lists derive until a role that may writes
+    /// them): a role granted only what earlier versions needed writes on.
+    write_summaries: bool,
+}
+
+fn tables_exist(tx: &mut Transaction<'_>) -> Step<Tables> {
     let row = tx.query_typed_one(
-        "SELECT to_regclass('discuss_lines') IS NOT NULL AND to_regclass('discuss_state') IS NOT NULL",
+        "SELECT to_regclass('discuss_lines') IS NOT NULL AND to_regclass('discuss_state') IS NOT NULL, \
+         to_regclass('discuss_summaries') IS NOT NULL, \
+         CASE WHEN to_regclass('discuss_summaries') IS NULL THEN false \
+              ELSE has_table_privilege('discuss_summaries', 'SELECT') END, \
+         CASE WHEN to_regclass('discuss_summaries') IS NULL \
+              THEN has_schema_privilege(current_schema(), 'CREATE') \
+              ELSE has_table_privilege('discuss_summaries', 'SELECT,INSERT,UPDATE,DELETE') END",
         &[],
     )?;
-    Ok(row.get(0))
+    Ok(Tables {
+        ledger: row.get(0),
+        summaries: row.get(1),
+        read_summaries: row.get(2),
+        write_summaries: row.get(3),
+    })
+}
+
+/// Writes the summaries of `ids` (their records among the first `covered`
+/// lines, this transaction's own included).
+fn upsert_summaries(
+    tx: &mut Transaction<'_>,
+    summarize: Summarize,
+    ids: &[&str],
+    covered: u64,
+) -> Step<()> {
+    let records = records_of(tx, ids, covered)?;
+    let mut summarized: (Vec<&str>, Vec<i64>, Vec<String>) = Default::default();
+    for id in ids {
+        let of: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.discussion_id() == Some(id))
+            .collect();
+        if !of.is_empty() {
+            let summary = summarize(id, &of);
+            summarized.0.push(id);
+            summarized.1.push(summary.settled_from_ms);
+            summarized.2.push(summary.row);
+        }
+    }
+    tx.execute_typed(
+        UPSERT_SUMMARIES,
+        &[
+            (&summarized.0, Type::TEXT_ARRAY),
+            (&summarized.1, Type::INT8_ARRAY),
+            (&summarized.2, Type::TEXT_ARRAY),
+        ],
+    )?;
+    Ok(())
 }
 
 /// Hands the rows after line `after` to `line`, with the byte offsets
@@ -895,8 +1120,8 @@ fn insert_lines<'a>(
 /// Writes the state row, only where it still covers the lines this
 /// transaction read (compare and set: the second line of defence).
 fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
-    state.summary.global.forget_old_reservations();
-    let summary = serde_json::to_string(&state.summary)
+    state.folded.global.forget_old_reservations();
+    let folded = serde_json::to_string(&state.folded)
         .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
     let (lines, bytes) = (state.lines as i64, state.bytes as i64);
     let updated = match state.row_lines {
@@ -905,7 +1130,7 @@ fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
             &[
                 (&lines, Type::INT8),
                 (&bytes, Type::INT8),
-                (&summary, Type::TEXT),
+                (&folded, Type::TEXT),
                 (&(read as i64), Type::INT8),
             ],
         )?,
@@ -915,7 +1140,7 @@ fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
                 (&FORMAT, Type::INT4),
                 (&lines, Type::INT8),
                 (&bytes, Type::INT8),
-                (&summary, Type::TEXT),
+                (&folded, Type::TEXT),
             ],
         )?,
     };
