@@ -166,7 +166,14 @@ impl FileLedger {
                 let now_ms = now(cache.last_at_ms);
                 match from_summary(cache, &file, base, now_ms, &mut from_row, &mut map) {
                     Ok(mapped) => Some(mapped),
-                    Err(Untrusted) => summarize_all(cache, &file, base, summarize, &mut map),
+                    Err(Untrusted) => summarize_all(
+                        cache,
+                        &file,
+                        (base, summarize),
+                        now_ms,
+                        &mut from_row,
+                        &mut map,
+                    ),
                 }
             })?
             .expect("an unbounded wait always gets the lock");
@@ -796,13 +803,16 @@ fn from_summary<T>(
     Ok(mapped)
 }
 
-/// Every discussion derived, and the summary of base `base` written on the
-/// way (when the folder takes it); `None` when the index is damaged.
+/// Every discussion summarized, and the summary of base `base` written on
+/// the way (when the folder takes it); a discussion settled at `now_ms`
+/// answers with its new summary line, the others are derived. `None` when
+/// the index is damaged.
 fn summarize_all<T>(
     cache: &Cache,
     file: &File,
-    base: u64,
-    summarize: Summarize,
+    (base, summarize): (u64, Summarize),
+    now_ms: i64,
+    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
     let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
@@ -813,12 +823,20 @@ fn summarize_all<T>(
             continue; // its lines were not records after all
         }
         let refs: Vec<&Record> = records.iter().collect();
+        let summary = summarize(&id, &refs);
         if let Some(out) = &mut writer
-            && out.push(&id, &summarize(&id, &refs)).is_err()
+            && out.push(&id, &summary).is_err()
         {
             writer = None;
         }
-        mapped.extend(map(cache.last_at_ms, &id, &refs));
+        // Settled, its line is its answer: one derivation, not two.
+        match (summary.settled_from_ms <= now_ms)
+            .then(|| from_row(&summary.row))
+            .and_then(Result::ok)
+        {
+            Some(kept) => mapped.extend(kept),
+            None => mapped.extend(map(cache.last_at_ms, &id, &refs)),
+        }
     }
     if let Some(writer) = writer {
         // A folder that is not writable costs the next reader the same.

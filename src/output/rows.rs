@@ -160,40 +160,32 @@ impl View for RowsView<'_> {
             }
             return;
         }
-        let mut shown: Vec<[String; 6]> = self
-            .rows
-            .iter()
-            .map(|row| cells(row, self.now_ms))
-            .collect();
-        let width_of = |column: usize, cells: &[[String; 6]]| {
-            cells
-                .iter()
-                .map(|c| c[column].chars().count())
-                .chain([HEADERS[column].chars().count()])
-                .max()
-                .unwrap_or(0)
-        };
-        let mut columns = 6;
-        let line_width = |shown: &[[String; 6]], columns: usize| {
-            (0..columns).map(|c| width_of(c, shown) + 2).sum::<usize>() - 2
-        };
+        // Two passes over the rows, a row's cells made and dropped in each:
+        // the widths, then the lines. Memory holds the rows, not their text.
+        let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (width, cell) in widths.iter_mut().zip(cells(row, self.now_ms)) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let line_width = |widths: &[usize]| widths.iter().map(|w| w + 2).sum::<usize>() - 2;
+        let mut id_length = None;
         if let Some(limit) = style.width {
-            if line_width(&shown, columns) > limit {
+            if line_width(&widths) > limit {
                 // Unique among every discussion of the ledger, not only the
                 // rows shown: the prefix must name its discussion when
                 // pasted.
                 let all = self.ledger.discussion_ids().unwrap_or_default();
                 let keep = unique_prefix_length(&all, self.rows.iter().map(|r| r.id.as_str()));
-                for (cells, row) in shown.iter_mut().zip(&self.rows) {
-                    cells[0] = row.id.chars().take(keep).collect();
-                }
+                let longest = self.rows.iter().map(|r| r.id.chars().count()).max();
+                widths[0] = keep.min(longest.unwrap_or(keep)).max(HEADERS[0].len());
+                id_length = Some(keep);
             }
-            while columns > 2 && line_width(&shown, columns) > limit {
-                columns -= 1;
+            while widths.len() > 2 && line_width(&widths) > limit {
+                widths.pop();
             }
         }
-        let widths: Vec<usize> = (0..columns).map(|c| width_of(c, &shown)).collect();
-        let line = |cells: &[String; 6], status: Option<Status>| {
+        let line = |cells: &[String], status: Option<Status>| {
             let mut text = String::new();
             for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
                 match (i, status) {
@@ -210,8 +202,12 @@ impl View for RowsView<'_> {
             text
         };
         out.text(&line(&HEADERS.map(str::to_owned), None));
-        for (cells, row) in shown.iter().zip(&self.rows) {
-            out.text(&line(cells, Some(row.status)));
+        for row in &self.rows {
+            let mut cells = cells(row, self.now_ms);
+            if let Some(keep) = id_length {
+                cells[0] = row.id.chars().take(keep).collect();
+            }
+            out.text(&line(&cells, Some(row.status)));
         }
     }
 

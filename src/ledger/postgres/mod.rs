@@ -623,8 +623,16 @@ impl PgLedger {
                 }
                 let mut mapped = Vec::new();
                 each_discussion(tx, state.lines, |id, records| {
-                    fresh.push((id.to_owned(), summarize(id, records)));
-                    mapped.extend(map(last, id, records));
+                    let summary = summarize(id, records);
+                    // Settled, its row is its answer: one derivation.
+                    match (summary.settled_from_ms <= now_ms)
+                        .then(|| from_row(&summary.row))
+                        .and_then(Result::ok)
+                    {
+                        Some(kept) => mapped.extend(kept),
+                        None => mapped.extend(map(last, id, records)),
+                    }
+                    fresh.push((id.to_owned(), summary));
                 })?;
                 Ok((mapped, Some(state.lines)))
             },
