@@ -727,6 +727,23 @@ proptest! {
                 let candidates = live.candidates(now).expect("one discussion fits");
                 prop_assert!(candidates.contains(&sim.dsc.as_str()), "live at {}", now);
             }
+            // What the cache keeps for lists (`list::summarize`) is, from
+            // its instant on, what replay derives, and terminal as the
+            // model says: a discussion open now and never touched again
+            // lapses, and the kept row has it lapsed.
+            let mine = sim.mine();
+            let summary = crate::commands::list::summarize(&sim.dsc, &mine);
+            let kept: Option<crate::output::Row> = serde_json::from_str(&summary.row).unwrap();
+            let settled = summary.settled_from_ms;
+            for at in [settled, settled.max(now), settled + 86_400_000] {
+                let derived = derive(&sim.dsc, &mine, at).map(|d| crate::output::Row::of(&d));
+                prop_assert_eq!(&derived, &kept, "kept row at {}", at);
+            }
+            let kept = kept.expect("a discussion with its root has a row");
+            prop_assert!(kept.status.is_terminal(), "{:?}", kept.status);
+            if skewed == 0 {
+                prop_assert_eq!(kept.status, model.status(settled), "settled at {}", settled);
+            }
         }
     }
 }
