@@ -3,7 +3,7 @@
 
 use crate::clock::format_ms;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::record::{FleetOp, RESERVED};
+use crate::ledger::record::{FleetOp, ReceiptKind};
 use crate::ledger::{Body, Record};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -117,7 +117,7 @@ impl Global {
                 agent_id: quota.agent_id.clone(),
                 was: self.set_quota(quota.agent_id.as_deref(), Some(quota.wakes_per_hour)),
             },
-            Body::Receipt(receipt) if receipt.receipt == RESERVED => {
+            Body::Receipt(receipt) if receipt.kind() == Some(ReceiptKind::Reserved) => {
                 if let Some(agent) = &receipt.agent_id {
                     self.reservations
                         .entry(agent.clone())

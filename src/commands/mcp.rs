@@ -256,14 +256,11 @@ fn idempotency_key() -> Value {
 }
 
 fn schema(properties: Value, required: &[&str]) -> Arc<Map<String, Value>> {
-    let Value::Object(object) = json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    }) else {
-        unreachable!("json! of an object literal is an object")
-    };
+    let mut object = Map::new();
+    object.insert("type".into(), "object".into());
+    object.insert("properties".into(), properties);
+    object.insert("required".into(), required.into());
+    object.insert("additionalProperties".into(), false.into());
     Arc::new(object)
 }
 

@@ -198,7 +198,11 @@ impl PayloadArgs {
             (Some(payload), _) => Ok(payload.clone()),
             // A body longer than an envelope can never be sent: read no more.
             (None, Some(path)) => read_input(path, crate::discussion::envelope::MAX_ENVELOPE_BYTES),
-            (None, None) => unreachable!("clap requires one of the group"),
+            // clap requires one of the group; said again for other callers.
+            (None, None) => Err(Error::new(
+                ErrorCode::Usage,
+                "give the body with --payload JSON or --payload-file PATH|-",
+            )),
         }
     }
 }

@@ -14,8 +14,7 @@
 
 use super::envelope::{Envelope, MessageType};
 use super::state::*;
-use crate::ledger::record::{COMPLETED, DEADMAN, ESCALATED, FAILED, RESERVED, STARTED};
-use crate::ledger::record::{Message, Receipt};
+use crate::ledger::record::{Message, Receipt, ReceiptKind};
 use crate::ledger::{Body, Record};
 use std::collections::{HashMap, HashSet};
 
@@ -370,13 +369,18 @@ impl Fold {
         let Some(root) = self.d.root.clone() else {
             return self.contradiction(record, receipt, "a receipt before the root".into());
         };
-        let outcome = match receipt.receipt.as_str() {
-            RESERVED => self.on_reserved(receipt, &root, t),
-            STARTED | COMPLETED | FAILED | DEADMAN => self.on_attempt_receipt(receipt, &root, t),
-            ESCALATED => self.on_escalated(record, receipt),
-            other => Err((
+        let outcome = match receipt.kind() {
+            Some(ReceiptKind::Reserved) => self.on_reserved(receipt, &root, t),
+            Some(
+                kind @ (ReceiptKind::Started
+                | ReceiptKind::Completed
+                | ReceiptKind::Failed
+                | ReceiptKind::Deadman),
+            ) => self.on_attempt_receipt(kind, receipt, &root, t),
+            Some(ReceiptKind::Escalated) => self.on_escalated(record, receipt),
+            None => Err((
                 FindingKind::ContradictoryReceipts,
-                format!("unknown receipt {other:?}"),
+                format!("unknown receipt {:?}", receipt.receipt),
             )),
         };
         match outcome {
@@ -489,6 +493,7 @@ impl Fold {
     /// its state: the deadline is authoritative.
     fn on_attempt_receipt(
         &mut self,
+        kind: ReceiptKind,
         r: &Receipt,
         root: &Root,
         t: i64,
@@ -513,8 +518,8 @@ impl Fold {
         }
         // Deadman without a receipt: it reached its deadline in the fold.
         let lapsed = attempt.state == AttemptState::Deadman && !attempt.terminal_receipt;
-        match r.receipt.as_str() {
-            STARTED => {
+        match kind {
+            ReceiptKind::Started => {
                 if attempt.started_at_ms.is_some() || !(live || lapsed) {
                     return contradiction(format!(
                         "started for {attempt_id}, which is {}",
@@ -527,7 +532,7 @@ impl Fold {
                     attempt.state = AttemptState::Started;
                 }
             }
-            COMPLETED => {
+            ReceiptKind::Completed => {
                 if attempt.state != AttemptState::Completed
                     || attempt.reply_message_id != r.message_id
                 {
@@ -538,7 +543,7 @@ impl Fold {
                 attempt.terminal_receipt = true;
             }
             _ => {
-                let failed = r.receipt == FAILED;
+                let failed = r.kind() == Some(ReceiptKind::Failed);
                 if !(live || lapsed) {
                     return contradiction(format!(
                         "{} for {attempt_id}, which is {}",

@@ -5,7 +5,7 @@ use crate::engine::{AskRequest, AttemptEnd, ReplyRequest, Stamp, WakeRequest};
 use crate::engine::{plan_ask, plan_attempt_end, plan_reply, plan_started, plan_wake};
 use crate::global::Global;
 use crate::ledger::Record;
-use crate::ledger::record::{ESCALATED, FAILED, RESERVED, Receipt};
+use crate::ledger::record::{Receipt, ReceiptKind};
 use proptest::prelude::*;
 
 /// An in-memory ledger driven through the engine's plans.
@@ -129,7 +129,7 @@ impl Sim {
                 .last()
                 .map_or("att_none".into(), |a| a.attempt_id.clone());
             crate::ledger::Body::Receipt(Receipt {
-                receipt: crate::ledger::record::DEADMAN.into(),
+                receipt: ReceiptKind::Deadman.name().into(),
                 discussion_id: self.dsc.clone(),
                 attempt_id: Some(attempt_id),
                 reason: Some("deadline".into()),
@@ -302,7 +302,7 @@ fn a_late_failed_receipt_of_a_lapsed_attempt_is_recorded_as_deadman() {
     };
     assert_eq!(
         receipt.receipt,
-        crate::ledger::record::DEADMAN,
+        ReceiptKind::Deadman.name(),
         "the plan records deadman past the deadline"
     );
 }
@@ -343,7 +343,7 @@ fn failing_the_last_turn_exhausts_and_escalates_once() {
     // A second escalation is contradictory.
     let dsc = sim.dsc.clone();
     sim.raw_receipt(Receipt {
-        receipt: ESCALATED.into(),
+        receipt: ReceiptKind::Escalated.name().into(),
         discussion_id: dsc,
         ..Receipt::default()
     });
@@ -367,7 +367,7 @@ fn an_escalation_of_an_open_discussion_is_contradictory() {
     let mut sim = Sim::new(4, 100_000, 5_000);
     let dsc = sim.dsc.clone();
     sim.raw_receipt(Receipt {
-        receipt: ESCALATED.into(),
+        receipt: ReceiptKind::Escalated.name().into(),
         discussion_id: dsc,
         ..Receipt::default()
     });
@@ -382,7 +382,7 @@ fn a_second_reservation_while_one_is_live_is_contradictory() {
     let head = state.head().unwrap().message_id.clone();
     let dsc = sim.dsc.clone();
     sim.raw_receipt(Receipt {
-        receipt: RESERVED.into(),
+        receipt: ReceiptKind::Reserved.name().into(),
         discussion_id: dsc,
         attempt_id: Some("att_second".into()),
         agent_id: Some("b".into()),
@@ -407,7 +407,7 @@ fn a_failed_receipt_for_a_completed_attempt_is_contradictory() {
     assert!(sim.reply("question", false));
     let dsc = sim.dsc.clone();
     sim.raw_receipt(Receipt {
-        receipt: FAILED.into(),
+        receipt: ReceiptKind::Failed.name().into(),
         discussion_id: dsc,
         attempt_id: Some(attempt),
         reason: Some("late".into()),

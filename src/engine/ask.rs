@@ -5,7 +5,7 @@ use crate::discussion::{Attempt, Discussion};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ids;
-use crate::ledger::record::{Message, RESERVED, Receipt};
+use crate::ledger::record::{Message, Receipt, ReceiptKind};
 use crate::ledger::{Body, Record};
 
 #[derive(Debug, Clone)]
@@ -74,7 +74,7 @@ pub fn plan_ask(
         records.push(stamp.record(
             ids::RECEIPT,
             Body::Receipt(Receipt {
-                receipt: RESERVED.into(),
+                receipt: ReceiptKind::Reserved.name().into(),
                 discussion_id: request.discussion_id.clone(),
                 attempt_id: Some(attempt_id.clone()),
                 agent_id: Some(request.to.clone()),

@@ -5,7 +5,7 @@ use super::{Stamp, finish_plan};
 use crate::discussion::{AttemptState, Discussion, derive};
 use crate::error::Result;
 use crate::ids;
-use crate::ledger::record::{DEADMAN, FAILED, Receipt, STARTED};
+use crate::ledger::record::{Receipt, ReceiptKind};
 use crate::ledger::{Body, Record};
 
 /// How a supervised attempt ended without a reply.
@@ -38,7 +38,7 @@ pub fn plan_started(
     let started = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Receipt {
-            receipt: STARTED.into(),
+            receipt: ReceiptKind::Started.name().into(),
             discussion_id: discussion_id.into(),
             attempt_id: Some(attempt_id.into()),
             agent_id: Some(attempt.agent_id.clone()),
@@ -77,7 +77,9 @@ pub fn plan_attempt_end(
     let receipt = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Receipt {
-            receipt: if deadman { DEADMAN } else { FAILED }.into(),
+            receipt: if deadman { ReceiptKind::Deadman } else { ReceiptKind::Failed }
+                .name()
+                .into(),
             discussion_id: discussion_id.into(),
             attempt_id: Some(attempt_id.into()),
             agent_id: Some(attempt.agent_id.clone()),

@@ -21,10 +21,10 @@ pub use reply::plan_reply;
 pub use request::{AskRequest, ReplyRequest, WakeRequest};
 pub use wake::plan_wake;
 
-use crate::discussion::{Discussion, Status, derive};
+use crate::discussion::{Discussion, Entry, Root, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::ledger::record::{ESCALATED, Receipt};
+use crate::ledger::record::{Receipt, ReceiptKind};
 use crate::ledger::{Body, Record};
 
 /// Time and actor of the records one operation writes.
@@ -66,7 +66,7 @@ pub fn finish_plan(
         new.push(stamp.record(
             ids::RECEIPT,
             Body::Receipt(Receipt {
-                receipt: ESCALATED.into(),
+                receipt: ReceiptKind::Escalated.name().into(),
                 discussion_id: discussion_id.into(),
                 turns_used: Some(state.turns_used),
                 ..Receipt::default()
@@ -97,6 +97,13 @@ pub fn unknown_discussion(discussion_id: &str) -> Error {
     .detail("discussion_id", discussion_id)
 }
 
+/// A discussion that takes writes, with its root and its head.
+pub struct Writable {
+    pub discussion: Discussion,
+    pub root: Root,
+    pub head: Entry,
+}
+
 /// The state checks `wake` and `reply` share, in the contract's order after
 /// the kill-switch: `unknown_discussion`, `discussion_invalid`,
 /// `discussion_terminal`.
@@ -104,7 +111,7 @@ pub fn writable_discussion(
     discussion_id: &str,
     records: &[&Record],
     now_ms: i64,
-) -> Result<Discussion> {
+) -> Result<Writable> {
     let Some(discussion) = derive(discussion_id, records, now_ms) else {
         return Err(unknown_discussion(discussion_id));
     };
@@ -131,5 +138,17 @@ pub fn writable_discussion(
         .detail("status", discussion.status.as_str())
         .hint("start a new discussion with `discuss ask`"));
     }
-    Ok(discussion)
+    // The derivation gives every discussion that is not invalid a root,
+    // and its root is its first head.
+    let (Some(root), Some(head)) = (discussion.root.clone(), discussion.head().cloned()) else {
+        return Err(Error::new(
+            ErrorCode::Internal,
+            format!("{discussion_id} is {} but has no root or head", discussion.status.as_str()),
+        ));
+    };
+    Ok(Writable {
+        discussion,
+        root,
+        head,
+    })
 }

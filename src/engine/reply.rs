@@ -1,11 +1,11 @@
 //! `reply`: the woken agent's message and its `completed` receipt.
 
-use super::{ReplyRequest, Stamp, finish_plan, writable_discussion};
+use super::{ReplyRequest, Stamp, Writable, finish_plan, writable_discussion};
 use crate::discussion::{AttemptState, Discussion};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ids;
-use crate::ledger::record::{COMPLETED, Message, Receipt};
+use crate::ledger::record::{Message, Receipt, ReceiptKind};
 use crate::ledger::{Body, Record};
 
 /// Checks in the contract's order: `kill_switch_engaged`,
@@ -19,10 +19,11 @@ pub fn plan_reply(
     stamp: &Stamp,
 ) -> Result<(Vec<Record>, (Discussion, String))> {
     global.check_kill_switch()?;
-    let discussion = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
-    let (Some(root), Some(head)) = (&discussion.root, discussion.head()) else {
-        unreachable!("a discussion that is not invalid has a root and a head")
-    };
+    let Writable {
+        discussion,
+        root,
+        head,
+    } = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
     let Some(attempt) = discussion.attempt(&request.attempt_id) else {
         return Err(Error::new(
             ErrorCode::UnknownAttempt,
@@ -82,7 +83,7 @@ pub fn plan_reply(
     let completed = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Receipt {
-            receipt: COMPLETED.into(),
+            receipt: ReceiptKind::Completed.name().into(),
             discussion_id: discussion.id.clone(),
             attempt_id: Some(attempt.attempt_id.clone()),
             agent_id: Some(request.agent.clone()),

@@ -1,12 +1,12 @@
 //! `wake`: the atomic, budgeted reservation of one turn.
 
-use super::{Stamp, WakeRequest, finish_plan, writable_discussion};
+use super::{Stamp, WakeRequest, Writable, finish_plan, writable_discussion};
 use crate::clock::format_ms;
 use crate::discussion::{Attempt, Discussion};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ids;
-use crate::ledger::record::{RESERVED, Receipt};
+use crate::ledger::record::{Receipt, ReceiptKind};
 use crate::ledger::{Body, Record};
 
 /// Checks in the contract's order: `kill_switch_engaged`,
@@ -20,10 +20,11 @@ pub fn plan_wake(
     stamp: &Stamp,
 ) -> Result<(Vec<Record>, (Discussion, Attempt))> {
     global.check_kill_switch()?;
-    let discussion = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
-    let (Some(root), Some(head)) = (&discussion.root, discussion.head()) else {
-        unreachable!("a discussion that is not invalid has a root and a head")
-    };
+    let Writable {
+        discussion,
+        root,
+        head,
+    } = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
     if head.message_id != request.expected_head {
         return Err(Error::new(
             ErrorCode::StaleHead,
@@ -75,7 +76,7 @@ pub fn plan_wake(
     let reservation = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Receipt {
-            receipt: RESERVED.into(),
+            receipt: ReceiptKind::Reserved.name().into(),
             discussion_id: discussion.id.clone(),
             attempt_id: Some(attempt_id.clone()),
             agent_id: Some(request.agent.clone()),

@@ -90,12 +90,62 @@ pub struct Receipt {
     pub detail: Option<String>,
 }
 
-pub const RESERVED: &str = "discussion.attempt.reserved";
-pub const STARTED: &str = "discussion.attempt.started";
-pub const COMPLETED: &str = "discussion.attempt.completed";
-pub const FAILED: &str = "discussion.attempt.failed";
-pub const DEADMAN: &str = "discussion.attempt.deadman";
-pub const ESCALATED: &str = "discussion.escalated";
+/// The receipts the format names. A ledger may hold others (another
+/// tool's): `Receipt::receipt` keeps the name as written, and
+/// `Receipt::kind` is `None` for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptKind {
+    Reserved,
+    Started,
+    Completed,
+    Failed,
+    Deadman,
+    Escalated,
+}
+
+impl ReceiptKind {
+    const ALL: [ReceiptKind; 6] = [
+        ReceiptKind::Reserved,
+        ReceiptKind::Started,
+        ReceiptKind::Completed,
+        ReceiptKind::Failed,
+        ReceiptKind::Deadman,
+        ReceiptKind::Escalated,
+    ];
+
+    /// The name in the ledger's `receipt` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReceiptKind::Reserved => "discussion.attempt.reserved",
+            ReceiptKind::Started => "discussion.attempt.started",
+            ReceiptKind::Completed => "discussion.attempt.completed",
+            ReceiptKind::Failed => "discussion.attempt.failed",
+            ReceiptKind::Deadman => "discussion.attempt.deadman",
+            ReceiptKind::Escalated => "discussion.escalated",
+        }
+    }
+
+    pub fn of(name: &str) -> Option<ReceiptKind> {
+        ReceiptKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+impl Receipt {
+    /// A receipt of `kind` in `discussion_id`, its other fields empty.
+    pub fn new(kind: ReceiptKind, discussion_id: &str) -> Receipt {
+        Receipt {
+            receipt: kind.name().to_owned(),
+            discussion_id: discussion_id.to_owned(),
+            ..Receipt::default()
+        }
+    }
+
+    /// Which of the format's receipts this is; `None` for a name it does
+    /// not know.
+    pub fn kind(&self) -> Option<ReceiptKind> {
+        ReceiptKind::of(&self.receipt)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -370,7 +420,7 @@ mod tests {
             at_ms: 5,
             by: "op".into(),
             body: Body::Receipt(Receipt {
-                receipt: RESERVED.into(),
+                receipt: ReceiptKind::Reserved.name().into(),
                 discussion_id: "dsc_1".into(),
                 attempt_id: Some("att_1".into()),
                 turn: Some(2),

@@ -4,7 +4,7 @@
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
 use crate::ledger::lines::{read_line_at, stream_operations};
-use crate::ledger::record::{OpMark, RESERVED, Record};
+use crate::ledger::record::{OpMark, ReceiptKind, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -124,7 +124,7 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
         match read_record(ledger, *offset)? {
             Some(record) if record.at_ms == *at_ms => {
                 let same = matches!(&record.body, crate::ledger::Body::Receipt(r)
-                    if r.receipt == RESERVED && r.agent_id.as_deref() == Some(agent.as_str()));
+                    if r.kind() == Some(ReceiptKind::Reserved) && r.agent_id.as_deref() == Some(agent.as_str()));
                 if !same {
                     return Ok(None);
                 }
@@ -263,7 +263,7 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
         "message" => effect.entry = peek.correlation_id.as_deref().map(entry),
         "receipt" => {
             effect.entry = peek.discussion_id.as_deref().map(entry);
-            if peek.receipt.as_deref() == Some(RESERVED)
+            if peek.receipt.as_deref() == Some(ReceiptKind::Reserved.name())
                 && let Some(agent) = peek.agent_id
             {
                 effect.reservation = Some((agent.into_owned(), peek.at_ms));
