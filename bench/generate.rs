@@ -16,7 +16,7 @@ use discuss::engine::{
 };
 use discuss::global::Global;
 use discuss::ledger::Record;
-use discuss::ledger::record::FleetOp;
+use discuss::record::FleetOp;
 use std::io::{BufWriter, Write};
 
 const AGENTS: usize = 40;

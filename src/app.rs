@@ -1,8 +1,10 @@
 //! The process edge: parse arguments, run, map the outcome to an exit status.
 
-use crate::cli::Cli;
-use crate::commands;
+use crate::cli::{Cli, Command};
+use crate::commands::{self, Context, Options};
+use crate::error::Result;
 use crate::error::{Error, ErrorCode};
+use crate::output::Answer;
 use crate::output::Output;
 use clap::Parser;
 use std::ffi::OsString;
@@ -11,14 +13,14 @@ use std::ffi::OsString;
 pub fn main() -> u8 {
     // A Tab in a shell (`DISCUSS_COMPLETE=bash discuss -- ...`): answered
     // before anything else, and the process ends there.
-    crate::complete::answer_if_asked();
+    answer_completion_if_asked();
     let args: Vec<OsString> = std::env::args_os().collect();
     if args.len() == 1 {
         // Bare `discuss`: the help, as a first step, not an error.
         let mut command = <Cli as clap::CommandFactory>::command();
         let help = command.render_help().to_string();
         // Through the output layer: a closed pipe is a quiet success.
-        Output::new(false, crate::cli::ColorChoice::Never).print_text(&format!("{help}\n"));
+        Output::new(false, crate::output::ColorChoice::Never).print_text(&format!("{help}\n"));
         return 0;
     }
     // The supervisor's guardian is this binary too (see supervisor::guardian);
@@ -37,7 +39,7 @@ pub fn main() -> u8 {
             return 0;
         }
         Err(err) => {
-            let out = Output::new(wants_json(&args), crate::cli::ColorChoice::Never);
+            let out = Output::new(wants_json(&args), crate::output::ColorChoice::Never);
             let rendered = err.render().to_string();
             let message = rendered.trim_start_matches("error: ").trim_end().to_owned();
             out.print_error(&Error::new(ErrorCode::Usage, message));
@@ -45,7 +47,7 @@ pub fn main() -> u8 {
         }
     };
     let out = Output::new(cli.global.json, cli.global.color);
-    match commands::run(&cli, out.clone()) {
+    match run(&cli, out.clone()) {
         Ok(status) => status,
         Err(err) => {
             let machine = matches!(
@@ -67,4 +69,57 @@ fn wants_json(args: &[OsString]) -> bool {
         .clone()
         .filter(|a| !a.to_string_lossy().starts_with('-'));
     before_dashes.clone().any(|a| a == "--json") || positional.next().is_some_and(|a| a == "call")
+}
+
+/// Answers a completion request when `DISCUSS_COMPLETE` names a shell, and
+/// exits; returns at once otherwise.
+fn answer_completion_if_asked() {
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command)
+        .var(crate::complete::VAR)
+        .bin("discuss")
+        .completer("discuss")
+        .complete();
+}
+
+/// Runs the parsed command and shows its answer through the output
+/// layer; the exit status on success.
+fn run(cli: &Cli, out: Output) -> Result<u8> {
+    let global = Options {
+        ledger: cli.global.ledger.as_deref(),
+        actor: cli.global.actor.as_deref(),
+        allow_network_fs: cli.global.allow_network_fs,
+    };
+    let ctx = match &cli.command {
+        // Neither needs a ledger.
+        Command::Completions { shell } => {
+            out.print_text(&String::from_utf8_lossy(&crate::assets::completion(*shell)));
+            return Ok(0);
+        }
+        // Answers go out as MCP messages, errors as JSON: never human text.
+        Command::Mcp(args) => {
+            return commands::mcp::run(Context::new(&global, out.as_json())?, args);
+        }
+        Command::Call(_) => Context::new(&global, out.as_json())?,
+        _ => Context::new(&global, out)?,
+    };
+    let answer = match &cli.command {
+        Command::Fleet(args) => commands::fleet::run(&ctx, args)?,
+        Command::Ask(args) => commands::ask::run(&ctx, args)?,
+        Command::Wake(args) => commands::wake::run(&ctx, args)?,
+        Command::Reply(args) => commands::reply::run(&ctx, args)?,
+        Command::Show(args) => commands::show::run(&ctx, args)?,
+        Command::KillSwitch(args) => commands::kill_switch::run(&ctx, args)?,
+        Command::Quota(args) => commands::quota::run(&ctx, args)?,
+        Command::Call(args) => commands::call::run(&ctx, args)?,
+        Command::List(args) => commands::list::run(&ctx, args)?,
+        Command::Inbox(args) => commands::list::inbox(&ctx, args)?,
+        Command::Verify(args) => commands::verify::run(&ctx, args)?,
+        Command::Wait(args) => commands::wait::run(&ctx, args)?,
+        Command::Events(args) => commands::events::run(&ctx, args)?,
+        Command::Ledger(args) => commands::ledger::run(&ctx, args)?,
+        // Answered above.
+        Command::Completions { .. } | Command::Mcp(_) => Answer::streamed(0),
+    };
+    ctx.out.emit(&answer);
+    Ok(answer.status)
 }

@@ -16,7 +16,8 @@ use crate::commands::{
     wait::WaitArgs,
     wake::WakeArgs,
 };
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use crate::output::ColorChoice;
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Bounded two-agent discussions between AI agents, on an append-only ledger.
@@ -74,13 +75,6 @@ pub struct GlobalArgs {
     /// When to colour output (never with --json; NO_COLOR turns auto off)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Debug, Subcommand)]

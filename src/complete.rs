@@ -7,25 +7,15 @@
 //! A ledger that cannot be read completes nothing: a Tab never prints an
 //! error.
 
-use crate::cli::{ColorChoice, GlobalArgs};
-use crate::commands::Context;
+use crate::clock::Clock;
 use crate::discussion::Status;
-use crate::output::Output;
+use crate::ledger::Ledger;
+use crate::session::Session;
 use clap_complete::CompletionCandidate;
 use std::ffi::OsStr;
 
 /// The variable that turns a run into a completion request.
 pub const VAR: &str = "DISCUSS_COMPLETE";
-
-/// Answers a completion request when `DISCUSS_COMPLETE` names a shell, and
-/// exits; returns at once otherwise.
-pub fn answer_if_asked() {
-    clap_complete::CompleteEnv::with_factory(<crate::cli::Cli as clap::CommandFactory>::command)
-        .var(VAR)
-        .bin("discuss")
-        .completer("discuss")
-        .complete();
-}
 
 /// The shell code that registers completion for `shell`: what `discuss
 /// completions SHELL` prints.
@@ -42,29 +32,33 @@ pub fn registration(shell: clap_complete::Shell) -> Vec<u8> {
 /// The ledger `DISCUSS_LEDGER` (or the default) names, for reading.
 /// (`--ledger` typed on the line is not seen: completers get only the word
 /// being completed.)
-fn context() -> Option<Context> {
-    let global = GlobalArgs {
-        ledger: std::env::var_os("DISCUSS_LEDGER").map(Into::into),
-        json: false,
-        actor: Some("completion".into()),
-        allow_network_fs: std::env::var("DISCUSS_ALLOW_NETWORK_FS")
-            .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on")),
-        color: ColorChoice::Never,
+fn session() -> Option<Session> {
+    let location = match std::env::var_os("DISCUSS_LEDGER") {
+        Some(location) if !location.is_empty() => location.into(),
+        _ => crate::user::default_ledger_path()?,
     };
-    let ctx = Context::new(&global, Output::new(false, ColorChoice::Never)).ok()?;
-    ctx.ledger.exists().then_some(ctx)
+    let allow_network_fs = std::env::var("DISCUSS_ALLOW_NETWORK_FS")
+        .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on"));
+    let session = Session {
+        ledger: Ledger::at(location, allow_network_fs)
+            .ok()?
+            .summarize_with(crate::lists::summarize),
+        clock: Clock::from_env().ok()?,
+        actor: "completion".into(),
+    };
+    session.ledger.exists().then_some(session)
 }
 
 /// Discussion ids: those starting with the typed prefix once it is long
 /// enough to look up (`dsc_` and four characters), else the open and
 /// active discussions, newest first, with their status and participants.
 pub fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
-    let Some(ctx) = context() else {
+    let Some(session) = session() else {
         return Vec::new();
     };
     let typed = current.to_string_lossy();
     if typed.len() >= 8 {
-        let ids = ctx
+        let ids = session
             .ledger
             .discussion_ids_starting(&typed)
             .unwrap_or_default();
@@ -75,7 +69,7 @@ pub fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
             .collect();
     }
     let live = [Status::Open, Status::Active];
-    let Ok((rows, _)) = crate::commands::list::listed(&ctx, &live, None, None) else {
+    let Ok((rows, _)) = crate::lists::listed(&session, &live, None, None) else {
         return Vec::new();
     };
     rows.into_iter()
@@ -102,13 +96,13 @@ pub fn fleets() -> Vec<CompletionCandidate> {
 }
 
 fn global_names(names: impl Fn(&crate::global::Global) -> Vec<String>) -> Vec<CompletionCandidate> {
-    let Some(ctx) = context() else {
+    let Some(session) = session() else {
         return Vec::new();
     };
-    let Ok(view) = ctx.ledger.view(&[]) else {
+    let Ok(view) = session.ledger.view(&[]) else {
         return Vec::new();
     };
-    let mut names = names(&view.global(ctx.now(view.last_at_ms())));
+    let mut names = names(&view.global(session.now(view.last_at_ms())));
     names.sort();
     names.dedup();
     names.into_iter().map(CompletionCandidate::new).collect()

@@ -178,7 +178,7 @@ impl Error {
     pub fn to_human(&self) -> String {
         // Messages carry text from the ledger (a kill-switch reason):
         // never raw escapes or line breaks on a terminal.
-        let safe = |text: &str| crate::output::printable(text, false).into_owned();
+        let safe = |text: &str| crate::escape::printable(text, false).into_owned();
         let mut text = format!("error[{}]: {}\n", self.code, safe(&self.message));
         for hint in &self.hints {
             text.push_str("hint: ");

@@ -8,11 +8,11 @@
 //! cache (index rebuilt from scratch): every discussion's records, the
 //! global state and the newest time must be exactly what replay gives.
 
+use crate::discussion::Row;
 use crate::discussion::derive;
 use crate::global::Global;
 use crate::ledger::Snapshot;
 use crate::ledger::Untrusted;
-use crate::output::Row;
 
 /// What one replay found, so a test can check it replayed something.
 #[derive(Debug, Default, PartialEq)]
@@ -48,7 +48,7 @@ pub fn replay(bytes: &[u8]) -> Replay {
         assert!(derive(id, &records, i64::MAX).is_some());
         // What the cache keeps for lists (`list::summarize`) is what replay
         // says from its instant on, whatever the clock says later.
-        let summary = crate::commands::list::summarize(id, &records);
+        let summary = crate::lists::summarize(id, &records);
         let kept: Option<Row> = serde_json::from_str(&summary.row).expect("a kept row reads back");
         for now in [
             summary.settled_from_ms,
@@ -152,7 +152,7 @@ pub fn replay_variants(bytes: &[u8]) -> Replay {
 /// operation that each claim to belong to it (`ledger.md`, "File"): no
 /// complete line is held back because of what another line says.
 fn hides_nothing(bytes: &[u8], snapshot: &Snapshot) {
-    use crate::ledger::record::{OpMark, Record};
+    use crate::record::{OpMark, Record};
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let held = snapshot.torn_tail.saturating_sub(bytes.len() - end);
     if held == 0 {
@@ -238,8 +238,7 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     }
     // Lists through the summary (written by the first, read by the second
     // at each instant) are what replay says.
-    let summarized =
-        crate::ledger::FileLedger::new(path).summarize_with(crate::commands::list::summarize);
+    let summarized = crate::ledger::FileLedger::new(path).summarize_with(crate::lists::summarize);
     for now in [
         last,
         last.saturating_add(60_000),

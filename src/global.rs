@@ -3,8 +3,7 @@
 
 use crate::clock::format_ms;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::record::{FleetOp, ReceiptKind};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, FleetOp, ReceiptKind, Record};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};

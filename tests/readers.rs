@@ -320,7 +320,7 @@ fn a_long_list_is_plain_aligned_columns() {
     let mut lines = String::new();
     let fleet = plan_fleet(
         &global,
-        discuss::ledger::record::FleetOp::Add,
+        discuss::record::FleetOp::Add,
         "fleet-alpha",
         &["agent-a".into(), "agent-b".into()],
         &stamp,

@@ -3,8 +3,8 @@
 use super::{Context, PayloadArgs, SuperviseArgs};
 use crate::engine::{AskOutcome, AskRequest, idempotency, plan_ask};
 use crate::error::Result;
-use crate::ledger::record::ReceiptKind;
 use crate::output::{Answer, AskView};
+use crate::record::ReceiptKind;
 use clap::Args;
 
 /// Start a discussion: the root message (turn 1) from --from to --to.
@@ -109,7 +109,9 @@ pub fn perform(
                 .iter()
                 .filter(|r| r.op_id.as_deref() == Some(&earlier.first.id))
                 .find_map(|r| match &r.body {
-                    crate::ledger::Body::Receipt(receipt) if receipt.kind() == Some(ReceiptKind::Reserved) => {
+                    crate::ledger::Body::Receipt(receipt)
+                        if receipt.kind() == Some(ReceiptKind::Reserved) =>
+                    {
                         receipt.attempt_id.as_deref()
                     }
                     _ => None,

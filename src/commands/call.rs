@@ -221,11 +221,11 @@ pub fn answer(
                     .collect::<Result<Vec<_>>>()?,
                 Some(_) => return Err(type_error("status", "a status or a list of them")),
             };
-            let statuses = super::list::parse_statuses(&statuses)?;
+            let statuses = crate::lists::parse_statuses(&statuses)?;
             let agent = request.optional_string("agent_id")?;
             let fleet = request.optional_string("fleet_id")?;
             let (rows, now_ms) =
-                super::list::listed(ctx, &statuses, agent.as_deref(), fleet.as_deref())?;
+                crate::lists::listed(ctx, &statuses, agent.as_deref(), fleet.as_deref())?;
             rows_json(ctx, rows, now_ms)
         }
         "inbox" => {
@@ -236,7 +236,7 @@ pub fn answer(
                         .detail("field", "agent_id"),
                 );
             };
-            let (rows, now_ms) = super::list::inbox_rows(ctx, agent)?;
+            let (rows, now_ms) = crate::lists::inbox_rows(ctx, agent)?;
             rows_json(ctx, rows, now_ms)
         }
         _ => {
@@ -253,7 +253,7 @@ pub fn answer(
 }
 
 /// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.
-fn rows_json(ctx: &Context, rows: Vec<crate::output::Row>, now_ms: i64) -> Value {
+fn rows_json(ctx: &Context, rows: Vec<crate::discussion::Row>, now_ms: i64) -> Value {
     RowsView {
         rows,
         now_ms,

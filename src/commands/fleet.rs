@@ -4,8 +4,8 @@ use super::Context;
 use crate::engine::plan_fleet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::ledger::record::FleetOp;
 use crate::output::{Answer, FleetView, FleetsView};
+use crate::record::FleetOp;
 use clap::{Args, Subcommand};
 
 /// Register agents in fleets (idempotent), remove them, list fleets.

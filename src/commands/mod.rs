@@ -15,28 +15,45 @@ pub mod verify;
 pub mod wait;
 pub mod wake;
 
-use crate::cli::{Cli, Command, GlobalArgs};
 use crate::clock::Clock;
-use crate::engine::Stamp;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::{Ledger, View};
-use crate::output::{Answer, Output};
+use crate::output::Output;
+use crate::session::Session;
 use clap::Args;
 use std::io::Read;
 use std::path::PathBuf;
 
-/// What every command that touches the ledger needs.
+/// What every command that touches the ledger needs: the session (the
+/// ledger, the clock, who acts) and how to show answers.
 pub struct Context {
-    pub ledger: Ledger,
-    pub clock: Clock,
-    pub actor: String,
+    pub session: Session,
     pub out: Output,
 }
 
+/// `ctx.ledger`, `ctx.stamp(…)`: a command uses its session's fields and
+/// methods as its own.
+impl std::ops::Deref for Context {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+/// Where the ledger is, and who acts: the global options.
+pub struct Options<'a> {
+    /// `--ledger` / `DISCUSS_LEDGER`; the default path when `None`.
+    pub ledger: Option<&'a std::path::Path>,
+    /// `--actor` / `DISCUSS_ACTOR`; the OS user name when `None`.
+    pub actor: Option<&'a str>,
+    pub allow_network_fs: bool,
+}
+
 impl Context {
-    pub fn new(global: &GlobalArgs, out: Output) -> Result<Context> {
-        let location = match &global.ledger {
-            Some(location) if !location.as_os_str().is_empty() => location.clone(),
+    pub fn new(global: &Options, out: Output) -> Result<Context> {
+        let location = match global.ledger {
+            Some(location) if !location.as_os_str().is_empty() => location.to_path_buf(),
             _ => crate::user::default_ledger_path().ok_or_else(|| {
                 Error::new(
                     ErrorCode::InvalidArgument,
@@ -45,8 +62,8 @@ impl Context {
                 .hint("pass --ledger PATH or set DISCUSS_LEDGER")
             })?,
         };
-        let actor = match &global.actor {
-            Some(actor) => actor.clone(),
+        let actor = match global.actor {
+            Some(actor) => actor.to_owned(),
             None => crate::user::user_name().unwrap_or_else(|| "unknown".into()),
         };
         if actor.trim().is_empty() || actor.chars().any(char::is_control) {
@@ -56,41 +73,14 @@ impl Context {
             ));
         }
         Ok(Context {
-            ledger: Ledger::at(location, global.allow_network_fs)?.summarize_with(list::summarize),
-            clock: Clock::from_env()?,
-            actor,
+            session: Session {
+                ledger: Ledger::at(location, global.allow_network_fs)?
+                    .summarize_with(crate::lists::summarize),
+                clock: Clock::from_env()?,
+                actor,
+            },
             out,
         })
-    }
-
-    /// Time and actor for records written after a ledger whose newest
-    /// record is at `last_at_ms`: never earlier than that (a clock behind
-    /// uses its time), unless that record is more than the allowed skew
-    /// ahead of this clock (`ledger.md`, "Clock skew"): a record from a
-    /// clock far ahead never moves anyone else's time.
-    pub fn stamp(&self, last_at_ms: Option<i64>) -> Stamp {
-        Stamp {
-            at_ms: reader_time(self.clock.now_ms(), last_at_ms),
-            by: self.actor.clone(),
-        }
-    }
-
-    /// Now, for readers: as `stamp`.
-    pub fn now(&self, last_at_ms: Option<i64>) -> i64 {
-        self.stamp(last_at_ms).at_ms
-    }
-}
-
-/// `max(clock, newest)` when the newest record is not more than the allowed
-/// skew ahead of the clock; else the clock. (The newest record that is not
-/// ahead is not kept apart, so while one is ahead a writer may stamp up to
-/// the allowed skew below an earlier record; `verify` tolerates that.)
-pub fn reader_time(clock_ms: i64, last_at_ms: Option<i64>) -> i64 {
-    match last_at_ms {
-        Some(last) if last <= clock_ms.saturating_add(crate::clock::MAX_SKEW_MS) => {
-            last.max(clock_ms)
-        }
-        _ => clock_ms,
     }
 }
 
@@ -354,40 +344,4 @@ pub fn read_input(path: &std::path::Path, limit: usize) -> Result<String> {
         .detail("max_bytes", limit));
     }
     String::from_utf8(bytes).map_err(|e| unreadable(format!("not UTF-8 ({e})")))
-}
-
-/// Runs the parsed command and shows its answer through the output
-/// layer; the exit status on success.
-pub fn run(cli: &Cli, out: Output) -> Result<u8> {
-    let ctx = match &cli.command {
-        // Neither needs a ledger.
-        Command::Completions { shell } => {
-            out.print_text(&String::from_utf8_lossy(&crate::assets::completion(*shell)));
-            return Ok(0);
-        }
-        // Answers go out as MCP messages, errors as JSON: never human text.
-        Command::Mcp(args) => return mcp::run(Context::new(&cli.global, out.as_json())?, args),
-        Command::Call(_) => Context::new(&cli.global, out.as_json())?,
-        _ => Context::new(&cli.global, out)?,
-    };
-    let answer = match &cli.command {
-        Command::Fleet(args) => fleet::run(&ctx, args)?,
-        Command::Ask(args) => ask::run(&ctx, args)?,
-        Command::Wake(args) => wake::run(&ctx, args)?,
-        Command::Reply(args) => reply::run(&ctx, args)?,
-        Command::Show(args) => show::run(&ctx, args)?,
-        Command::KillSwitch(args) => kill_switch::run(&ctx, args)?,
-        Command::Quota(args) => quota::run(&ctx, args)?,
-        Command::Call(args) => call::run(&ctx, args)?,
-        Command::List(args) => list::run(&ctx, args)?,
-        Command::Inbox(args) => list::inbox(&ctx, args)?,
-        Command::Verify(args) => verify::run(&ctx, args)?,
-        Command::Wait(args) => wait::run(&ctx, args)?,
-        Command::Events(args) => events::run(&ctx, args)?,
-        Command::Ledger(args) => ledger::run(&ctx, args)?,
-        // Answered above.
-        Command::Completions { .. } | Command::Mcp(_) => Answer::streamed(0),
-    };
-    ctx.out.emit(&answer);
-    Ok(answer.status)
 }

@@ -5,8 +5,8 @@ use crate::discussion::envelope::check_range;
 use crate::engine::plan_quota;
 use crate::error::Result;
 use crate::ids;
-use crate::ledger::record::MAX_WAKES_PER_HOUR;
 use crate::output::{Answer, QuotaView};
+use crate::record::MAX_WAKES_PER_HOUR;
 use clap::{Args, Subcommand};
 
 /// Hourly wake quotas: reservations for one woken agent in any rolling 60

@@ -1,9 +1,9 @@
 //! `discuss verify`: replay the whole ledger and report what is wrong.
 
 use super::Context;
-use super::list::{derive_all, newest_first};
 use crate::discussion::{Discussion, Status};
 use crate::error::Result;
+use crate::lists::{derive_all, newest_first};
 use crate::output::{Answer, VerifyView};
 use crate::progress::Progress;
 use clap::Args;

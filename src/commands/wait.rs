@@ -1,11 +1,11 @@
 //! `discuss wait`: poll until a discussion reaches one of some statuses.
 
 use super::Context;
-use super::list::parse_statuses;
 use crate::discussion::{Status, derive};
 use crate::engine::unknown_discussion;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
+use crate::lists::parse_statuses;
 use crate::output::{Answer, DiscussionView, Reached};
 use clap::Args;
 use std::time::{Duration, Instant};

@@ -14,8 +14,8 @@
 
 use super::envelope::{Envelope, MessageType};
 use super::state::*;
-use crate::ledger::record::{Message, Receipt, ReceiptKind};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, Record};
+use crate::record::{Message, Receipt, ReceiptKind};
 use std::collections::{HashMap, HashSet};
 
 /// Derives the discussion `id` from its records (in ledger order). `None`

@@ -1,7 +1,7 @@
 //! The derived state of one discussion.
 
 use super::envelope::{MessageType, Policy};
-use crate::ledger::Record;
+use crate::record::Record;
 use serde_json::Value;
 
 /// As the contract names it: `"open"`, `"closed"`, ...

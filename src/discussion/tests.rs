@@ -4,8 +4,8 @@ use super::*;
 use crate::engine::{AskRequest, AttemptEnd, ReplyRequest, Stamp, WakeRequest};
 use crate::engine::{plan_ask, plan_attempt_end, plan_reply, plan_started, plan_wake};
 use crate::global::Global;
-use crate::ledger::Record;
-use crate::ledger::record::{Receipt, ReceiptKind};
+use crate::record::Record;
+use crate::record::{Receipt, ReceiptKind};
 use proptest::prelude::*;
 
 /// An in-memory ledger driven through the engine's plans.
@@ -39,7 +39,7 @@ impl Sim {
         };
         sim.records.extend(crate::engine::plan_fleet(
             &Global::default(),
-            crate::ledger::record::FleetOp::Add,
+            crate::record::FleetOp::Add,
             "f",
             &["a".into(), "b".into()],
             &sim.stamp(),
@@ -118,7 +118,7 @@ impl Sim {
             by: "skewed-host".into(),
         };
         let body = if kill_switch {
-            crate::ledger::Body::KillSwitch(crate::ledger::record::KillSwitch {
+            crate::record::Body::KillSwitch(crate::record::KillSwitch {
                 engaged: true,
                 reason: Some("from the future".into()),
             })
@@ -128,7 +128,7 @@ impl Sim {
                 .attempts
                 .last()
                 .map_or("att_none".into(), |a| a.attempt_id.clone());
-            crate::ledger::Body::Receipt(Receipt {
+            crate::record::Body::Receipt(Receipt {
                 receipt: ReceiptKind::Deadman.name().into(),
                 discussion_id: self.dsc.clone(),
                 attempt_id: Some(attempt_id),
@@ -234,7 +234,7 @@ impl Sim {
     fn raw_receipt(&mut self, receipt: Receipt) {
         let record = self
             .stamp()
-            .record(crate::ids::RECEIPT, crate::ledger::Body::Receipt(receipt));
+            .record(crate::ids::RECEIPT, crate::record::Body::Receipt(receipt));
         self.push(vec![record]);
     }
 }
@@ -297,7 +297,7 @@ fn a_late_failed_receipt_of_a_lapsed_attempt_is_recorded_as_deadman() {
     assert_eq!(state.status, Status::Deadman);
     assert_eq!(state.attempts[0].state, AttemptState::Deadman);
     let last = sim.records.last().unwrap();
-    let crate::ledger::Body::Receipt(receipt) = &last.body else {
+    let crate::record::Body::Receipt(receipt) = &last.body else {
         panic!()
     };
     assert_eq!(
@@ -318,7 +318,7 @@ fn a_reply_after_the_deadline_is_contradictory() {
     let envelope = request.envelope(2).unwrap();
     let message = sim.stamp().record(
         crate::ids::MESSAGE,
-        crate::ledger::Body::Message(crate::ledger::record::Message {
+        crate::record::Body::Message(crate::record::Message {
             fleet_id: "f".into(),
             from_agent_id: "b".into(),
             to_agent_id: "a".into(),
@@ -732,11 +732,11 @@ proptest! {
             // model says: a discussion open now and never touched again
             // lapses, and the kept row has it lapsed.
             let mine = sim.mine();
-            let summary = crate::commands::list::summarize(&sim.dsc, &mine);
-            let kept: Option<crate::output::Row> = serde_json::from_str(&summary.row).unwrap();
+            let summary = crate::lists::summarize(&sim.dsc, &mine);
+            let kept: Option<crate::discussion::Row> = serde_json::from_str(&summary.row).unwrap();
             let settled = summary.settled_from_ms;
             for at in [settled, settled.max(now), settled + 86_400_000] {
-                let derived = derive(&sim.dsc, &mine, at).map(|d| crate::output::Row::of(&d));
+                let derived = derive(&sim.dsc, &mine, at).map(|d| crate::discussion::Row::of(&d));
                 prop_assert_eq!(&derived, &kept, "kept row at {}", at);
             }
             let kept = kept.expect("a discussion with its root has a row");

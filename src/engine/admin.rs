@@ -3,8 +3,8 @@
 use super::Stamp;
 use crate::global::Global;
 use crate::ids;
-use crate::ledger::record::{FleetChange, FleetOp, KillSwitch, QuotaSetting};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, Record};
+use crate::record::{FleetChange, FleetOp, KillSwitch, QuotaSetting};
 
 /// Membership changes; idempotent: agents already in (or already out of)
 /// the fleet get no record.

@@ -5,8 +5,8 @@ use crate::discussion::{Attempt, Discussion};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ids;
-use crate::ledger::record::{Message, Receipt, ReceiptKind};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, Record};
+use crate::record::{Message, Receipt, ReceiptKind};
 
 #[derive(Debug, Clone)]
 pub struct AskOutcome {

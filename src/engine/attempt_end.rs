@@ -5,8 +5,8 @@ use super::{Stamp, finish_plan};
 use crate::discussion::{AttemptState, Discussion, derive};
 use crate::error::Result;
 use crate::ids;
-use crate::ledger::record::{Receipt, ReceiptKind};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, Record};
+use crate::record::{Receipt, ReceiptKind};
 
 /// How a supervised attempt ended without a reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,9 +77,13 @@ pub fn plan_attempt_end(
     let receipt = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Receipt {
-            receipt: if deadman { ReceiptKind::Deadman } else { ReceiptKind::Failed }
-                .name()
-                .into(),
+            receipt: if deadman {
+                ReceiptKind::Deadman
+            } else {
+                ReceiptKind::Failed
+            }
+            .name()
+            .into(),
             discussion_id: discussion_id.into(),
             attempt_id: Some(attempt_id.into()),
             agent_id: Some(attempt.agent_id.clone()),

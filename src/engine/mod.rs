@@ -24,8 +24,8 @@ pub use wake::plan_wake;
 use crate::discussion::{Discussion, Entry, Root, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::ledger::record::{Receipt, ReceiptKind};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, Record};
+use crate::record::{Receipt, ReceiptKind};
 
 /// Time and actor of the records one operation writes.
 #[derive(Debug, Clone)]
@@ -143,7 +143,10 @@ pub fn writable_discussion(
     let (Some(root), Some(head)) = (discussion.root.clone(), discussion.head().cloned()) else {
         return Err(Error::new(
             ErrorCode::Internal,
-            format!("{discussion_id} is {} but has no root or head", discussion.status.as_str()),
+            format!(
+                "{discussion_id} is {} but has no root or head",
+                discussion.status.as_str()
+            ),
         ));
     };
     Ok(Writable {

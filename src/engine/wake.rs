@@ -6,8 +6,8 @@ use crate::discussion::{Attempt, Discussion};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ids;
-use crate::ledger::record::{Receipt, ReceiptKind};
-use crate::ledger::{Body, Record};
+use crate::record::{Body, Record};
+use crate::record::{Receipt, ReceiptKind};
 
 /// Checks in the contract's order: `kill_switch_engaged`,
 /// `unknown_discussion`, `discussion_invalid`, `discussion_terminal`,

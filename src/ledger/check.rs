@@ -2,8 +2,8 @@
 //! operations, duplicate ids, time that runs backwards or far ahead.
 
 use super::lines::{LineFeed, OperationFinding, operations_of};
-use super::record::{OpMark, Record};
 use super::snapshot::UnreadableLine;
+use crate::record::{OpMark, Record};
 use std::io;
 
 /// What `check_lines` finds.

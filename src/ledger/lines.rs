@@ -8,7 +8,7 @@
 //! not ends the operation before it, which is then a finding
 //! (`operation_overrun`), never a reason to hide what follows.
 
-use super::record::{OpMark, Record};
+use crate::record::{OpMark, Record};
 use memchr::memchr_iter;
 use std::fs::File;
 use std::io;

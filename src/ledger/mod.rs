@@ -10,17 +10,16 @@ pub mod hash;
 pub mod lines;
 mod postgres;
 mod private_file;
-pub mod record;
 mod snapshot;
 mod storage;
 mod view;
 
+pub use crate::record::{Body, Idempotency, Record};
 pub use cache::Cache;
 pub use cache::summary::{Summarize, Summary, Untrusted};
 pub use check::{LineCheck, LineFinding};
 pub use failpoint::quiet_for;
 pub use file::FileLedger;
-pub use record::{Body, Idempotency, Record};
 pub use snapshot::{Snapshot, UnreadableLine};
 pub use storage::{Info, Ledger};
 pub use view::{Keyed, View};

@@ -1,7 +1,7 @@
 //! The parsed contents of the ledger at one moment.
 
 use super::lines::parse_lines;
-use super::record::Record;
+use crate::record::Record;
 
 /// A line that is kept in the ledger but is not a record.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn an_operation_cut_short_is_torn_as_a_whole() {
-        use crate::ledger::record::{Body, KillSwitch};
+        use crate::record::{Body, KillSwitch};
         let record = |id: &str| Record {
             id: id.into(),
             at_ms: 9,

@@ -1,8 +1,8 @@
 //! What a command sees of the ledger, whatever its kind: the global state,
 //! the newest time, and the records of the discussions it named.
 
-use super::record::Record;
 use crate::global::Global;
+use crate::record::Record;
 use std::borrow::Cow;
 
 pub struct View {

@@ -16,16 +16,23 @@ pub use admin::{FleetView, FleetsView, KillSwitchView, QuotaView};
 pub use discussion::{AttemptJson, DiscussionView, Reached, render_all};
 pub use events::EventView;
 pub use ledger::{ExportView, ImportView, InfoView, VerifyView};
-pub use rows::{Row, RowsView};
+pub use rows::RowsView;
 pub use text::{clock_time, count, duration, printable, relative, terminal_width, wrap};
 pub use writes::{AskView, ReplyView, SupervisedJson, WakeView};
 
-use crate::cli::ColorChoice;
 use crate::discussion::Status;
 use crate::error::Error;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
+
+/// `--color`: when to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
 
 /// How answers are shown, decided once per process from `--json`,
 /// `--color`, `NO_COLOR`, `TERM` and which streams are terminals.

@@ -3,30 +3,9 @@
 
 use super::text::relative;
 use super::{Sink, Style, View};
-use crate::discussion::{Discussion, Status};
+use crate::discussion::{Row, Status};
 use crate::ledger::Ledger;
-use serde::{Deserialize, Serialize};
-
-/// One row of `list`: what it shows of a discussion, kept small so a
-/// ledger of any size lists in little memory. Its serde form is what the
-/// ledger's summary keeps (times as milliseconds: any `i64` reads back);
-/// the contract's row object is `RowJson`. An unknown or missing field
-/// makes a summary untrusted, never a wrong row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Row {
-    pub id: String,
-    pub fleet_id: Option<String>,
-    /// The asker and the peer; empty without a usable root.
-    pub participants: Vec<String>,
-    pub status: Status,
-    pub turns_used: u32,
-    pub max_turns: u32,
-    pub head_message_id: Option<String>,
-    pub head_to_agent_id: Option<String>,
-    pub updated_at_ms: i64,
-    pub escalated: bool,
-}
+use serde::Serialize;
 
 /// A row as the contract shows it.
 #[derive(Serialize)]
@@ -56,26 +35,6 @@ impl<'a> From<&'a Row> for RowJson<'a> {
             head_to_agent_id: row.head_to_agent_id.as_deref(),
             updated_at: super::At(row.updated_at_ms),
             escalated: row.escalated,
-        }
-    }
-}
-
-impl Row {
-    pub fn of(d: &Discussion) -> Row {
-        Row {
-            id: d.id.clone(),
-            fleet_id: d.root.as_ref().map(|r| r.fleet_id.clone()),
-            participants: d
-                .root
-                .as_ref()
-                .map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
-            status: d.status,
-            turns_used: d.turns_used,
-            max_turns: d.max_turns(),
-            head_message_id: d.head().map(|h| h.message_id.clone()),
-            head_to_agent_id: d.head().map(|h| h.to_agent_id.clone()),
-            updated_at_ms: d.updated_at_ms,
-            escalated: d.escalation.is_some(),
         }
     }
 }

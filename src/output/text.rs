@@ -2,6 +2,7 @@
 //! escaping of untrusted text. No colour here (see `Style`).
 
 use crate::clock::format_ms;
+pub use crate::escape::printable;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 /// "in 41s" / "3m ago" relative to `now_ms`.
@@ -36,27 +37,6 @@ pub fn duration(ms: i64) -> String {
     }
     let text = format!("{:.3}", ms as f64 / 1000.0);
     format!("{}s", text.trim_end_matches('0'))
-}
-
-/// Text from the ledger (a reason, a detail, a body) made safe for a
-/// terminal: control characters, escape sequences and line breaks shown
-/// as escapes (`\u{1b}`, `\n`), so no record can move the cursor, recolour
-/// the screen or forge lines of output. With `keep_lines`, line breaks
-/// and tabs stay (a Markdown body).
-pub fn printable(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && !(keep_lines && matches!(c, '\n' | '\t'));
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut safe = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            safe.extend(c.escape_default());
-        } else {
-            safe.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(safe)
 }
 
 /// "1 discussion", "2 discussions": `n` and the word for it.

@@ -12,10 +12,10 @@
 pub mod guardian;
 mod watchdog;
 
-use crate::commands::Context;
 use crate::discussion::{Attempt, AttemptState, Discussion, derive};
 use crate::engine::{AttemptEnd, ReplyRequest, plan_attempt_end, plan_reply, plan_started};
 use crate::error::{Error, ErrorCode, Result};
+use crate::session::Session;
 use guardian::Guardian;
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
@@ -85,7 +85,7 @@ fn catch_signals() {
 
 /// Runs the command for `attempt`, reserved at `reserved_at` (monotonic).
 pub fn run(
-    ctx: &Context,
+    session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,
     options: &Options,
@@ -100,7 +100,7 @@ pub fn run(
         .unwrap_or_default();
 
     let spawned = Guardian::start().and_then(|guardian| {
-        match spawn(ctx, discussion, attempt, options, guardian.group()) {
+        match spawn(session, discussion, attempt, options, guardian.group()) {
             Ok(child) => Ok((guardian, child)),
             Err(err) => {
                 kill_group(guardian.group(), libc::SIGKILL);
@@ -119,19 +119,19 @@ pub fn run(
                 signal: None,
                 detail: Some(format!("{}: {err}", options.command[0])),
             };
-            return finish(ctx, discussion, attempt, end);
+            return finish(session, discussion, attempt, end);
         }
     };
     let group = guardian.group();
     // From here the deadline is kept whatever the main thread waits for.
     let watchdog = Watchdog::start(group, deadline, options.kill_grace);
-    let started = ctx.ledger.append(&[&discussion.id], |view| {
+    let started = session.ledger.append(&[&discussion.id], |view| {
         plan_started(
             &discussion.id,
             &attempt.attempt_id,
             child.id(),
             &view.discussion(&discussion.id),
-            &ctx.stamp(view.last_at_ms()),
+            &session.stamp(view.last_at_ms()),
         )
     });
     if let Err(err) = started {
@@ -157,7 +157,7 @@ pub fn run(
         .take()
         .map(|stdout| std::thread::spawn(move || capture(stdout)));
 
-    let mut seen_version = ctx.ledger.version();
+    let mut seen_version = session.ledger.version();
     let status = loop {
         if let Some(status) = child
             .try_wait()
@@ -167,10 +167,15 @@ pub fn run(
         }
         // Look at the ledger only when it has grown, and never wait for
         // its lock: a busy ledger is looked at on a later tick.
-        let version = ctx.ledger.version();
+        let version = session.ledger.version();
         if version != seen_version && watchdog.fired().is_none() {
-            match ctx.ledger.view_within(&[], Instant::now())? {
-                Some(view) if view.global(ctx.now(view.last_at_ms())).kill_switch.engaged => {
+            match session.ledger.view_within(&[], Instant::now())? {
+                Some(view)
+                    if view
+                        .global(session.now(view.last_at_ms()))
+                        .kill_switch
+                        .engaged =>
+                {
                     watchdog.fire("kill_switch")
                 }
                 Some(_) => seen_version = version,
@@ -216,14 +221,14 @@ pub fn run(
             (Some(status), end)
         }
     };
-    let replied = current_attempt(ctx, discussion, attempt)?.state == AttemptState::Completed;
+    let replied = current_attempt(session, discussion, attempt)?.state == AttemptState::Completed;
     if !replied
         && options.reply_from_stdout
         && status.is_some_and(|s| s.success())
         && end.reason == "exited_without_reply"
     {
         return reply_from_stdout(
-            ctx,
+            session,
             discussion,
             attempt,
             options,
@@ -231,7 +236,7 @@ pub fn run(
             end,
         );
     }
-    finish(ctx, discussion, attempt, end)
+    finish(session, discussion, attempt, end)
 }
 
 enum Ending {
@@ -243,13 +248,13 @@ enum Ending {
 }
 
 fn spawn(
-    ctx: &Context,
+    session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,
     options: &Options,
     group: libc::pid_t,
 ) -> std::io::Result<Child> {
-    let ledger = ctx.ledger.for_child()?;
+    let ledger = session.ledger.for_child()?;
     let mut command = Command::new(&options.command[0]);
     if let Some(names) = &options.clean_env {
         // The child would otherwise inherit every secret of this
@@ -280,12 +285,12 @@ fn spawn(
         .stdin(Stdio::piped())
         .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
         .process_group(group);
-    if ctx.ledger.network_fs_allowed() {
+    if session.ledger.network_fs_allowed() {
         command.env("DISCUSS_ALLOW_NETWORK_FS", "true");
     }
     if std::env::var_os("DISCUSS_NOW").is_some() {
         // A pinned clock carries on in the child from where ours is now.
-        command.env("DISCUSS_NOW", ctx.clock.now_ms().to_string());
+        command.env("DISCUSS_NOW", session.clock.now_ms().to_string());
     }
     if options.reply_from_stdout {
         command.stdout(Stdio::piped());
@@ -348,12 +353,16 @@ fn reap_orphans() {
     }
 }
 
-fn current_attempt(ctx: &Context, discussion: &Discussion, attempt: &Attempt) -> Result<Attempt> {
-    let view = ctx.ledger.view(&[&discussion.id])?;
+fn current_attempt(
+    session: &Session,
+    discussion: &Discussion,
+    attempt: &Attempt,
+) -> Result<Attempt> {
+    let view = session.ledger.view(&[&discussion.id])?;
     let state = derive(
         &discussion.id,
         &view.discussion(&discussion.id),
-        ctx.now(view.last_at_ms()),
+        session.now(view.last_at_ms()),
     );
     Ok(state
         .and_then(|d| d.attempt(&attempt.attempt_id).cloned())
@@ -362,7 +371,7 @@ fn current_attempt(ctx: &Context, discussion: &Discussion, attempt: &Attempt) ->
 
 /// Posts a child's stdout as its `result` reply.
 fn reply_from_stdout(
-    ctx: &Context,
+    session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,
     options: &Options,
@@ -373,12 +382,12 @@ fn reply_from_stdout(
     if text.trim().is_empty() {
         end.reason = "empty_output".into();
         end.detail = Some("the command exited 0 without output and without a reply".into());
-        return finish(ctx, discussion, attempt, end);
+        return finish(session, discussion, attempt, end);
     }
     if stdout.len() > MAX_CAPTURE {
         end.reason = "output_too_large".into();
         end.detail = Some(format!("stdout is over {MAX_CAPTURE} bytes"));
-        return finish(ctx, discussion, attempt, end);
+        return finish(session, discussion, attempt, end);
     }
     let body = serde_json::from_str::<serde_json::Value>(&text)
         .unwrap_or_else(|_| serde_json::json!({ "text": text }));
@@ -392,12 +401,12 @@ fn reply_from_stdout(
         options.close_on_reply,
     );
     let posted = request.and_then(|request| {
-        ctx.ledger.append(&[&discussion.id], |view| {
+        session.ledger.append(&[&discussion.id], |view| {
             plan_reply(
-                &view.global(ctx.now(view.last_at_ms())),
+                &view.global(session.now(view.last_at_ms())),
                 &view.discussion(&discussion.id),
                 &request,
-                &ctx.stamp(view.last_at_ms()),
+                &session.stamp(view.last_at_ms()),
             )
         })
     });
@@ -415,12 +424,12 @@ fn reply_from_stdout(
         Err(err) if err.code == ErrorCode::PayloadTooLarge => {
             end.reason = "output_too_large".into();
             end.detail = Some(err.message);
-            finish(ctx, discussion, attempt, end)
+            finish(session, discussion, attempt, end)
         }
         Err(err) => {
             end.reason = "reply_refused".into();
             end.detail = Some(format!("{}: {}", err.code, err.message));
-            finish(ctx, discussion, attempt, end)
+            finish(session, discussion, attempt, end)
         }
     }
 }
@@ -428,18 +437,18 @@ fn reply_from_stdout(
 /// Records the end (unless the attempt completed) and reports the outcome
 /// from the ledger's point of view.
 fn finish(
-    ctx: &Context,
+    session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,
     end: AttemptEnd,
 ) -> Result<Outcome> {
-    let state = ctx.ledger.append(&[&discussion.id], |view| {
+    let state = session.ledger.append(&[&discussion.id], |view| {
         plan_attempt_end(
             &discussion.id,
             &attempt.attempt_id,
             &end,
             &view.discussion(&discussion.id),
-            &ctx.stamp(view.last_at_ms()),
+            &session.stamp(view.last_at_ms()),
         )
     })?;
     let current = state

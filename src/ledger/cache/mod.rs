@@ -30,8 +30,8 @@ use super::failpoint;
 use super::hash::hash64;
 use super::lines::parse_lines;
 use super::private_file::{TEMP_MARK, open_derived, read_derived, temporary_beside};
-use super::record::Record;
 use crate::global::Global;
+use crate::record::Record;
 use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };

@@ -4,7 +4,7 @@
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
 use crate::ledger::lines::{read_line_at, stream_operations};
-use crate::ledger::record::{OpMark, ReceiptKind, Record};
+use crate::record::{OpMark, ReceiptKind, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashSet;

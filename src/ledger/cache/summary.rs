@@ -22,7 +22,7 @@
 
 use super::super::hash::hash64;
 use super::super::private_file::{open_derived, temporary_beside};
-use super::super::record::Record;
+use crate::record::Record;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 

@@ -126,7 +126,9 @@ impl ReceiptKind {
     }
 
     pub fn of(name: &str) -> Option<ReceiptKind> {
-        ReceiptKind::ALL.into_iter().find(|kind| kind.name() == name)
+        ReceiptKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
     }
 }
 

@@ -1,0 +1,45 @@
+//! One row of `list`: what it shows of a discussion.
+
+use super::{Discussion, Status};
+use serde::{Deserialize, Serialize};
+
+/// One row of `list`: what it shows of a discussion, kept small so a
+/// ledger of any size lists in little memory. Its serde form is what the
+/// ledger's summary keeps (times as milliseconds: any `i64` reads back);
+/// the contract's row object is `output::rows::RowJson`. An unknown or missing field
+/// makes a summary untrusted, never a wrong row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub id: String,
+    pub fleet_id: Option<String>,
+    /// The asker and the peer; empty without a usable root.
+    pub participants: Vec<String>,
+    pub status: Status,
+    pub turns_used: u32,
+    pub max_turns: u32,
+    pub head_message_id: Option<String>,
+    pub head_to_agent_id: Option<String>,
+    pub updated_at_ms: i64,
+    pub escalated: bool,
+}
+
+impl Row {
+    pub fn of(d: &Discussion) -> Row {
+        Row {
+            id: d.id.clone(),
+            fleet_id: d.root.as_ref().map(|r| r.fleet_id.clone()),
+            participants: d
+                .root
+                .as_ref()
+                .map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
+            status: d.status,
+            turns_used: d.turns_used,
+            max_turns: d.max_turns(),
+            head_message_id: d.head().map(|h| h.message_id.clone()),
+            head_to_agent_id: d.head().map(|h| h.to_agent_id.clone()),
+            updated_at_ms: d.updated_at_ms,
+            escalated: d.escalation.is_some(),
+        }
+    }
+}
