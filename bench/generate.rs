@@ -11,8 +11,8 @@
 
 use discuss::discussion::derive;
 use discuss::engine::{
-    AskRequest, AttemptEnd, ReplyRequest, Stamp, WakeRequest, plan_ask, plan_attempt_end,
-    plan_fleet, plan_quota, plan_reply, plan_started, plan_wake,
+    AskRequest, AttemptEnd, EndReason, ReplyRequest, Stamp, WakeRequest, plan_ask,
+    plan_attempt_end, plan_fleet, plan_quota, plan_reply, plan_started, plan_wake,
 };
 use discuss::global::Global;
 use discuss::ledger::Record;
@@ -154,8 +154,7 @@ impl Generator {
                 plan_started(&live.id, &attempt.attempt_id, 4242, &refs, &stamp).unwrap().0
             } else if roll < 36 {
                 let end = AttemptEnd {
-                    deadman: false,
-                    reason: "exited_without_reply".into(),
+                    reason: EndReason::ExitedWithoutReply,
                     exit_code: Some(1),
                     signal: None,
                     detail: None,

@@ -91,7 +91,8 @@ impl ErrorCode {
         }
     }
 
-    /// Exit status of the contract's table.
+    /// The exit status of the contract's table; 8 and 9 (`EXIT_TURN_*`,
+    /// below) are not errors but how a supervised turn ended.
     pub fn exit_status(self) -> u8 {
         use ErrorCode::*;
         match self {
@@ -108,6 +109,12 @@ impl ErrorCode {
         }
     }
 }
+
+/// Exit 8: a supervised turn ended without a reply before its deadline
+/// (the rest of the table is `ErrorCode::exit_status`; 0 is success).
+pub const EXIT_TURN_FAILED: u8 = 8;
+/// Exit 9: a supervised turn reached its deadline (`deadman`).
+pub const EXIT_TURN_DEADMAN: u8 = 9;
 
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -203,6 +210,8 @@ mod tests {
         assert_eq!(ErrorCode::KillSwitchEngaged.exit_status(), 6);
         assert_eq!(ErrorCode::DiscussionInvalid.exit_status(), 7);
         assert_eq!(ErrorCode::WaitTimeout.exit_status(), 10);
+        // The turn statuses sit between the errors' (none is 8 or 9).
+        assert_eq!((EXIT_TURN_FAILED, EXIT_TURN_DEADMAN), (8, 9));
     }
 
     #[test]

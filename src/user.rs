@@ -9,14 +9,17 @@ struct Passwd {
 }
 
 fn passwd() -> Option<Passwd> {
-    // SAFETY: getpwuid_r writes only into the buffers we hand it; the
-    // returned pointers point into `buffer`, which outlives their use.
+    let uid = rustix::process::getuid().as_raw();
+    // SAFETY: the password database has no safe API (rustix has none; it
+    // is libc's, not the kernel's). getpwuid_r writes only into the
+    // buffers we hand it, and the returned pointers point into `buffer`,
+    // which outlives their use.
     unsafe {
         let mut entry: libc::passwd = std::mem::zeroed();
         let mut buffer = vec![0 as libc::c_char; 4096];
         let mut result: *mut libc::passwd = std::ptr::null_mut();
         let rc = libc::getpwuid_r(
-            libc::getuid(),
+            uid,
             &mut entry,
             buffer.as_mut_ptr(),
             buffer.len(),

@@ -1,7 +1,7 @@
 //! Unit and property tests of the pure derivation.
 
 use super::*;
-use crate::engine::{AskRequest, AttemptEnd, ReplyRequest, Stamp, WakeRequest};
+use crate::engine::{AskRequest, AttemptEnd, EndReason, ReplyRequest, Stamp, WakeRequest};
 use crate::engine::{plan_ask, plan_attempt_end, plan_reply, plan_started, plan_wake};
 use crate::global::Global;
 use crate::record::Record;
@@ -201,8 +201,11 @@ impl Sim {
             return;
         };
         let end = AttemptEnd {
-            deadman,
-            reason: "exited_without_reply".into(),
+            reason: if deadman {
+                EndReason::Deadline
+            } else {
+                EndReason::ExitedWithoutReply
+            },
             exit_code: Some(1),
             signal: None,
             detail: None,

@@ -5,14 +5,50 @@ use super::{Stamp, finish_plan};
 use crate::discussion::{AttemptState, Discussion, derive};
 use crate::error::Result;
 use crate::ids;
-use crate::record::{Body, Record};
-use crate::record::{Receipt, ReceiptKind};
+use crate::record::{Body, Receipt, ReceiptKind, Record};
 
-/// How a supervised attempt ended without a reply.
+/// Why a supervisor ended an attempt without a reply: its receipt's
+/// `reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The command could not be started.
+    SpawnFailed,
+    /// The command exited without replying.
+    ExitedWithoutReply,
+    /// The turn's deadline came: a `deadman` end.
+    Deadline,
+    /// The kill-switch was engaged during the turn.
+    KillSwitch,
+    /// The supervisor was asked to stop (SIGINT, SIGTERM, SIGHUP).
+    Interrupted,
+    /// `--reply-from-stdout`: the command printed nothing.
+    EmptyOutput,
+    /// `--reply-from-stdout`: the output is over what a body may hold.
+    OutputTooLarge,
+    /// `--reply-from-stdout`: the reply made of the output was refused.
+    ReplyRefused,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::SpawnFailed => "spawn_failed",
+            EndReason::ExitedWithoutReply => "exited_without_reply",
+            EndReason::Deadline => "deadline",
+            EndReason::KillSwitch => "kill_switch",
+            EndReason::Interrupted => "interrupted",
+            EndReason::EmptyOutput => "empty_output",
+            EndReason::OutputTooLarge => "output_too_large",
+            EndReason::ReplyRefused => "reply_refused",
+        }
+    }
+}
+
+/// How a supervised attempt ended without a reply (`deadman` when its
+/// reason is the deadline).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptEnd {
-    pub deadman: bool,
-    pub reason: String,
+    pub reason: EndReason,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub detail: Option<String>,
@@ -73,7 +109,7 @@ pub fn plan_attempt_end(
     {
         return Ok((Vec::new(), Some(discussion)));
     }
-    let deadman = end.deadman || attempt.state == AttemptState::Deadman;
+    let deadman = end.reason == EndReason::Deadline || attempt.state == AttemptState::Deadman;
     let receipt = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Receipt {
@@ -87,11 +123,17 @@ pub fn plan_attempt_end(
             discussion_id: discussion_id.into(),
             attempt_id: Some(attempt_id.into()),
             agent_id: Some(attempt.agent_id.clone()),
-            reason: Some(if deadman && !end.deadman {
-                "deadline".into()
-            } else {
-                end.reason.clone()
-            }),
+            // The deadline is authoritative: past it, the end is deadman
+            // whatever the supervisor saw.
+            reason: Some(
+                if deadman {
+                    EndReason::Deadline
+                } else {
+                    end.reason
+                }
+                .as_str()
+                .into(),
+            ),
             exit_code: end.exit_code,
             signal: end.signal,
             detail: end.detail.clone(),

@@ -16,7 +16,7 @@ mod wake;
 
 pub use admin::{plan_fleet, plan_kill_switch, plan_quota};
 pub use ask::{AskOutcome, plan_ask};
-pub use attempt_end::{AttemptEnd, plan_attempt_end, plan_started};
+pub use attempt_end::{AttemptEnd, EndReason, plan_attempt_end, plan_started};
 pub use reply::plan_reply;
 pub use request::{AskRequest, ReplyRequest, WakeRequest};
 pub use wake::plan_wake;

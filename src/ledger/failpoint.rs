@@ -111,21 +111,22 @@ fn armed(point: &str) -> Option<String> {
 
 #[cfg(feature = "failpoints")]
 fn fire(action: &str) -> io::Result<()> {
+    use rustix::io::Errno;
+    use rustix::process::{Signal, getpid, kill_process};
     match action {
         "crash" => {
             // SIGKILL cannot be caught: nothing after this line runs, exactly
             // as when an operator or the OOM killer sends `kill -9`.
-            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            let _ = kill_process(getpid(), Signal::KILL);
             std::process::abort()
         }
         "stop" => {
             // Stopped until a SIGCONT: the test does something meanwhile
             // (stops the database server), then lets the step go on.
-            unsafe { libc::raise(libc::SIGSTOP) };
-            Ok(())
+            kill_process(getpid(), Signal::STOP).map_err(io::Error::from)
         }
-        "enospc" => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
-        "eio" => Err(io::Error::from_raw_os_error(libc::EIO)),
+        "enospc" => Err(Errno::NOSPC.into()),
+        "eio" => Err(Errno::IO.into()),
         other => panic!("unknown fail point action {other:?}"),
     }
 }

@@ -9,6 +9,7 @@ use super::view::{Keyed, View};
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Record;
+use rustix::fs::OFlags;
 use std::fs::{DirBuilder, File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, FileExt, FileTypeExt, OpenOptionsExt};
@@ -344,7 +345,7 @@ impl FileLedger {
         // O_NONBLOCK: a FIFO in the ledger's place must not hang the open.
         let file = match OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
             .open(&self.path)
         {
             Ok(file) => file,
@@ -588,7 +589,7 @@ impl FileLedger {
             .read(true)
             .append(true)
             .mode(0o600)
-            .custom_flags(libc::O_NONBLOCK);
+            .custom_flags(OFlags::NONBLOCK.bits() as i32);
         match options.open(&self.path) {
             Ok(file) => return Ok((file, true)),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}

@@ -5,7 +5,6 @@
 use super::failpoint;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 
 /// `statfs` magic numbers (linux/magic.h) of filesystems where several
 /// hosts share one file. FUSE is left out: it is as often local as not.
@@ -38,14 +37,7 @@ pub fn network_fs_of(file: &File) -> io::Result<Option<String>> {
     if let Some(name) = failpoint::pretended_network_fs() {
         return Ok(Some(name));
     }
-    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
-    // SAFETY: fstatfs fills the struct on success, and we read it only then.
-    let stat = unsafe {
-        if libc::fstatfs(file.as_raw_fd(), stat.as_mut_ptr()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        stat.assume_init()
-    };
+    let stat = rustix::fs::fstatfs(file)?;
     #[allow(clippy::unnecessary_cast)] // f_type's width differs by platform
     Ok(network_name(stat.f_type as i64).map(str::to_string))
 }

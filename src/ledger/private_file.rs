@@ -11,6 +11,7 @@
 //!   then renamed into place, which replaces a planted entry rather than
 //!   following it.
 
+use rustix::fs::OFlags;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -21,7 +22,7 @@ pub const TEMP_MARK: &str = "tmp";
 
 fn no_follow_no_block() -> OpenOptions {
     let mut options = OpenOptions::new();
-    options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    options.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
     options
 }
 

@@ -231,7 +231,7 @@ impl<'a> From<&'a Outcome> for SupervisedJson<'a> {
         attempt.reply_message_id = outcome.reply_message_id.as_deref();
         SupervisedJson {
             attempt,
-            outcome: outcome.outcome,
+            outcome: outcome.outcome.as_str(),
         }
     }
 }
@@ -242,7 +242,9 @@ fn supervised_line(discussion_id: &str, outcome: &Outcome) -> String {
     let a = &outcome.attempt;
     let mut line = format!(
         "{discussion_id} turn {} ({}): {}",
-        a.turn, a.agent_id, outcome.outcome
+        a.turn,
+        a.agent_id,
+        outcome.outcome.as_str()
     );
     if let Some(reason) = &outcome.reason {
         match &a.detail {

@@ -21,6 +21,7 @@
 //! Its one limit: a process that leaves the group (`setsid`, `setpgid`)
 //! is out of reach of any group signal, the guardian's included.
 
+use rustix::process::Pid;
 use std::io::{PipeWriter, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -49,8 +50,10 @@ impl Guardian {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
-        // SAFETY: signal() is async-signal-safe, as the code between fork
-        // and exec must be; ignored dispositions survive exec.
+        // SAFETY: pre_exec is unsafe (the closure runs between fork and
+        // exec); signal() is async-signal-safe, as that code must be, and
+        // has no safe API (rustix has none). Ignored dispositions survive
+        // exec.
         unsafe {
             command.pre_exec(|| {
                 for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
@@ -69,8 +72,8 @@ impl Guardian {
     }
 
     /// The process group the agent's command joins: the guardian's.
-    pub fn group(&self) -> libc::pid_t {
-        self.child.id() as libc::pid_t
+    pub fn group(&self) -> Pid {
+        Pid::from_child(&self.child)
     }
 
     /// Reaps the guardian once the group has been killed.
@@ -94,9 +97,7 @@ pub fn run() -> u8 {
             Ok(_) => continue,
         }
     }
-    // SAFETY: plain syscall; 0 names our own process group.
-    unsafe {
-        libc::kill(0, libc::SIGKILL);
-    }
+    // Our own process group, the guardian itself included.
+    let _ = rustix::process::kill_current_process_group(rustix::process::Signal::KILL);
     1
 }

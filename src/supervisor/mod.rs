@@ -13,10 +13,13 @@ pub mod guardian;
 mod watchdog;
 
 use crate::discussion::{Attempt, AttemptState, Discussion, derive};
-use crate::engine::{AttemptEnd, ReplyRequest, plan_attempt_end, plan_reply, plan_started};
+use crate::engine::{
+    AttemptEnd, EndReason, ReplyRequest, plan_attempt_end, plan_reply, plan_started,
+};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::Session;
 use guardian::Guardian;
+use rustix::process::{Pid, Signal, WaitOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -44,24 +47,50 @@ pub struct Options {
 /// What `--clean-env` passes on besides `DISCUSS_*` and `--env NAME`.
 pub const CLEAN_ENV_KEEPS: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
 
+/// How a supervised attempt ended, as the ledger has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The agent replied.
+    Completed,
+    /// It ended without a reply before its deadline.
+    Failed,
+    /// Its deadline came first.
+    Deadman,
+}
+
+impl Ended {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ended::Completed => "completed",
+            Ended::Failed => "failed",
+            Ended::Deadman => "deadman",
+        }
+    }
+
+    /// The command's exit status (`error.rs`, with the errors' own).
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Ended::Completed => 0,
+            Ended::Failed => crate::error::EXIT_TURN_FAILED,
+            Ended::Deadman => crate::error::EXIT_TURN_DEADMAN,
+        }
+    }
+}
+
 /// How the supervised attempt ended.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub attempt: Attempt,
-    pub outcome: &'static str,
+    pub outcome: Ended,
+    /// The reason its end receipt gives (the ledger's text).
     pub reason: Option<String>,
     pub exit_code: Option<i32>,
     pub reply_message_id: Option<String>,
 }
 
 impl Outcome {
-    /// 0 completed, 8 failed, 9 deadman.
     pub fn exit_status(&self) -> u8 {
-        match self.outcome {
-            "completed" => 0,
-            "deadman" => 9,
-            _ => 8,
-        }
+        self.outcome.exit_status()
     }
 }
 
@@ -69,18 +98,28 @@ extern "C" fn on_signal(signal: libc::c_int) {
     SIGNALLED.store(signal, Ordering::SeqCst);
 }
 
-/// SIGINT, SIGTERM and SIGHUP to the supervisor end the attempt cleanly.
-fn catch_signals() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
+/// SIGINT, SIGTERM and SIGHUP to the supervisor end the attempt cleanly;
+/// orphaned grandchildren are re-parented here to be reaped.
+fn catch_signals() -> Result<()> {
+    // SAFETY: installing a handler has no safe API (rustix has none); the
+    // handler only stores to an atomic, which is async-signal-safe, and the
+    // struct is zeroed then filled as sigaction(2) asks.
+    let installed = unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
         libc::sigemptyset(&mut action.sa_mask);
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        [libc::SIGINT, libc::SIGTERM, libc::SIGHUP]
+            .into_iter()
+            .all(|signal| libc::sigaction(signal, &action, std::ptr::null_mut()) == 0)
+    };
+    if !installed {
+        return Err(Error::io(
+            "installing the signal handlers",
+            &std::io::Error::last_os_error(),
+        ));
     }
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+        .map_err(|e| Error::io("becoming a child subreaper", &e.into()))
 }
 
 /// Runs the command for `attempt`, reserved at `reserved_at` (monotonic).
@@ -91,7 +130,7 @@ pub fn run(
     options: &Options,
     reserved_at: Instant,
 ) -> Result<Outcome> {
-    catch_signals();
+    catch_signals()?;
     let turn = Duration::from_millis((attempt.deadline_ms - attempt.reserved_at_ms).max(0) as u64);
     let deadline = reserved_at + turn;
     let head_body = discussion
@@ -103,7 +142,7 @@ pub fn run(
         match spawn(session, discussion, attempt, options, guardian.group()) {
             Ok(child) => Ok((guardian, child)),
             Err(err) => {
-                kill_group(guardian.group(), libc::SIGKILL);
+                kill_group(guardian.group(), Signal::KILL);
                 guardian.reap();
                 Err(err)
             }
@@ -113,8 +152,7 @@ pub fn run(
         Ok(spawned) => spawned,
         Err(err) => {
             let end = AttemptEnd {
-                deadman: false,
-                reason: "spawn_failed".into(),
+                reason: EndReason::SpawnFailed,
                 exit_code: None,
                 signal: None,
                 detail: Some(format!("{}: {err}", options.command[0])),
@@ -135,10 +173,10 @@ pub fn run(
         )
     });
     if let Err(err) = started {
-        watchdog.fire("interrupted");
+        watchdog.fire(EndReason::Interrupted);
         let _ = child.wait();
         watchdog.stand_down();
-        kill_group(group, libc::SIGKILL);
+        kill_group(group, Signal::KILL);
         guardian.reap();
         return Err(err);
     }
@@ -176,7 +214,7 @@ pub fn run(
                         .kill_switch
                         .engaged =>
                 {
-                    watchdog.fire("kill_switch")
+                    watchdog.fire(EndReason::KillSwitch)
                 }
                 Some(_) => seen_version = version,
                 None => {}
@@ -187,7 +225,7 @@ pub fn run(
     // The watchdog stands down before the group is killed, so no signal of
     // its own can reach a group id the kernel has handed on.
     let fired = watchdog.stand_down();
-    kill_group(group, libc::SIGKILL);
+    kill_group(group, Signal::KILL);
     guardian.reap();
     let ending = match fired {
         Some(reason) => Ending::Killed {
@@ -202,8 +240,7 @@ pub fn run(
     let (status, end) = match ending {
         Ending::Killed { reason, status } => {
             let end = AttemptEnd {
-                deadman: reason == "deadline",
-                reason: reason.into(),
+                reason,
                 exit_code: status.and_then(|s| s.code()),
                 signal: status.and_then(|s| s.signal()),
                 detail: None,
@@ -212,8 +249,7 @@ pub fn run(
         }
         Ending::Exited(status) => {
             let end = AttemptEnd {
-                deadman: false,
-                reason: "exited_without_reply".into(),
+                reason: EndReason::ExitedWithoutReply,
                 exit_code: status.code(),
                 signal: status.signal(),
                 detail: None,
@@ -225,7 +261,7 @@ pub fn run(
     if !replied
         && options.reply_from_stdout
         && status.is_some_and(|s| s.success())
-        && end.reason == "exited_without_reply"
+        && end.reason == EndReason::ExitedWithoutReply
     {
         return reply_from_stdout(
             session,
@@ -242,7 +278,7 @@ pub fn run(
 enum Ending {
     Exited(ExitStatus),
     Killed {
-        reason: &'static str,
+        reason: EndReason,
         status: Option<ExitStatus>,
     },
 }
@@ -252,7 +288,7 @@ fn spawn(
     discussion: &Discussion,
     attempt: &Attempt,
     options: &Options,
-    group: libc::pid_t,
+    group: Pid,
 ) -> std::io::Result<Child> {
     let ledger = session.ledger.for_child()?;
     let mut command = Command::new(&options.command[0]);
@@ -284,7 +320,7 @@ fn spawn(
         )
         .stdin(Stdio::piped())
         .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
-        .process_group(group);
+        .process_group(group.as_raw_nonzero().get());
     if session.ledger.network_fs_allowed() {
         command.env("DISCUSS_ALLOW_NETWORK_FS", "true");
     }
@@ -297,16 +333,17 @@ fn spawn(
     } else {
         command.stdout(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?));
     }
-    // SAFETY: getpid before the fork; prctl, getppid and _exit are
-    // async-signal-safe, as the code between fork and exec must be.
-    let parent = unsafe { libc::getpid() };
+    let parent = rustix::process::getpid();
+    // SAFETY: pre_exec itself is unsafe (the closure runs between fork and
+    // exec); it makes only raw system calls through rustix (prctl,
+    // getppid), which are async-signal-safe, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(1); // the supervisor died before prctl took effect
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            if rustix::process::getppid() != Some(parent) {
+                // The supervisor died before the death signal was set: the
+                // spawn fails, and the child never runs.
+                return Err(std::io::ErrorKind::Interrupted.into());
             }
             Ok(())
         });
@@ -330,11 +367,9 @@ fn capture(mut stdout: std::process::ChildStdout) -> Vec<u8> {
     }
 }
 
-fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: plain syscall; ESRCH (group gone) is fine.
-    unsafe {
-        libc::killpg(pgid, signal);
-    }
+fn kill_group(pgid: Pid, signal: Signal) {
+    // ESRCH (the group is gone already) is what is wanted.
+    let _ = rustix::process::kill_process_group(pgid, signal);
 }
 
 /// Reaps grandchildren re-parented to us (we are a subreaper) until none
@@ -342,13 +377,11 @@ fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
 fn reap_orphans() {
     let until = Instant::now() + Duration::from_secs(1);
     loop {
-        // SAFETY: waitpid on any child, without blocking.
-        let pid = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
-        match pid {
-            -1 => return, // ECHILD: nothing left
-            0 if Instant::now() >= until => return,
-            0 => std::thread::sleep(Duration::from_millis(5)),
-            _ => {}
+        match rustix::process::wait(WaitOptions::NOHANG) {
+            Err(_) => return, // ECHILD: nothing left
+            Ok(None) if Instant::now() >= until => return,
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(Some(_)) => {}
         }
     }
 }
@@ -380,12 +413,12 @@ fn reply_from_stdout(
 ) -> Result<Outcome> {
     let text = String::from_utf8_lossy(&stdout);
     if text.trim().is_empty() {
-        end.reason = "empty_output".into();
+        end.reason = EndReason::EmptyOutput;
         end.detail = Some("the command exited 0 without output and without a reply".into());
         return finish(session, discussion, attempt, end);
     }
     if stdout.len() > MAX_CAPTURE {
-        end.reason = "output_too_large".into();
+        end.reason = EndReason::OutputTooLarge;
         end.detail = Some(format!("stdout is over {MAX_CAPTURE} bytes"));
         return finish(session, discussion, attempt, end);
     }
@@ -416,18 +449,18 @@ fn reply_from_stdout(
                 .attempt(&attempt.attempt_id)
                 .cloned()
                 .unwrap_or_else(|| attempt.clone()),
-            outcome: "completed",
+            outcome: Ended::Completed,
             reason: None,
             exit_code: end.exit_code,
             reply_message_id: Some(message_id),
         }),
         Err(err) if err.code == ErrorCode::PayloadTooLarge => {
-            end.reason = "output_too_large".into();
+            end.reason = EndReason::OutputTooLarge;
             end.detail = Some(err.message);
             finish(session, discussion, attempt, end)
         }
         Err(err) => {
-            end.reason = "reply_refused".into();
+            end.reason = EndReason::ReplyRefused;
             end.detail = Some(format!("{}: {}", err.code, err.message));
             finish(session, discussion, attempt, end)
         }
@@ -455,12 +488,12 @@ fn finish(
         .and_then(|d| d.attempt(&attempt.attempt_id).cloned())
         .unwrap_or_else(|| attempt.clone());
     let outcome = match current.state {
-        AttemptState::Completed => "completed",
-        AttemptState::Deadman => "deadman",
-        _ => "failed",
+        AttemptState::Completed => Ended::Completed,
+        AttemptState::Deadman => Ended::Deadman,
+        _ => Ended::Failed,
     };
     Ok(Outcome {
-        reason: if outcome == "completed" {
+        reason: if outcome == Ended::Completed {
             None
         } else {
             current.reason.clone()

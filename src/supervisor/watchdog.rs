@@ -6,6 +6,8 @@
 //! hold it for seconds): the deadline is kept by a thread that never
 //! touches the ledger, and the ending is recorded when the lock comes.
 
+use crate::engine::EndReason;
+use rustix::process::{Pid, Signal};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -20,13 +22,13 @@ pub static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 pub struct Watchdog {
     tell: Sender<Order>,
-    fired: Arc<Mutex<Option<&'static str>>>,
+    fired: Arc<Mutex<Option<EndReason>>>,
     thread: Option<JoinHandle<()>>,
 }
 
 enum Order {
     /// Stop the group now, for this reason.
-    Fire(&'static str),
+    Fire(EndReason),
     /// The attempt is over: stand down without signalling anything.
     StandDown,
 }
@@ -34,17 +36,17 @@ enum Order {
 impl Watchdog {
     /// Watches process group `group` until `deadline`; stopping it means
     /// SIGTERM, then SIGKILL after `grace`.
-    pub fn start(group: libc::pid_t, deadline: Instant, grace: Duration) -> Watchdog {
+    pub fn start(group: Pid, deadline: Instant, grace: Duration) -> Watchdog {
         let (tell, orders) = mpsc::channel();
         let fired = Arc::new(Mutex::new(None));
         let record = Arc::clone(&fired);
         let thread = std::thread::spawn(move || {
             let reason = loop {
                 if SIGNALLED.load(Ordering::SeqCst) != 0 {
-                    break "interrupted";
+                    break EndReason::Interrupted;
                 }
                 if Instant::now() >= deadline {
-                    break "deadline";
+                    break EndReason::Deadline;
                 }
                 match orders.recv_timeout(TICK) {
                     Ok(Order::Fire(reason)) => break reason,
@@ -53,7 +55,7 @@ impl Watchdog {
                 }
             };
             *record.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
-            super::kill_group(group, libc::SIGTERM);
+            super::kill_group(group, Signal::TERM);
             // The grace period ends early only when the attempt is over.
             let until = Instant::now() + grace;
             loop {
@@ -63,7 +65,7 @@ impl Watchdog {
                     Err(RecvTimeoutError::Timeout) => break,
                 }
             }
-            super::kill_group(group, libc::SIGKILL);
+            super::kill_group(group, Signal::KILL);
         });
         Watchdog {
             tell,
@@ -73,19 +75,19 @@ impl Watchdog {
     }
 
     /// Stops the group now (unless it is being stopped already).
-    pub fn fire(&self, reason: &'static str) {
+    pub fn fire(&self, reason: EndReason) {
         let _ = self.tell.send(Order::Fire(reason));
     }
 
     /// Why the group was stopped, if it was.
-    pub fn fired(&self) -> Option<&'static str> {
+    pub fn fired(&self) -> Option<EndReason> {
         *self.fired.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Ends the watch once the agent has exited, and says why the group
     /// was stopped, if it was. After this no signal is sent by the
     /// watchdog, so the caller may kill what is left of the group.
-    pub fn stand_down(mut self) -> Option<&'static str> {
+    pub fn stand_down(mut self) -> Option<EndReason> {
         let _ = self.tell.send(Order::StandDown);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
