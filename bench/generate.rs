@@ -15,8 +15,8 @@ use discuss::engine::{
     plan_attempt_end, plan_fleet, plan_quota, plan_reply, plan_started, plan_wake,
 };
 use discuss::global::Global;
-use discuss::ledger::Record;
 use discuss::record::FleetOp;
+use discuss::record::Record;
 use std::io::{BufWriter, Write};
 
 const AGENTS: usize = 40;
@@ -148,7 +148,7 @@ impl Generator {
         let new = if let Some(attempt) = state.live_attempt().cloned() {
             let roll = self.next() % 100;
             if roll < 30 && !state.receipts.iter().any(|r| {
-                matches!(&r.body, discuss::ledger::Body::Receipt(x)
+                matches!(&r.body, discuss::record::Body::Receipt(x)
                     if x.attempt_id.as_deref() == Some(&attempt.attempt_id) && x.receipt.ends_with("started"))
             }) {
                 plan_started(&live.id, &attempt.attempt_id, 4242, &refs, &stamp).unwrap().0

@@ -135,9 +135,11 @@ fn run_at(
         .read_to_string(&mut stderr)
         .unwrap();
     let mut status = 0;
-    // SAFETY: wait4 on our own child, with a zeroed rusage to fill.
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = child.id() as libc::pid_t;
+    // SAFETY: wait4 (no safe API gives a child's peak memory) on our own
+    // child, writing only into the two locals it is handed.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let time = start.elapsed();
     assert_eq!(waited, pid, "wait4");
@@ -752,8 +754,9 @@ fn carries_fail_points(binary: &Path) -> bool {
 }
 
 fn own_rss_kib() -> i64 {
-    // SAFETY: getrusage fills the zeroed struct.
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only into the local it is handed.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     usage.ru_maxrss
 }

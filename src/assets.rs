@@ -15,6 +15,11 @@ pub const SHELLS: [Shell; 5] = [
     Shell::PowerShell,
 ];
 
+/// The command-line definition, as clap builds it.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
 /// The completion script for `shell`: it registers completion that asks
 /// `discuss` itself at each Tab (`src/complete.rs`).
 pub fn completion(shell: Shell) -> Vec<u8> {

@@ -37,7 +37,7 @@ use std::path::PathBuf;
     discuss ask --from agent-a --to agent-b --fleet fleet-alpha \\\n    \
     --payload '{\"body\":\"Refactor auth module?\"}'"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -47,7 +47,7 @@ pub struct Cli {
 /// The options every command takes, listed after the command's own.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// The ledger: a file (created on first write) or a PostgreSQL
     /// database given as a postgresql:// URL
     /// [default: $XDG_STATE_HOME/discuss/ledger.jsonl, else ~/.local/state/discuss/ledger.jsonl]
@@ -78,7 +78,7 @@ pub struct GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Register agents in fleets, remove them, list fleets
     Fleet(FleetArgs),
     /// Start a discussion: the root message from one agent to its peer

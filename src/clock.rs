@@ -7,17 +7,17 @@ use std::time::Instant;
 
 /// How far ahead of a reader's clock a record may be stamped and still
 /// count (`ledger.md`, "Clock skew"); further ahead it is `clock_skew`.
-pub const MAX_SKEW_MS: i64 = 60_000;
+pub(crate) const MAX_SKEW_MS: i64 = 60_000;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Clock {
+pub(crate) struct Clock {
     origin_ms: i64,
     started: Instant,
 }
 
 impl Clock {
     /// A clock that starts at `origin_ms` (Unix epoch milliseconds).
-    pub fn starting_at(origin_ms: i64) -> Self {
+    pub(crate) fn starting_at(origin_ms: i64) -> Self {
         Clock {
             origin_ms,
             started: Instant::now(),
@@ -25,21 +25,21 @@ impl Clock {
     }
 
     /// The wall clock, or `DISCUSS_NOW` when it is set.
-    pub fn from_env() -> Result<Self> {
+    pub(crate) fn from_env() -> Result<Self> {
         match std::env::var("DISCUSS_NOW") {
             Ok(value) if !value.trim().is_empty() => Ok(Clock::starting_at(parse_time(&value)?)),
             _ => Ok(Clock::starting_at(jiff::Timestamp::now().as_millisecond())),
         }
     }
 
-    pub fn now_ms(&self) -> i64 {
+    pub(crate) fn now_ms(&self) -> i64 {
         let elapsed = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
         self.origin_ms.saturating_add(elapsed)
     }
 }
 
 /// Parses an RFC 3339 time or an integer of epoch milliseconds.
-pub fn parse_time(value: &str) -> Result<i64> {
+pub(crate) fn parse_time(value: &str) -> Result<i64> {
     let value = value.trim();
     if let Ok(ms) = value.parse::<i64>() {
         return Ok(ms);
@@ -59,7 +59,7 @@ pub fn parse_time(value: &str) -> Result<i64> {
 }
 
 /// RFC 3339 UTC with millisecond precision, as every `*_at` field shows.
-pub fn format_ms(ms: i64) -> String {
+pub(crate) fn format_ms(ms: i64) -> String {
     match jiff::Timestamp::from_millisecond(ms) {
         Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
         Err(_) => format!("{ms}ms"),

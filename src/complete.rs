@@ -15,11 +15,11 @@ use clap_complete::CompletionCandidate;
 use std::ffi::OsStr;
 
 /// The variable that turns a run into a completion request.
-pub const VAR: &str = "DISCUSS_COMPLETE";
+pub(crate) const VAR: &str = "DISCUSS_COMPLETE";
 
 /// The shell code that registers completion for `shell`: what `discuss
 /// completions SHELL` prints.
-pub fn registration(shell: clap_complete::Shell) -> Vec<u8> {
+pub(crate) fn registration(shell: clap_complete::Shell) -> Vec<u8> {
     let mut script = Vec::new();
     let name = shell.to_string();
     if let Some(completer) = clap_complete::env::Shells::builtins().completer(&name) {
@@ -52,7 +52,7 @@ fn session() -> Option<Session> {
 /// Discussion ids: those starting with the typed prefix once it is long
 /// enough to look up (`dsc_` and four characters), else the open and
 /// active discussions, newest first, with their status and participants.
-pub fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some(session) = session() else {
         return Vec::new();
     };
@@ -82,7 +82,7 @@ pub fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// Every agent of every fleet, and every agent with a quota of its own.
-pub fn agents() -> Vec<CompletionCandidate> {
+pub(crate) fn agents() -> Vec<CompletionCandidate> {
     global_names(|global| {
         let mut agents: Vec<String> = global.fleets.values().flatten().cloned().collect();
         agents.extend(global.agent_quotas.keys().cloned());
@@ -91,7 +91,7 @@ pub fn agents() -> Vec<CompletionCandidate> {
 }
 
 /// Every fleet.
-pub fn fleets() -> Vec<CompletionCandidate> {
+pub(crate) fn fleets() -> Vec<CompletionCandidate> {
     global_names(|global| global.fleets.keys().cloned().collect())
 }
 

@@ -6,7 +6,7 @@
 /// as escapes (`\u{1b}`, `\n`), so no record can move the cursor, recolour
 /// the screen or forge lines of output. With `keep_lines`, line breaks
 /// and tabs stay (a Markdown body).
-pub fn printable(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
+pub(crate) fn printable(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| c.is_control() && !(keep_lines && matches!(c, '\n' | '\t'));
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);

@@ -3,19 +3,19 @@
 
 use crate::error::{Error, ErrorCode, Result};
 
-pub const DISCUSSION: &str = "dsc_";
-pub const MESSAGE: &str = "msg_";
-pub const ATTEMPT: &str = "att_";
-pub const RECEIPT: &str = "rcp_";
-pub const RECORD: &str = "rec_";
+pub(crate) const DISCUSSION: &str = "dsc_";
+pub(crate) const MESSAGE: &str = "msg_";
+pub(crate) const ATTEMPT: &str = "att_";
+pub(crate) const RECEIPT: &str = "rcp_";
+pub(crate) const RECORD: &str = "rec_";
 
 /// A new server-authored id: prefix plus UUIDv7 hex (time-ordered).
-pub fn new_id(prefix: &str) -> String {
+pub(crate) fn new_id(prefix: &str) -> String {
     format!("{prefix}{}", uuid::Uuid::now_v7().simple())
 }
 
 /// `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
-pub fn is_valid_name(id: &str) -> bool {
+pub(crate) fn is_valid_name(id: &str) -> bool {
     let bytes = id.as_bytes();
     !bytes.is_empty()
         && bytes.len() <= 128
@@ -26,7 +26,7 @@ pub fn is_valid_name(id: &str) -> bool {
 }
 
 /// Checks an agent or fleet id given as `what` (e.g. `--from`).
-pub fn check_name(what: &str, id: &str) -> Result<()> {
+pub(crate) fn check_name(what: &str, id: &str) -> Result<()> {
     if is_valid_name(id) {
         Ok(())
     } else {
@@ -41,7 +41,7 @@ pub fn check_name(what: &str, id: &str) -> Result<()> {
 }
 
 /// Checks a server-authored id: `prefix` then 1 to 128 id characters.
-pub fn check_server_id(what: &str, prefix: &str, id: &str) -> Result<()> {
+pub(crate) fn check_server_id(what: &str, prefix: &str, id: &str) -> Result<()> {
     let ok = id.strip_prefix(prefix).is_some_and(|rest| {
         !rest.is_empty()
             && rest.len() <= 128

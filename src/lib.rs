@@ -4,24 +4,32 @@
 //! state from it as a pure function; `engine` plans writes; `commands` are
 //! the CLI on top.
 
+// What the binary, the tests, the fuzz target and the benchmark use; the
+// rest is the crate's own.
 pub mod app;
 pub mod assets;
-pub mod cli;
-pub mod clock;
-pub mod commands;
-pub mod complete;
 pub mod discussion;
 pub mod engine;
 pub mod error;
-pub mod escape;
 pub mod fuzzing;
 pub mod global;
-pub mod ids;
-pub mod ledger;
-pub mod lists;
-pub mod output;
-pub mod progress;
 pub mod record;
-pub mod session;
-pub mod supervisor;
-pub mod user;
+
+mod cli;
+mod clock;
+mod commands;
+mod complete;
+mod escape;
+mod ids;
+mod ledger;
+mod lists;
+mod output;
+mod progress;
+mod session;
+mod supervisor;
+mod user;
+
+/// The tools `discuss call` and `discuss mcp` take, with their fields.
+pub fn call_tools() -> &'static [(&'static str, &'static [&'static str])] {
+    commands::call::tools()
+}

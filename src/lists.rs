@@ -11,7 +11,7 @@ use crate::record::Record;
 use crate::session::Session;
 
 /// Parses `--status` values; `terminal` expands to every terminal status.
-pub fn parse_statuses(values: &[String]) -> Result<Vec<Status>> {
+pub(crate) fn parse_statuses(values: &[String]) -> Result<Vec<Status>> {
     let mut statuses = Vec::new();
     for value in values.iter().map(|v| v.trim()) {
         if value == "terminal" {
@@ -30,7 +30,7 @@ pub fn parse_statuses(values: &[String]) -> Result<Vec<Status>> {
 /// Every discussion in the ledger, derived at one instant (now, never
 /// before the newest record) and passed through `f`; and that instant.
 /// (A full replay: `verify`'s.)
-pub fn derive_all<T>(
+pub(crate) fn derive_all<T>(
     session: &Session,
     mut f: impl FnMut(Discussion) -> Option<T>,
 ) -> Result<(Vec<T>, i64)> {
@@ -71,7 +71,7 @@ impl<'a> Instant<'a> {
 }
 
 /// The order of lists: the most recently updated first, then by id.
-pub fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
+pub(crate) fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
     b.cmp(&a)
 }
 
@@ -79,7 +79,7 @@ pub fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
 /// will be from the instant it is settled (past its conversation deadline
 /// and its newest record, when the clock can no longer change it), and
 /// that instant. Until then, and after any new line, readers derive it.
-pub fn summarize(id: &str, records: &[&Record]) -> Summary {
+pub(crate) fn summarize(id: &str, records: &[&Record]) -> Summary {
     let newest = records.iter().map(|r| r.at_ms).max().unwrap_or(0);
     // Every deadline of a discussion is within its conversation deadline,
     // at most MAX_CONVERSATION_MS after its root, itself not after `newest`.
@@ -137,7 +137,7 @@ fn rows_of(
 
 /// The rows of `list`: every discussion in one of `statuses` (any, when
 /// none is given), of `agent` and in `fleet` when given.
-pub fn listed(
+pub(crate) fn listed(
     session: &Session,
     statuses: &[Status],
     agent: Option<&str>,
@@ -163,7 +163,7 @@ pub fn listed(
 }
 
 /// The rows of `inbox`: open discussions whose head is addressed to `agent`.
-pub fn inbox_rows(session: &Session, agent: &str) -> Result<(Vec<Row>, i64)> {
+pub(crate) fn inbox_rows(session: &Session, agent: &str) -> Result<(Vec<Row>, i64)> {
     ids::check_name("agent_id", agent)?;
     rows_of(session, true, |row| {
         row.status == Status::Open && row.head_to_agent_id.as_deref() == Some(agent)

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// How long work runs before its progress is shown.
 const QUIET_FOR: Duration = Duration::from_secs(1);
 
-pub struct Progress {
+pub(crate) struct Progress {
     wanted: bool,
     started: Instant,
     bar: Option<ProgressBar>,
@@ -21,7 +21,7 @@ pub struct Progress {
 impl Progress {
     /// Progress through `total` units of `what` (e.g. "bytes read"); shown
     /// only to a person: not with `json`, only on a terminal.
-    pub fn new(json: bool, total: u64, what: &'static str) -> Progress {
+    pub(crate) fn new(json: bool, total: u64, what: &'static str) -> Progress {
         Progress {
             wanted: Progress::shown(json),
             started: Instant::now(),
@@ -33,13 +33,13 @@ impl Progress {
 
     /// Whether progress is ever shown: to a person at a terminal, never
     /// with `--json` or `TERM=dumb`.
-    pub fn shown(json: bool) -> bool {
+    pub(crate) fn shown(json: bool) -> bool {
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         !json && !dumb && std::io::stderr().is_terminal()
     }
 
     /// The total, when it is learnt as the work goes.
-    pub fn set_total(&mut self, total: u64) {
+    pub(crate) fn set_total(&mut self, total: u64) {
         self.total = total;
         if let Some(bar) = &self.bar {
             bar.set_length(total);
@@ -47,7 +47,7 @@ impl Progress {
     }
 
     /// The work has reached `position` of `total`.
-    pub fn at(&mut self, position: u64) {
+    pub(crate) fn at(&mut self, position: u64) {
         if !self.wanted {
             return;
         }
@@ -66,7 +66,7 @@ impl Progress {
     }
 
     /// Clears the bar, so the report that follows stands alone.
-    pub fn done(self) {
+    pub(crate) fn done(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }

@@ -133,15 +133,6 @@ impl ReceiptKind {
 }
 
 impl Receipt {
-    /// A receipt of `kind` in `discussion_id`, its other fields empty.
-    pub fn new(kind: ReceiptKind, discussion_id: &str) -> Receipt {
-        Receipt {
-            receipt: kind.name().to_owned(),
-            discussion_id: discussion_id.to_owned(),
-            ..Receipt::default()
-        }
-    }
-
     /// Which of the format's receipts this is; `None` for a name it does
     /// not know.
     pub fn kind(&self) -> Option<ReceiptKind> {

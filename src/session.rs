@@ -5,7 +5,7 @@ use crate::clock::Clock;
 use crate::engine::Stamp;
 use crate::ledger::Ledger;
 
-pub struct Session {
+pub(crate) struct Session {
     pub ledger: Ledger,
     pub clock: Clock,
     /// Recorded as `by` on every record written.
@@ -18,7 +18,7 @@ impl Session {
     /// uses its time), unless that record is more than the allowed skew
     /// ahead of this clock (`ledger.md`, "Clock skew"): a record from a
     /// clock far ahead never moves anyone else's time.
-    pub fn stamp(&self, last_at_ms: Option<i64>) -> Stamp {
+    pub(crate) fn stamp(&self, last_at_ms: Option<i64>) -> Stamp {
         Stamp {
             at_ms: reader_time(self.clock.now_ms(), last_at_ms),
             by: self.actor.clone(),
@@ -26,7 +26,7 @@ impl Session {
     }
 
     /// Now, for readers: as `stamp`.
-    pub fn now(&self, last_at_ms: Option<i64>) -> i64 {
+    pub(crate) fn now(&self, last_at_ms: Option<i64>) -> i64 {
         self.stamp(last_at_ms).at_ms
     }
 }
@@ -35,7 +35,7 @@ impl Session {
 /// skew ahead of the clock; else the clock. (The newest record that is not
 /// ahead is not kept apart, so while one is ahead a writer may stamp up to
 /// the allowed skew below an earlier record; `verify` tolerates that.)
-pub fn reader_time(clock_ms: i64, last_at_ms: Option<i64>) -> i64 {
+pub(crate) fn reader_time(clock_ms: i64, last_at_ms: Option<i64>) -> i64 {
     match last_at_ms {
         Some(last) if last <= clock_ms.saturating_add(crate::clock::MAX_SKEW_MS) => {
             last.max(clock_ms)

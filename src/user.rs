@@ -40,14 +40,14 @@ fn non_empty_env(name: &str) -> Option<String> {
 }
 
 /// `$USER`, else `$LOGNAME`, else the password database.
-pub fn user_name() -> Option<String> {
+pub(crate) fn user_name() -> Option<String> {
     non_empty_env("USER")
         .or_else(|| non_empty_env("LOGNAME"))
         .or_else(|| passwd().map(|p| p.name))
 }
 
 /// `$HOME`, else the password database.
-pub fn home_dir() -> Option<PathBuf> {
+pub(crate) fn home_dir() -> Option<PathBuf> {
     non_empty_env("HOME")
         .map(PathBuf::from)
         .or_else(|| passwd().map(|p| p.home))
@@ -55,7 +55,7 @@ pub fn home_dir() -> Option<PathBuf> {
 
 /// `$XDG_STATE_HOME/discuss/ledger.jsonl` (when absolute), else
 /// `~/.local/state/discuss/ledger.jsonl`.
-pub fn default_ledger_path() -> Option<PathBuf> {
+pub(crate) fn default_ledger_path() -> Option<PathBuf> {
     let state = non_empty_env("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

@@ -44,7 +44,6 @@ fn committed_completions_and_man_pages_match_the_cli() {
 
 #[test]
 fn every_command_shows_an_example_in_its_help() {
-    use clap::CommandFactory;
     let mut missing = Vec::new();
     fn walk(cmd: &clap::Command, path: String, missing: &mut Vec<String>) {
         let has_example = cmd
@@ -59,7 +58,7 @@ fn every_command_shows_an_example_in_its_help() {
             }
         }
     }
-    let cli = discuss::cli::Cli::command();
+    let cli = discuss::assets::command();
     for sub in cli.get_subcommands() {
         walk(sub, sub.get_name().to_owned(), &mut missing);
     }

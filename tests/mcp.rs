@@ -140,7 +140,7 @@ fn the_server_says_who_it_is_and_its_schemas_are_the_seeds() {
             assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
             assert!(tool.description.as_ref().is_some_and(|d| d.len() > 60));
             // Exactly the fields `call` takes: one list of fields for both.
-            let (_, fields) = discuss::commands::call::tools()
+            let (_, fields) = discuss::call_tools()
                 .iter()
                 .find(|(name, _)| *name == tool.name)
                 .unwrap();

@@ -310,7 +310,7 @@ fn colour_only_when_asked_or_on_a_terminal_and_never_with_json() {
 fn a_long_list_is_plain_aligned_columns() {
     use discuss::engine::{AskRequest, Stamp, plan_ask, plan_fleet};
     use discuss::global::Global;
-    use discuss::ledger::Record;
+    use discuss::record::Record;
     let env = Env::new();
     let stamp = Stamp {
         at_ms: T0,

@@ -237,7 +237,8 @@ fn sigint_to_the_supervisor_ends_the_attempt_as_interrupted() {
         r.iter()
             .any(|r| r["receipt"] == "discussion.attempt.started")
     });
-    unsafe { libc::kill(supervisor.id() as i32, libc::SIGINT) };
+    let pid = rustix::process::Pid::from_child(&supervisor);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let status = supervisor.wait().unwrap();
     assert_eq!(status.code(), Some(8));
     assert!(!alive(started_pid(&env)));

@@ -13,7 +13,7 @@ use clap::Args;
     after_help = "Example:\n  discuss ask --from agent-a --to agent-b --fleet fleet-alpha \\\n    \
     --payload '{\"body\":\"Refactor auth module?\"}' --max-turns 4"
 )]
-pub struct AskArgs {
+pub(crate) struct AskArgs {
     /// The asking agent
     #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub from: String,
@@ -45,7 +45,7 @@ pub struct AskArgs {
     pub supervise: SuperviseArgs,
 }
 
-pub fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
     let request = AskRequest::new(
         &args.from,
         &args.to,
@@ -91,7 +91,7 @@ pub fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
 /// Writes the root (and the reservation); with an idempotency key already
 /// used for this very request, writes nothing and answers the original
 /// (`true` = replayed).
-pub fn perform(
+pub(crate) fn perform(
     ctx: &Context,
     request: &AskRequest,
     key: Option<&str>,

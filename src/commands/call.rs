@@ -22,7 +22,7 @@ use std::path::Path;
     after_help = "Example:\n  discuss call get_discussion '{\"discussion_id\":\"dsc_…\",\"include_receipts\":false}'\n  \
     echo '{\"agent_id\":\"agent-b\",...}' | discuss call wake_agent -"
 )]
-pub struct CallArgs {
+pub(crate) struct CallArgs {
     /// ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions or inbox
     #[arg(value_name = "TOOL")]
     pub tool: String,
@@ -74,11 +74,11 @@ const TOOLS: [(&str, &[&str]); 6] = [
 ];
 
 /// The tools `call` and `discuss mcp` take, with their fields.
-pub fn tools() -> &'static [(&'static str, &'static [&'static str])] {
+pub(crate) fn tools() -> &'static [(&'static str, &'static [&'static str])] {
     &TOOLS
 }
 
-pub fn run(ctx: &Context, args: &CallArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &CallArgs) -> Result<Answer<'static>> {
     let text = match args.request.as_deref() {
         None | Some("-") => read_input(Path::new("-"), MAX_REQUEST_BYTES)?,
         Some(json) => json.to_owned(),
@@ -104,7 +104,7 @@ pub fn run(ctx: &Context, args: &CallArgs) -> Result<Answer<'static>> {
 /// caller acts for that agent only: `ask_peer.from_agent_id` and
 /// `reply_discussion.agent_id` must be it (`agent_mismatch`), and `inbox`
 /// reads its inbox when no `agent_id` is given.
-pub fn answer(
+pub(crate) fn answer(
     ctx: &Context,
     tool: &str,
     request: Map<String, Value>,

@@ -17,7 +17,7 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  discuss events --discussion dsc_…\n  \
     discuss events --follow --agent agent-b --json | jq -c 'select(.receipt)'")]
-pub struct EventsArgs {
+pub(crate) struct EventsArgs {
     /// Keep watching and print records as they are written
     #[arg(long)]
     pub follow: bool,
@@ -32,7 +32,7 @@ pub struct EventsArgs {
 /// How often `--follow` looks for new lines.
 const FOLLOW_POLL: Duration = Duration::from_millis(100);
 
-pub fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }

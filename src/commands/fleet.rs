@@ -13,13 +13,13 @@ use clap::{Args, Subcommand};
 #[command(
     after_help = "Example:\n  discuss fleet add fleet-alpha agent-a agent-b\n  discuss fleet list --json"
 )]
-pub struct FleetArgs {
+pub(crate) struct FleetArgs {
     #[command(subcommand)]
     pub command: FleetCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum FleetCommand {
+pub(crate) enum FleetCommand {
     /// Add agents to a fleet (creating it); agents already in it are skipped
     Add {
         #[arg(value_name = "FLEET", add = clap_complete::ArgValueCandidates::new(crate::complete::fleets))]
@@ -41,7 +41,7 @@ pub enum FleetCommand {
     },
 }
 
-pub fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer<'static>> {
     let (op, fleet, agents) = match &args.command {
         FleetCommand::Add { fleet, agents } => (FleetOp::Add, fleet, agents),
         FleetCommand::Remove { fleet, agents } => (FleetOp::Remove, fleet, agents),

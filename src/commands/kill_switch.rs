@@ -13,13 +13,13 @@ use clap::{Args, Subcommand};
 #[command(
     after_help = "Example:\n  discuss kill-switch on --reason 'runaway loop in fleet-alpha'\n  discuss kill-switch off"
 )]
-pub struct KillSwitchArgs {
+pub(crate) struct KillSwitchArgs {
     #[command(subcommand)]
     pub command: Option<KillSwitchCommand>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum KillSwitchCommand {
+pub(crate) enum KillSwitchCommand {
     /// Show whether the switch is engaged (the default)
     Status,
     /// Engage the switch
@@ -32,7 +32,7 @@ pub enum KillSwitchCommand {
     Off,
 }
 
-pub fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer<'static>> {
     let state = match &args.command {
         None | Some(KillSwitchCommand::Status) => {
             let view = ctx.ledger.view(&[])?;

@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
     discuss --ledger ledger.jsonl ledger export --output backup.jsonl\n  \
     discuss --ledger postgresql://discuss@db/fleet ledger import backup.jsonl\n  \
     discuss ledger info --json")]
-pub struct LedgerArgs {
+pub(crate) struct LedgerArgs {
     #[command(subcommand)]
     pub command: LedgerCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum LedgerCommand {
+pub(crate) enum LedgerCommand {
     /// Write the ledger's complete lines in order, byte for byte
     Export {
         /// Write to this file (replaced whole, atomically) instead of stdout
@@ -39,7 +39,7 @@ pub enum LedgerCommand {
     Info,
 }
 
-pub fn run<'a>(ctx: &'a Context, args: &LedgerArgs) -> Result<Answer<'a>> {
+pub(crate) fn run<'a>(ctx: &'a Context, args: &LedgerArgs) -> Result<Answer<'a>> {
     match &args.command {
         LedgerCommand::Export { output } => export(ctx, output.as_deref()),
         LedgerCommand::Import { path } => import(ctx, path),

@@ -11,7 +11,7 @@ use clap::Args;
 #[command(
     after_help = "Examples:\n  discuss list --status open --status active\n  discuss list --agent agent-b --json | jq -r '.discussions[].discussion_id'"
 )]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only these statuses (repeatable or comma-separated; `terminal` for
     /// closed, deadman, expired, exhausted and invalid)
     #[arg(long = "status", value_name = "S", value_delimiter = ',')]
@@ -30,7 +30,7 @@ pub struct ListArgs {
 /// what it could be woken for. Reading it wakes nothing and writes nothing.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  discuss inbox --agent agent-b")]
-pub struct InboxArgs {
+pub(crate) struct InboxArgs {
     /// The agent
     #[arg(long, value_name = "A", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: String,
@@ -38,7 +38,7 @@ pub struct InboxArgs {
     pub quiet: super::QuietArgs,
 }
 
-pub fn run<'a>(ctx: &'a Context, args: &ListArgs) -> Result<Answer<'a>> {
+pub(crate) fn run<'a>(ctx: &'a Context, args: &ListArgs) -> Result<Answer<'a>> {
     let statuses = parse_statuses(&args.statuses)?;
     let (rows, now_ms) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
     Ok(Answer::new(RowsView {
@@ -50,7 +50,7 @@ pub fn run<'a>(ctx: &'a Context, args: &ListArgs) -> Result<Answer<'a>> {
     .quiet(args.quiet.quiet))
 }
 
-pub fn inbox<'a>(ctx: &'a Context, args: &InboxArgs) -> Result<Answer<'a>> {
+pub(crate) fn inbox<'a>(ctx: &'a Context, args: &InboxArgs) -> Result<Answer<'a>> {
     let (rows, now_ms) = inbox_rows(ctx, &args.agent)?;
     Ok(Answer::new(RowsView {
         rows,

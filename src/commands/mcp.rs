@@ -30,7 +30,7 @@ use std::sync::Arc;
 #[derive(Debug, Args)]
 #[command(after_help = "Example (register with an agent host):\n  \
     claude mcp add discuss -- discuss mcp --agent agent-a")]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// Act for this agent only: ask_peer.from_agent_id and
     /// reply_discussion.agent_id must be it (agent_mismatch otherwise)
     #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
@@ -52,7 +52,7 @@ answers isError with {\"error\":{\"code\",\"message\",\"details\"}}: act on its 
 (stale_head: read the discussion again; turn_already_active: someone holds the \
 turn; wake_quota_exceeded: wait retry_after_ms).";
 
-pub fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
+pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }

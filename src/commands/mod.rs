@@ -1,19 +1,19 @@
 //! One module per command: parse arguments, call the engine, render.
 
-pub mod ask;
-pub mod call;
-pub mod events;
-pub mod fleet;
-pub mod kill_switch;
-pub mod ledger;
-pub mod list;
-pub mod mcp;
-pub mod quota;
-pub mod reply;
-pub mod show;
-pub mod verify;
-pub mod wait;
-pub mod wake;
+pub(crate) mod ask;
+pub(crate) mod call;
+pub(crate) mod events;
+pub(crate) mod fleet;
+pub(crate) mod kill_switch;
+pub(crate) mod ledger;
+pub(crate) mod list;
+pub(crate) mod mcp;
+pub(crate) mod quota;
+pub(crate) mod reply;
+pub(crate) mod show;
+pub(crate) mod verify;
+pub(crate) mod wait;
+pub(crate) mod wake;
 
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 /// What every command that touches the ledger needs: the session (the
 /// ledger, the clock, who acts) and how to show answers.
-pub struct Context {
+pub(crate) struct Context {
     pub session: Session,
     pub out: Output,
 }
@@ -42,7 +42,7 @@ impl std::ops::Deref for Context {
 }
 
 /// Where the ledger is, and who acts: the global options.
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// `--ledger` / `DISCUSS_LEDGER`; the default path when `None`.
     pub ledger: Option<&'a std::path::Path>,
     /// `--actor` / `DISCUSS_ACTOR`; the OS user name when `None`.
@@ -51,7 +51,7 @@ pub struct Options<'a> {
 }
 
 impl Context {
-    pub fn new(global: &Options, out: Output) -> Result<Context> {
+    pub(crate) fn new(global: &Options, out: Output) -> Result<Context> {
         let location = match global.ledger {
             Some(location) if !location.as_os_str().is_empty() => location.to_path_buf(),
             _ => crate::user::default_ledger_path().ok_or_else(|| {
@@ -89,7 +89,7 @@ impl Context {
 /// discussion it is a prefix of, when it has at least `dsc_` and four more
 /// characters; `ambiguous_id` when several start with it. An id that names
 /// nothing is returned as it is, for the command's own `unknown_discussion`.
-pub fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
+pub(crate) fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
     /// `dsc_` and a UUIDv7 in hex: what `discuss` writes.
     const WHOLE: usize = 36;
     /// The shortest prefix looked up: `dsc_` and four characters.
@@ -127,7 +127,7 @@ pub fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
 /// within three edits (a typo, a dropped character).
 ///
 /// Never call it while a write is under way: it reads the ledger.
-pub fn near_match(err: Error, ctx: &Context, given: &str) -> Error {
+pub(crate) fn near_match(err: Error, ctx: &Context, given: &str) -> Error {
     if err.code != ErrorCode::UnknownDiscussion {
         return err;
     }
@@ -173,7 +173,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
-pub struct PayloadArgs {
+pub(crate) struct PayloadArgs {
     /// The message body as JSON (any JSON value)
     #[arg(long, value_name = "JSON")]
     pub payload: Option<String>,
@@ -183,7 +183,7 @@ pub struct PayloadArgs {
 }
 
 impl PayloadArgs {
-    pub fn read(&self) -> Result<String> {
+    pub(crate) fn read(&self) -> Result<String> {
         match (&self.payload, &self.payload_file) {
             (Some(payload), _) => Ok(payload.clone()),
             // A body longer than an envelope can never be sent: read no more.
@@ -199,7 +199,7 @@ impl PayloadArgs {
 
 /// `-q`/`--quiet`, shared by `ask`, `wake`, `list` and `inbox`.
 #[derive(Debug, Args)]
-pub struct QuietArgs {
+pub(crate) struct QuietArgs {
     /// Print only the ids (the new discussion, the new attempt, or one
     /// listed discussion a line), also with --json
     #[arg(short, long)]
@@ -208,7 +208,7 @@ pub struct QuietArgs {
 
 /// `--idempotency-key`, shared by `ask`, `wake` and `reply`.
 #[derive(Debug, Args)]
-pub struct IdempotencyArgs {
+pub(crate) struct IdempotencyArgs {
     /// Makes the write safe to retry: the same key with the same arguments
     /// answers the original result ("replayed": true) and writes nothing;
     /// with other arguments it is refused (idempotency_conflict)
@@ -218,7 +218,7 @@ pub struct IdempotencyArgs {
 
 impl IdempotencyArgs {
     /// The key, checked before the ledger is touched.
-    pub fn key(&self) -> Result<Option<&str>> {
+    pub(crate) fn key(&self) -> Result<Option<&str>> {
         if let Some(key) = &self.idempotency_key {
             crate::engine::idempotency::check_key(key)?;
         }
@@ -231,7 +231,7 @@ impl IdempotencyArgs {
 /// request) or refused (another request, `idempotency_conflict`), writing
 /// nothing; else `plan` decides the records, and the first carries the key.
 /// Returns the answer and whether it was replayed.
-pub fn write_once<T>(
+pub(crate) fn write_once<T>(
     ctx: &Context,
     discussion_ids: &[&str],
     key: Option<&str>,
@@ -253,7 +253,7 @@ pub fn write_once<T>(
 
 /// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
 #[derive(Debug, Args)]
-pub struct SuperviseArgs {
+pub(crate) struct SuperviseArgs {
     /// Grace period between SIGTERM and SIGKILL of a supervised run, in ms
     #[arg(
         long,
@@ -284,7 +284,7 @@ pub struct SuperviseArgs {
 impl SuperviseArgs {
     /// The supervision options, or `None` without a command. Checked
     /// before anything is reserved.
-    pub fn options(&self) -> Result<Option<crate::supervisor::Options>> {
+    pub(crate) fn options(&self) -> Result<Option<crate::supervisor::Options>> {
         crate::discussion::envelope::check_range(
             "kill_grace_ms",
             self.kill_grace_ms,
@@ -319,7 +319,7 @@ impl SuperviseArgs {
 /// A file's text, or stdin's for `-`, of at most `limit` bytes: one more
 /// and it is refused (`payload_too_large`) without reading further, so an
 /// endless source (`/dev/zero`, a stream that never closes) costs nothing.
-pub fn read_input(path: &std::path::Path, limit: usize) -> Result<String> {
+pub(crate) fn read_input(path: &std::path::Path, limit: usize) -> Result<String> {
     let mut bytes = Vec::new();
     let cap = limit as u64 + 1;
     let result = if path.as_os_str() == "-" {

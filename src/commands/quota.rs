@@ -15,13 +15,13 @@ use clap::{Args, Subcommand};
 #[command(
     after_help = "Example:\n  discuss quota set 10 --agent agent-b\n  discuss quota show --json"
 )]
-pub struct QuotaArgs {
+pub(crate) struct QuotaArgs {
     #[command(subcommand)]
     pub command: QuotaCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum QuotaCommand {
+pub(crate) enum QuotaCommand {
     /// Set the quota of one agent, or the default (30 when never set)
     Set {
         /// Wakes per rolling hour (0 to 100000)
@@ -35,7 +35,7 @@ pub enum QuotaCommand {
     Show,
 }
 
-pub fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer<'static>> {
     let (global, now) = match &args.command {
         QuotaCommand::Set {
             wakes_per_hour,

@@ -8,7 +8,7 @@ use crate::output::{Answer, ReplyView};
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ReplyType {
+pub(crate) enum ReplyType {
     Question,
     Result,
 }
@@ -21,7 +21,7 @@ pub enum ReplyType {
 #[command(
     after_help = "Example (inside a supervised run):\n  discuss reply --type result --payload '{\"body\":\"Yes, proceed.\"}' --close"
 )]
-pub struct ReplyArgs {
+pub(crate) struct ReplyArgs {
     /// The woken agent
     #[arg(long, env = "DISCUSS_AGENT_ID", value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: String,
@@ -46,7 +46,7 @@ pub struct ReplyArgs {
     pub idempotency: super::IdempotencyArgs,
 }
 
-pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
     let kind = match args.kind {
         ReplyType::Question => "question",
         ReplyType::Result => "result",
@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
 
 /// Appends the reply; with an idempotency key already used for this very
 /// request, writes nothing and answers the original (`true` = replayed).
-pub fn perform(
+pub(crate) fn perform(
     ctx: &Context,
     request: &ReplyRequest,
     key: Option<&str>,

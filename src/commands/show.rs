@@ -12,7 +12,7 @@ use clap::Args;
 /// escalation and integrity findings.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  discuss show dsc_… --json | jq -r .status")]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The discussion
     #[arg(value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: String,
@@ -26,12 +26,12 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ShowFormat {
+pub(crate) enum ShowFormat {
     Human,
     Markdown,
 }
 
-pub fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
     let (discussion, now_ms) = load(ctx, &args.discussion)?;
     let form = match args.format {
         ShowFormat::Human => Form::Usual,
@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
 }
 
 /// Reads and derives one discussion; `unknown_discussion` when absent.
-pub fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
+pub(crate) fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
     let discussion_id = &super::resolve_discussion(ctx, discussion_id)?;
     let view = ctx.ledger.view(&[discussion_id])?;

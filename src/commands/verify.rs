@@ -19,9 +19,9 @@ use clap::Args;
 #[command(
     after_help = "Example:\n  discuss verify || discuss verify --json | jq .invalid_discussions"
 )]
-pub struct VerifyArgs {}
+pub(crate) struct VerifyArgs {}
 
-pub fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>> {
+pub(crate) fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>> {
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
     let mut progress = Progress::new(ctx.out.json, 0, "verify: reading lines");
@@ -46,7 +46,7 @@ pub fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>> {
     })?;
     progress.done();
     let discussions = all.len();
-    let mut invalid: Vec<Box<Discussion>> = all.into_iter().flatten().collect();
+    let mut invalid: Vec<Discussion> = all.into_iter().flatten().map(|d| *d).collect();
     invalid.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
     let ok = lines.unreadable.is_empty()
         && lines.torn_tail == 0

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 #[command(
     after_help = "Example:\n  discuss wait dsc_… --until closed,exhausted --timeout-ms 60000"
 )]
-pub struct WaitArgs {
+pub(crate) struct WaitArgs {
     /// The discussion
     #[arg(value_name = "DSC", add = clap_complete::ArgValueCompleter::new(crate::complete::discussions))]
     pub discussion: String,
@@ -36,7 +36,7 @@ pub struct WaitArgs {
 /// Often enough to notice a reply promptly, rarely enough to cost nothing.
 const POLL: Duration = Duration::from_millis(50);
 
-pub fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer<'static>> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
     let discussion_id = super::resolve_discussion(ctx, &args.discussion)?;
     let wanted = parse_statuses(&args.until)?;

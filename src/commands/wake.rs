@@ -15,7 +15,7 @@ use clap::Args;
 #[command(
     after_help = "Example:\n  discuss wake --agent agent-b --discussion dsc_… --expected-head msg_…"
 )]
-pub struct WakeArgs {
+pub(crate) struct WakeArgs {
     /// The agent to wake: the recipient of the head
     #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: String,
@@ -33,7 +33,7 @@ pub struct WakeArgs {
     pub supervise: SuperviseArgs,
 }
 
-pub fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
     let discussion = super::resolve_discussion(ctx, &args.discussion)?;
     let request = WakeRequest::new(&args.agent, &discussion, &args.expected_head)?;
     let supervise = args.supervise.options()?;
@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
 /// Reserves the attempt; with an idempotency key already used for this
 /// very request, writes nothing and answers the original (`true` =
 /// replayed).
-pub fn perform(
+pub(crate) fn perform(
     ctx: &Context,
     request: &WakeRequest,
     key: Option<&str>,

@@ -191,14 +191,6 @@ pub struct Attempt {
     pub terminal_receipt: bool,
 }
 
-impl Attempt {
-    /// Live: reserved or started and before its deadline.
-    pub fn is_live_at(&self, now_ms: i64) -> bool {
-        matches!(self.state, AttemptState::Reserved | AttemptState::Started)
-            && now_ms < self.deadline_ms
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Escalation {
     pub receipt_id: String,

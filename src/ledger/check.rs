@@ -8,7 +8,7 @@ use std::io;
 
 /// What `check_lines` finds.
 #[derive(Debug, Default)]
-pub struct LineCheck {
+pub(crate) struct LineCheck {
     pub records: u64,
     pub unreadable: Vec<UnreadableLine>,
     pub torn_tail: u64,
@@ -20,7 +20,7 @@ pub struct LineCheck {
 
 /// A finding about one line of the ledger rather than one discussion.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LineFinding {
+pub(crate) struct LineFinding {
     pub kind: &'static str,
     pub line: u64,
     pub detail: String,
@@ -40,7 +40,7 @@ impl From<OperationFinding> for LineFinding {
 /// confirms the few ids that repeat). `len` is the ledger's size in bytes:
 /// what follows its whole operations is a torn tail; `progress` hears
 /// (bytes read, `len`) now and then.
-pub fn check_lines(
+pub(super) fn check_lines(
     mut feed: impl FnMut(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     len: u64,
     now_ms: i64,

@@ -21,7 +21,7 @@ use std::io;
 
 /// Fires the fail point `point` when it is armed.
 #[inline(always)]
-pub fn hit(point: &str) -> io::Result<()> {
+pub(super) fn hit(point: &str) -> io::Result<()> {
     #[cfg(feature = "failpoints")]
     if let Some(action) = armed(point) {
         return fire(&action);
@@ -33,7 +33,7 @@ pub fn hit(point: &str) -> io::Result<()> {
 /// Under an armed `append.partial_write`, writes a prefix of `bytes` and
 /// fires; otherwise does nothing.
 #[inline(always)]
-pub fn partial_write(file: &mut std::fs::File, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn partial_write(file: &mut std::fs::File, bytes: &[u8]) -> io::Result<()> {
     #[cfg(feature = "failpoints")]
     if let Some(action) = armed("append.partial_write") {
         use std::io::Write;
@@ -51,7 +51,7 @@ pub fn partial_write(file: &mut std::fs::File, bytes: &[u8]) -> io::Result<()> {
 
 /// The network filesystem `fs.network` pretends the ledger is on.
 #[inline(always)]
-pub fn pretended_network_fs() -> Option<String> {
+pub(super) fn pretended_network_fs() -> Option<String> {
     #[cfg(feature = "failpoints")]
     if let Some(name) = armed("fs.network") {
         return Some(name);
@@ -64,7 +64,7 @@ pub fn pretended_network_fs() -> Option<String> {
 #[inline(always)]
 /// How long work runs before its progress shows; tests set it to nothing
 /// with `DISCUSS_PROGRESS_AFTER_MS`.
-pub fn quiet_for(default: std::time::Duration) -> std::time::Duration {
+pub(crate) fn quiet_for(default: std::time::Duration) -> std::time::Duration {
     #[cfg(feature = "failpoints")]
     if let Some(ms) = std::env::var("DISCUSS_PROGRESS_AFTER_MS")
         .ok()
@@ -77,7 +77,7 @@ pub fn quiet_for(default: std::time::Duration) -> std::time::Duration {
 
 /// How many discussions the live set holds (`cache::live`); tests make it
 /// small with `DISCUSS_CACHE_LIVE_CAPACITY` to reach the fallback.
-pub fn live_capacity(default: usize) -> usize {
+pub(super) fn live_capacity(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
     if let Some(n) = std::env::var("DISCUSS_CACHE_LIVE_CAPACITY")
         .ok()
@@ -89,7 +89,7 @@ pub fn live_capacity(default: usize) -> usize {
     default
 }
 
-pub fn merge_at(default: usize) -> usize {
+pub(super) fn merge_at(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
     if let Some(n) = std::env::var("DISCUSS_CACHE_MERGE_AT")
         .ok()

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 const CATCH_UP_LIMIT: u64 = 8 << 20;
 
 #[derive(Debug, Clone)]
-pub struct FileLedger {
+pub(crate) struct FileLedger {
     path: PathBuf,
     allow_network_fs: bool,
     /// With it, the cache keeps a summary of every discussion
@@ -30,7 +30,7 @@ pub struct FileLedger {
 }
 
 impl FileLedger {
-    pub fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         FileLedger {
             path,
             allow_network_fs: false,
@@ -39,27 +39,27 @@ impl FileLedger {
     }
 
     /// Keeps a summary of every discussion, made by `summarize`.
-    pub fn summarize_with(mut self, summarize: Summarize) -> Self {
+    pub(crate) fn summarize_with(mut self, summarize: Summarize) -> Self {
         self.summarize = Some(summarize);
         self
     }
 
     /// Opens the ledger even on a network filesystem (`--allow-network-fs`).
-    pub fn allow_network_fs(mut self, allow: bool) -> Self {
+    pub(crate) fn allow_network_fs(mut self, allow: bool) -> Self {
         self.allow_network_fs = allow;
         self
     }
 
-    pub fn network_fs_allowed(&self) -> bool {
+    pub(crate) fn network_fs_allowed(&self) -> bool {
         self.allow_network_fs
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Where torn tails are kept: `<ledger>.torn`.
-    pub fn torn_path(&self) -> PathBuf {
+    pub(crate) fn torn_path(&self) -> PathBuf {
         let mut name = self.path.as_os_str().to_owned();
         name.push(".torn");
         PathBuf::from(name)
@@ -69,7 +69,7 @@ impl FileLedger {
     /// of `discussion_ids`. A ledger that does not exist yet reads as empty;
     /// reading never creates it. When the cache must be rebuilt, the lock
     /// becomes exclusive for that.
-    pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
         let view = self.view_waiting(discussion_ids, None)?;
         Ok(view.expect("an unbounded wait always gets the lock"))
     }
@@ -77,7 +77,11 @@ impl FileLedger {
     /// As `view`, but waits for the lock no later than `until`: `None` when
     /// a writer still holds it then. For those who must not be late (a
     /// supervisor's kill-switch check, `wait --timeout-ms`).
-    pub fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>> {
+    pub(crate) fn view_within(
+        &self,
+        discussion_ids: &[&str],
+        until: Instant,
+    ) -> Result<Option<View>> {
         self.view_waiting(discussion_ids, Some(until))
     }
 
@@ -107,7 +111,7 @@ impl FileLedger {
     /// lock: `map` gets the newest `at_ms` of the ledger, the discussion id
     /// and its records. Memory holds one discussion's records at a time,
     /// whatever the size of the ledger.
-    pub fn map_discussions<T>(
+    pub(crate) fn map_discussions<T>(
         &self,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
@@ -124,7 +128,7 @@ impl FileLedger {
     /// `open` or `active` at the instant `now` gives for the newest `at_ms`
     /// (`cache::live`): a handful, whatever the size of the ledger. `None`
     /// when the cache cannot tell which, and `map_discussions` must do.
-    pub fn map_live<T>(
+    pub(crate) fn map_live<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
@@ -150,7 +154,7 @@ impl FileLedger {
     /// derived from their records through `map`. Without a summary that
     /// can be trusted, every discussion is derived, and the summary is
     /// written for the next reader.
-    pub fn map_summaries<T>(
+    pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         mut from_row: impl FnMut(&str) -> Result<Option<T>, Untrusted>,
@@ -185,7 +189,11 @@ impl FileLedger {
     /// are not records, the torn tail, and the findings about lines
     /// (operations, duplicate ids, time) as seen at `now_ms` (what `verify`
     /// reports). `progress` hears (bytes read, bytes in all) now and then.
-    pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
+    pub(crate) fn check_lines(
+        &self,
+        now_ms: i64,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<LineCheck> {
         let Some(file) = self.open_shared()? else {
             return Ok(LineCheck::default());
         };
@@ -200,7 +208,7 @@ impl FileLedger {
     }
 
     /// Every discussion id the ledger names, sorted.
-    pub fn discussion_ids(&self) -> Result<Vec<String>> {
+    pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
         let Some(file) = self.open_shared()? else {
             return Ok(Vec::new());
         };
@@ -212,7 +220,7 @@ impl FileLedger {
 
     /// The records of whole operations from byte `from.0` (the start of
     /// line `from.1 + 1`) to the end, in order, to `take`; where they end.
-    pub fn stream_records(
+    pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
         mut take: impl FnMut(Record) -> Result<()>,
@@ -247,12 +255,12 @@ impl FileLedger {
     }
 
     /// The ledger's size: it changes with every write.
-    pub fn version(&self) -> Option<u64> {
+    pub(crate) fn version(&self) -> Option<u64> {
         std::fs::metadata(&self.path).map(|m| m.len()).ok()
     }
 
     /// How many complete lines, and the file's size.
-    pub fn counts(&self) -> Result<(u64, u64)> {
+    pub(crate) fn counts(&self) -> Result<(u64, u64)> {
         let Some(file) = self.open_shared()? else {
             return Ok((0, 0));
         };
@@ -271,7 +279,7 @@ impl FileLedger {
     }
 
     /// Writes the complete lines, byte for byte; how many.
-    pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
         let Some(file) = self.open_shared()? else {
             return Ok(0);
         };
@@ -294,7 +302,7 @@ impl FileLedger {
     /// Appends the first `len` bytes of `source` (complete lines in whole
     /// operations) under the exclusive lock, then `fsync`s; on any error
     /// the ledger is cut back to where it was. How many lines.
-    pub fn import(&self, source: &File, len: u64) -> Result<u64> {
+    pub(crate) fn import(&self, source: &File, len: u64) -> Result<u64> {
         let mut file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let old = self.len_of(&file)?;
@@ -447,23 +455,15 @@ impl FileLedger {
         Ok(Some((cache, got)))
     }
 
-    /// One read-validate-append step under the exclusive lock.
+    /// One read-validate-append step under the exclusive lock; with an
+    /// idempotency key, the view also holds what the ledger has under it
+    /// (`View::keyed`).
     ///
     /// `plan` sees the view with the records of `discussion_ids` and
     /// returns the records to append (possibly none) and a result. All
     /// records are written with one `write`, then `fsync`ed; only then is
     /// the result returned. The cache is updated last, still under the lock.
-    pub fn append<T>(
-        &self,
-        discussion_ids: &[&str],
-        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
-    ) -> Result<T> {
-        self.append_keyed(discussion_ids, None, plan)
-    }
-
-    /// `append` for a retry-safe operation: the view also holds what the
-    /// ledger has under `idempotency_key` (`View::keyed`).
-    pub fn append_keyed<T>(
+    pub(crate) fn append_keyed<T>(
         &self,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,

@@ -25,7 +25,7 @@ const NETWORK_FILESYSTEMS: &[(i64, &str)] = &[
 ];
 
 /// The name of a network filesystem for a `statfs` magic number.
-pub fn network_name(magic: i64) -> Option<&'static str> {
+pub(super) fn network_name(magic: i64) -> Option<&'static str> {
     NETWORK_FILESYSTEMS
         .iter()
         .find(|(m, _)| *m == magic)
@@ -33,7 +33,7 @@ pub fn network_name(magic: i64) -> Option<&'static str> {
 }
 
 /// The network filesystem `file` is on, if it is on one.
-pub fn network_fs_of(file: &File) -> io::Result<Option<String>> {
+pub(super) fn network_fs_of(file: &File) -> io::Result<Option<String>> {
     if let Some(name) = failpoint::pretended_network_fs() {
         return Ok(Some(name));
     }

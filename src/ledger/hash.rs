@@ -7,7 +7,7 @@ const SEED: u64 = 0x243F_6A88_85A3_08D3;
 const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// Eight bytes at a time, then a final avalanche (from SplitMix64).
-pub fn hash64(bytes: &[u8]) -> u64 {
+pub(crate) fn hash64(bytes: &[u8]) -> u64 {
     let mut h = SEED ^ (bytes.len() as u64).wrapping_mul(MULTIPLIER);
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {

@@ -20,7 +20,7 @@ const CHUNK: usize = 4 << 20;
 /// chunk at a time, so memory never holds the whole ledger: `f` gets each
 /// line's first byte, its 1-based number and its bytes without `\n`.
 /// Returns the end of the last complete line and how many there are.
-pub fn stream_lines(
+pub(crate) fn stream_lines(
     file: &File,
     len: u64,
     f: impl FnMut(u64, u64, &[u8]),
@@ -29,7 +29,7 @@ pub fn stream_lines(
 }
 
 /// `stream_lines` from byte `from.0`, the start of line `from.1 + 1`.
-pub fn stream_lines_from(
+pub(crate) fn stream_lines_from(
     file: &File,
     (from, lines_before): (u64, u64),
     len: u64,
@@ -60,7 +60,7 @@ pub fn stream_lines_from(
 /// The line of `file` starting at byte `offset`, read a chunk at a time
 /// and at most `limit` bytes of it: its bytes without the `\n`, and
 /// whether its `\n` was found (not: the file or the limit ended first).
-pub fn read_line_at(file: &File, offset: u64, limit: u64) -> io::Result<(Vec<u8>, bool)> {
+pub(crate) fn read_line_at(file: &File, offset: u64, limit: u64) -> io::Result<(Vec<u8>, bool)> {
     let mut line = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut at = offset;
@@ -81,7 +81,7 @@ pub fn read_line_at(file: &File, offset: u64, limit: u64) -> io::Result<(Vec<u8>
 
 /// What streaming the ledger's whole operations found.
 #[derive(Debug, Default)]
-pub struct Streamed {
+pub(crate) struct Streamed {
     /// The first byte after the last whole operation: what follows it is
     /// a torn tail.
     pub end: u64,
@@ -97,7 +97,7 @@ pub struct Streamed {
 /// `file`: `read` turns each complete line (first byte, 1-based number,
 /// bytes) into an item and tells its operation mark; `take` gets the items,
 /// in ledger order, once their operation is known to be whole.
-pub fn stream_operations<T>(
+pub(crate) fn stream_operations<T>(
     file: &File,
     len: u64,
     read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),
@@ -110,11 +110,11 @@ pub fn stream_operations<T>(
 /// first byte, 1-based number and bytes, in ledger order, and returns
 /// where the complete lines end and how many there are. A file is one
 /// (`stream_lines`); so are the rows of a PostgreSQL ledger.
-pub type LineFeed<'a> = dyn FnMut(u64, u64, &[u8]) + 'a;
+pub(crate) type LineFeed<'a> = dyn FnMut(u64, u64, &[u8]) + 'a;
 
 /// `stream_operations` over any source of lines: `feed` hands every
 /// complete line to the function it is given.
-pub fn operations_of<T>(
+pub(crate) fn operations_of<T>(
     feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     mut read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),
     mut take: impl FnMut(T),
@@ -137,7 +137,7 @@ pub fn operations_of<T>(
 /// A line read as a record (`None` when it is not one) and what it says
 /// of its operation: the `read` of `operations_of` for those who want
 /// the records.
-pub fn record_and_mark(line_no: u64, line: &[u8]) -> (Option<Record>, OpMark) {
+pub(crate) fn record_and_mark(line_no: u64, line: &[u8]) -> (Option<Record>, OpMark) {
     match Record::parse_with_mark(line, line_no as usize) {
         Ok((record, mark)) => (Some(record), mark),
         Err(_) => (None, OpMark::Alone),
@@ -150,7 +150,7 @@ pub fn record_and_mark(line_no: u64, line: &[u8]) -> (Option<Record>, OpMark) {
 /// belong to an operation that is not under way (`operation_stray_line`).
 /// The lines involved are kept and replayed like any other.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OperationFinding {
+pub(crate) struct OperationFinding {
     pub kind: &'static str,
     pub line: u64,
     pub detail: String,
@@ -170,7 +170,7 @@ struct Open {
 /// are there, then hands them on in ledger order. The lines of a final
 /// operation cut short are never handed on.
 #[derive(Debug)]
-pub struct Operations<T> {
+pub(crate) struct Operations<T> {
     open: Option<Open>,
     held: Vec<T>,
     /// The last line with `op_lines` but no `op_id`: (its line number,
@@ -194,7 +194,7 @@ impl<T> Operations<T> {
     /// One more complete line starting at byte `start`, numbered `line_no`,
     /// read into `item`, with what it says of its operation. `take` gets
     /// every item now known to be in a whole operation.
-    pub fn line(
+    pub(crate) fn line(
         &mut self,
         start: u64,
         line_no: u64,
@@ -259,7 +259,7 @@ impl<T> Operations<T> {
 
     /// At the end of the ledger: a line that announced more lines than
     /// follow it is a finding (nothing was held back for it).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if let Some((line, lines, to_come)) = self.announced.take() {
             self.findings.push(OperationFinding {
                 kind: "operation_overrun",
@@ -274,7 +274,7 @@ impl<T> Operations<T> {
 
     /// Where the whole operations end (first byte after them, how many
     /// lines they have), given where the complete lines end.
-    pub fn end(&self, (lines_end, lines): (u64, u64)) -> (u64, u64) {
+    pub(crate) fn end(&self, (lines_end, lines): (u64, u64)) -> (u64, u64) {
         match &self.open {
             Some(open) => (open.start, open.line_no - 1),
             None => (lines_end, lines),
@@ -284,7 +284,7 @@ impl<T> Operations<T> {
 
 /// One complete line, parsed.
 #[derive(Debug)]
-pub struct ParsedLine {
+pub(crate) struct ParsedLine {
     /// Byte offset of its first byte in the ledger.
     pub start: u64,
     /// Its length without the `\n`.
@@ -297,7 +297,7 @@ pub struct ParsedLine {
 /// `offset` and line `first_line` (1-based), at an operation boundary.
 /// Returns the lines of whole operations and the end of the last one; the
 /// bytes after it are a torn tail.
-pub fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> (Vec<ParsedLine>, u64) {
+pub(crate) fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> (Vec<ParsedLine>, u64) {
     let mut lines = Vec::new();
     let mut operations = Operations::default();
     let mut start = 0usize;

@@ -18,7 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The end of a temporary file's name: `<ledger>.index.tmpXXXXXXXX`.
-pub const TEMP_MARK: &str = "tmp";
+pub(super) const TEMP_MARK: &str = "tmp";
 
 fn no_follow_no_block() -> OpenOptions {
     let mut options = OpenOptions::new();
@@ -28,7 +28,7 @@ fn no_follow_no_block() -> OpenOptions {
 
 /// The derived file at `path` opened for reading, when it is a regular
 /// file reached without a symlink; `None` for anything else.
-pub fn open_derived(path: &Path) -> Option<File> {
+pub(super) fn open_derived(path: &Path) -> Option<File> {
     let file = no_follow_no_block().read(true).open(path).ok()?;
     let meta = file.metadata().ok()?;
     meta.file_type().is_file().then_some(file)
@@ -36,7 +36,7 @@ pub fn open_derived(path: &Path) -> Option<File> {
 
 /// The whole of a derived file, when it is a regular file of at most
 /// `max` bytes (a planted `/dev/zero` or a huge file reads nothing).
-pub fn read_derived(path: &Path, max: u64) -> Option<Vec<u8>> {
+pub(super) fn read_derived(path: &Path, max: u64) -> Option<Vec<u8>> {
     let file = open_derived(path)?;
     let len = file.metadata().ok()?.len();
     if len > max {
@@ -49,7 +49,7 @@ pub fn read_derived(path: &Path, max: u64) -> Option<Vec<u8>> {
 
 /// A new private (0600) file in `target`'s folder under a random name
 /// starting `<target's name>.tmp`; `persist` renames it over `target`.
-pub fn temporary_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+pub(super) fn temporary_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
     let folder = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -69,7 +69,7 @@ pub fn temporary_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
 /// Appends `bytes` to the file at `path`, created 0600 if missing, and
 /// syncs it; refuses (rather than follows) a symlink and anything that is
 /// not a regular file.
-pub fn append_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn append_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = no_follow_no_block()
         .append(true)
         .create(true)

@@ -5,13 +5,13 @@ use crate::record::Record;
 
 /// A line that is kept in the ledger but is not a record.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct UnreadableLine {
+pub(crate) struct UnreadableLine {
     pub line: usize,
     pub detail: String,
 }
 
 #[derive(Debug, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub records: Vec<Record>,
     pub unreadable: Vec<UnreadableLine>,
     /// Bytes after the last `\n`: a torn write that was never acknowledged.
@@ -25,7 +25,7 @@ impl Snapshot {
     /// is never acted on; so are the complete lines of a final operation
     /// whose own lines say it is missing some (the rest of its single
     /// `write` never arrived). Both count in `torn_tail`.
-    pub fn parse(bytes: &[u8]) -> Snapshot {
+    pub(crate) fn parse(bytes: &[u8]) -> Snapshot {
         let (lines, end) = parse_lines(bytes, 0, 1);
         let mut snapshot = Snapshot {
             torn_tail: bytes.len() - end as usize,
@@ -45,7 +45,7 @@ impl Snapshot {
     }
 
     /// The records of one discussion, in ledger order.
-    pub fn discussion(&self, discussion_id: &str) -> Vec<&Record> {
+    pub(crate) fn discussion(&self, discussion_id: &str) -> Vec<&Record> {
         self.records
             .iter()
             .filter(|r| r.discussion_id() == Some(discussion_id))
@@ -53,7 +53,7 @@ impl Snapshot {
     }
 
     /// Ids of all discussions named in the ledger, in order of first mention.
-    pub fn discussion_ids(&self) -> Vec<&str> {
+    pub(crate) fn discussion_ids(&self) -> Vec<&str> {
         let mut seen = std::collections::HashSet::new();
         self.records
             .iter()

@@ -17,14 +17,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
-pub enum Ledger {
+pub(crate) enum Ledger {
     File(FileLedger),
     Postgres(Box<PgLedger>),
 }
 
 /// What `ledger info` tells.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Info {
+pub(crate) struct Info {
     pub kind: &'static str,
     pub location: String,
     pub lines: u64,
@@ -34,7 +34,7 @@ pub struct Info {
 impl Ledger {
     /// The ledger `--ledger` / `DISCUSS_LEDGER` names: a `postgres://` or
     /// `postgresql://` URL, else a file path.
-    pub fn at(location: PathBuf, allow_network_fs: bool) -> Result<Ledger> {
+    pub(crate) fn at(location: PathBuf, allow_network_fs: bool) -> Result<Ledger> {
         match location.to_str() {
             Some(url) if is_postgres_url(url) => Ok(Ledger::Postgres(Box::new(PgLedger::new(
                 Location::parse(url)?,
@@ -47,14 +47,14 @@ impl Ledger {
 
     /// Keeps a summary of every discussion, made by `summarize`, for
     /// `map_summaries` (a file's cache keeps it beside the index).
-    pub fn summarize_with(self, summarize: Summarize) -> Ledger {
+    pub(crate) fn summarize_with(self, summarize: Summarize) -> Ledger {
         match self {
             Ledger::File(file) => Ledger::File(file.summarize_with(summarize)),
             Ledger::Postgres(pg) => Ledger::Postgres(Box::new(pg.summarize_with(summarize))),
         }
     }
 
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Ledger::File(_) => "file",
             Ledger::Postgres(_) => "postgres",
@@ -62,7 +62,7 @@ impl Ledger {
     }
 
     /// Where it is, for people: the path, or the URL without its password.
-    pub fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         match self {
             Ledger::File(file) => file.path().display().to_string(),
             Ledger::Postgres(pg) => pg.shown().to_owned(),
@@ -70,7 +70,7 @@ impl Ledger {
     }
 
     /// The file ledger, for what only a file has (its torn tails).
-    pub fn as_file(&self) -> Option<&FileLedger> {
+    pub(crate) fn as_file(&self) -> Option<&FileLedger> {
         match self {
             Ledger::File(file) => Some(file),
             Ledger::Postgres(_) => None,
@@ -79,21 +79,21 @@ impl Ledger {
 
     /// What a supervised child gets as `DISCUSS_LEDGER`: the same ledger,
     /// from any working directory.
-    pub fn for_child(&self) -> std::io::Result<OsString> {
+    pub(crate) fn for_child(&self) -> std::io::Result<OsString> {
         match self {
             Ledger::File(file) => Ok(std::path::absolute(file.path())?.into_os_string()),
             Ledger::Postgres(pg) => Ok(pg.url().into()),
         }
     }
 
-    pub fn network_fs_allowed(&self) -> bool {
+    pub(crate) fn network_fs_allowed(&self) -> bool {
         matches!(self, Ledger::File(file) if file.network_fs_allowed())
     }
 
     /// The global state, the newest time and the records of
     /// `discussion_ids`, read consistently; an empty view before the first
     /// write.
-    pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
         match self {
             Ledger::File(file) => file.view(discussion_ids),
             Ledger::Postgres(pg) => pg.view(discussion_ids),
@@ -102,7 +102,11 @@ impl Ledger {
 
     /// As `view`, but `None` when a file's writer still holds its lock at
     /// `until` (a database's readers never wait for writers).
-    pub fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>> {
+    pub(crate) fn view_within(
+        &self,
+        discussion_ids: &[&str],
+        until: Instant,
+    ) -> Result<Option<View>> {
         match self {
             Ledger::File(file) => file.view_within(discussion_ids, until),
             Ledger::Postgres(pg) => pg.view(discussion_ids).map(Some),
@@ -111,7 +115,7 @@ impl Ledger {
 
     /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
     /// the id and the records.
-    pub fn map_discussions<T>(
+    pub(crate) fn map_discussions<T>(
         &self,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
@@ -125,7 +129,7 @@ impl Ledger {
     /// `from_row` gets the kept row of each settled discussion that no line
     /// touched since, `map` derives the others (`Err(Untrusted)` from
     /// `from_row`: a row it cannot read, and the summary is not used).
-    pub fn map_summaries<T>(
+    pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
@@ -139,7 +143,7 @@ impl Ledger {
 
     /// As `map_discussions`, over the discussions that may still be open or
     /// active only; `None` when that cannot be told.
-    pub fn map_live<T>(
+    pub(crate) fn map_live<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
@@ -151,7 +155,7 @@ impl Ledger {
     }
 
     /// Every discussion id, sorted.
-    pub fn discussion_ids(&self) -> Result<Vec<String>> {
+    pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
         match self {
             Ledger::File(file) => file.discussion_ids(),
             Ledger::Postgres(pg) => pg.discussion_ids(),
@@ -159,7 +163,7 @@ impl Ledger {
     }
 
     /// The discussion ids that start with `prefix`, sorted.
-    pub fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
+    pub(crate) fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
         match self {
             Ledger::File(file) => {
                 let mut ids = file.discussion_ids()?;
@@ -171,7 +175,11 @@ impl Ledger {
     }
 
     /// Every line checked, as `verify` reports.
-    pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
+    pub(crate) fn check_lines(
+        &self,
+        now_ms: i64,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<LineCheck> {
         match self {
             Ledger::File(file) => file.check_lines(now_ms, progress),
             Ledger::Postgres(pg) => pg.check_lines(now_ms, progress),
@@ -180,7 +188,7 @@ impl Ledger {
 
     /// The records of whole operations after position `from` (bytes, lines)
     /// to `take`, in order; the position after them.
-    pub fn stream_records(
+    pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
         take: impl FnMut(Record) -> Result<()>,
@@ -193,7 +201,7 @@ impl Ledger {
 
     /// A number that changes whenever the ledger does (its size, its line
     /// count): pollers read again only then.
-    pub fn version(&self) -> Option<u64> {
+    pub(crate) fn version(&self) -> Option<u64> {
         match self {
             Ledger::File(file) => file.version(),
             Ledger::Postgres(pg) => pg.version().ok(),
@@ -201,7 +209,7 @@ impl Ledger {
     }
 
     /// Whether anything was ever written.
-    pub fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         match self {
             Ledger::File(file) => file.path().exists(),
             Ledger::Postgres(pg) => pg.exists().unwrap_or(true),
@@ -210,7 +218,7 @@ impl Ledger {
 
     /// One read-validate-append step: `plan` sees the view and returns the
     /// records to append and a result, returned once they are durable.
-    pub fn append<T>(
+    pub(crate) fn append<T>(
         &self,
         discussion_ids: &[&str],
         plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
@@ -220,7 +228,7 @@ impl Ledger {
 
     /// `append` for a retry-safe operation: the view also holds what the
     /// ledger has under `idempotency_key`.
-    pub fn append_keyed<T>(
+    pub(crate) fn append_keyed<T>(
         &self,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,
@@ -233,7 +241,7 @@ impl Ledger {
     }
 
     /// Writes every complete line in ledger order, byte for byte; how many.
-    pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
         match self {
             Ledger::File(file) => file.export(out),
             Ledger::Postgres(pg) => pg.export(out),
@@ -243,14 +251,14 @@ impl Ledger {
     /// Appends the lines of `source` (a file of `len` bytes: complete lines
     /// in whole operations, checked by the caller) verbatim, all or
     /// nothing; how many.
-    pub fn import(&self, source: &std::fs::File, len: u64) -> Result<u64> {
+    pub(crate) fn import(&self, source: &std::fs::File, len: u64) -> Result<u64> {
         match self {
             Ledger::File(file) => file.import(source, len),
             Ledger::Postgres(pg) => pg.import(|line| super::lines::stream_lines(source, len, line)),
         }
     }
 
-    pub fn info(&self) -> Result<Info> {
+    pub(crate) fn info(&self) -> Result<Info> {
         let (lines, bytes) = match self {
             Ledger::File(file) => file.counts()?,
             Ledger::Postgres(pg) => pg.counts()?,

@@ -5,7 +5,7 @@ use crate::global::Global;
 use crate::record::Record;
 use std::borrow::Cow;
 
-pub struct View {
+pub(crate) struct View {
     pub(super) global: Global,
     pub(super) last_at_ms: Option<i64>,
     pub(super) records: Vec<Record>,
@@ -35,28 +35,28 @@ impl Keyed {
 impl View {
     /// Fleets, the kill-switch, quotas and recent reservations, as a
     /// reader at `now_ms` sees them (changes stamped ahead of it undone).
-    pub fn global(&self, now_ms: i64) -> Cow<'_, Global> {
+    pub(crate) fn global(&self, now_ms: i64) -> Cow<'_, Global> {
         self.global.at(now_ms)
     }
 
     /// The global state as folded, changes ahead of any clock included.
-    pub fn global_folded(&self) -> &Global {
+    pub(crate) fn global_folded(&self) -> &Global {
         &self.global
     }
 
     /// For `Ledger::append_keyed`: what the ledger holds under the key.
-    pub fn keyed(&self) -> Option<&Keyed> {
+    pub(crate) fn keyed(&self) -> Option<&Keyed> {
         self.keyed.as_ref()
     }
 
     /// The largest `at_ms` in the ledger; new records never go below it.
-    pub fn last_at_ms(&self) -> Option<i64> {
+    pub(crate) fn last_at_ms(&self) -> Option<i64> {
         self.last_at_ms
     }
 
     /// The records of one of the discussions the view was made for, in
     /// ledger order.
-    pub fn discussion(&self, discussion_id: &str) -> Vec<&Record> {
+    pub(crate) fn discussion(&self, discussion_id: &str) -> Vec<&Record> {
         self.records
             .iter()
             .filter(|r| r.discussion_id() == Some(discussion_id))

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// `fleet add|remove`: the fleet's members after the change.
 #[derive(Serialize)]
-pub struct FleetView {
+pub(crate) struct FleetView {
     pub fleet_id: String,
     pub agents: Vec<String>,
 }
@@ -28,13 +28,13 @@ impl View for FleetView {
 
 /// `fleet list`: every fleet (or one) with its members.
 #[derive(Serialize)]
-pub struct FleetsView {
+pub(crate) struct FleetsView {
     pub fleets: Vec<FleetView>,
 }
 
 impl FleetsView {
     /// The fleets of `global`, or only `only`.
-    pub fn of(global: &Global, only: Option<&str>) -> FleetsView {
+    pub(crate) fn of(global: &Global, only: Option<&str>) -> FleetsView {
         FleetsView {
             fleets: global
                 .fleets
@@ -66,13 +66,13 @@ impl View for FleetsView {
 /// `quota show|set`: the default, and the agents with their own quota or
 /// a wake in the last hour.
 #[derive(Serialize)]
-pub struct QuotaView {
+pub(crate) struct QuotaView {
     pub default_wakes_per_hour: u32,
     pub agents: Vec<AgentQuota>,
 }
 
 #[derive(Serialize)]
-pub struct AgentQuota {
+pub(crate) struct AgentQuota {
     pub agent_id: String,
     pub wakes_per_hour: u32,
     pub own_quota: bool,
@@ -80,7 +80,7 @@ pub struct AgentQuota {
 }
 
 impl QuotaView {
-    pub fn of(global: &Global, now_ms: i64) -> QuotaView {
+    pub(crate) fn of(global: &Global, now_ms: i64) -> QuotaView {
         let agents: BTreeSet<&String> = global
             .agent_quotas
             .keys()
@@ -123,7 +123,7 @@ impl View for QuotaView {
 
 /// `kill-switch`: whether it is engaged, why, since when and by whom.
 #[derive(Serialize)]
-pub struct KillSwitchView {
+pub(crate) struct KillSwitchView {
     pub engaged: bool,
     pub reason: Option<String>,
     pub changed_at: Option<At>,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// A discussion as `show` shows it, derived at `now_ms`.
-pub struct DiscussionView {
+pub(crate) struct DiscussionView {
     pub discussion: Discussion,
     pub now_ms: i64,
     /// With each transcript entry's receipts (`show` without
@@ -19,7 +19,7 @@ pub struct DiscussionView {
 }
 
 /// `wait`: the discussion reached a status it was waited for.
-pub struct Reached(pub DiscussionView);
+pub(crate) struct Reached(pub DiscussionView);
 
 #[derive(Serialize)]
 struct DiscussionJson<'a> {
@@ -42,7 +42,7 @@ struct DiscussionJson<'a> {
 
 /// A discussion's policy, with its conversation deadline.
 #[derive(Serialize)]
-pub struct PolicyJson {
+pub(super) struct PolicyJson {
     max_turns: u32,
     timeout_ms: i64,
     turn_timeout_ms: i64,
@@ -50,7 +50,7 @@ pub struct PolicyJson {
 }
 
 impl PolicyJson {
-    pub fn of(root: &Root) -> PolicyJson {
+    pub(super) fn of(root: &Root) -> PolicyJson {
         PolicyJson {
             max_turns: root.policy.max_turns,
             timeout_ms: root.policy.timeout_ms,
@@ -87,7 +87,7 @@ struct EntryJson<'a> {
 
 /// An attempt (a reserved turn) as the contract shows it.
 #[derive(Serialize)]
-pub struct AttemptJson<'a> {
+pub(crate) struct AttemptJson<'a> {
     pub attempt_id: &'a str,
     pub agent_id: &'a str,
     pub turn: u32,
@@ -106,7 +106,7 @@ pub struct AttemptJson<'a> {
 }
 
 impl<'a> AttemptJson<'a> {
-    pub fn of(attempt: &'a Attempt) -> AttemptJson<'a> {
+    pub(crate) fn of(attempt: &'a Attempt) -> AttemptJson<'a> {
         AttemptJson {
             attempt_id: &attempt.attempt_id,
             agent_id: &attempt.agent_id,
@@ -136,7 +136,7 @@ struct EscalationJson<'a> {
 
 /// An integrity finding of a discussion (`show`, `verify`).
 #[derive(Serialize)]
-pub struct FindingJson<'a> {
+pub(super) struct FindingJson<'a> {
     kind: &'static str,
     message_id: Option<&'a str>,
     line: usize,
@@ -145,7 +145,7 @@ pub struct FindingJson<'a> {
 }
 
 impl<'a> FindingJson<'a> {
-    pub fn of(finding: &'a Finding) -> FindingJson<'a> {
+    pub(super) fn of(finding: &'a Finding) -> FindingJson<'a> {
         FindingJson {
             kind: finding.kind.as_str(),
             message_id: finding.message_id.as_deref(),
@@ -510,7 +510,7 @@ fn fence_for(text: &str) -> String {
 }
 
 /// For the fuzz target: every form of a discussion, without printing.
-pub fn render_all(discussion: Discussion, now_ms: i64) -> (Value, String, String) {
+pub(crate) fn render_all(discussion: Discussion, now_ms: i64) -> (Value, String, String) {
     let style = Style {
         color: false,
         width: Some(80),

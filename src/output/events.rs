@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// A record as an event of the stream.
 #[derive(Serialize)]
-pub struct EventView<'a> {
+pub(crate) struct EventView<'a> {
     line: usize,
     at: At,
     kind: &'a str,
@@ -45,7 +45,7 @@ enum What<'a> {
 
 impl<'a> EventView<'a> {
     /// `record`, with `status` its discussion's status after it.
-    pub fn of(record: &'a Record, status: Option<Status>) -> EventView<'a> {
+    pub(crate) fn of(record: &'a Record, status: Option<Status>) -> EventView<'a> {
         let what = match &record.body {
             Body::Message(m) => {
                 let envelope = m

@@ -8,13 +8,13 @@ use crate::ledger::{Info, Ledger, LineCheck, LineFinding, UnreadableLine};
 use serde::Serialize;
 
 /// `verify`: what a full replay found.
-pub struct VerifyView<'a> {
+pub(crate) struct VerifyView<'a> {
     pub ok: bool,
     pub ledger: &'a Ledger,
     pub lines: LineCheck,
     pub discussions: usize,
     /// The invalid discussions, newest first.
-    pub invalid: Vec<Box<Discussion>>,
+    pub(crate) invalid: Vec<Discussion>,
 }
 
 impl Serialize for VerifyView<'_> {
@@ -119,7 +119,7 @@ impl View for VerifyView<'_> {
 
 /// `ledger export --output PATH`: how many lines went where.
 #[derive(Serialize)]
-pub struct ExportView<'a> {
+pub(crate) struct ExportView<'a> {
     pub exported: u64,
     pub output: String,
     #[serde(skip)]
@@ -139,7 +139,7 @@ impl View for ExportView<'_> {
 
 /// `ledger import`: how many lines came from where.
 #[derive(Serialize)]
-pub struct ImportView<'a> {
+pub(crate) struct ImportView<'a> {
     pub imported: u64,
     #[serde(skip)]
     pub source: String,
@@ -161,7 +161,7 @@ impl View for ImportView<'_> {
 /// `ledger info`: which ledger, and how big.
 #[derive(Serialize)]
 #[serde(transparent)]
-pub struct InfoView(pub Info);
+pub(crate) struct InfoView(pub Info);
 
 impl View for InfoView {
     fn human(&self, _style: &Style, out: &mut Sink) {

@@ -12,13 +12,13 @@ mod rows;
 mod text;
 mod writes;
 
-pub use admin::{FleetView, FleetsView, KillSwitchView, QuotaView};
-pub use discussion::{AttemptJson, DiscussionView, Reached, render_all};
-pub use events::EventView;
-pub use ledger::{ExportView, ImportView, InfoView, VerifyView};
-pub use rows::RowsView;
-pub use text::{clock_time, count, duration, printable, relative, terminal_width, wrap};
-pub use writes::{AskView, ReplyView, SupervisedJson, WakeView};
+pub(crate) use admin::{FleetView, FleetsView, KillSwitchView, QuotaView};
+pub(crate) use discussion::{DiscussionView, Reached, render_all};
+pub(crate) use events::EventView;
+pub(crate) use ledger::{ExportView, ImportView, InfoView, VerifyView};
+pub(crate) use rows::RowsView;
+pub(crate) use text::{terminal_width, wrap};
+pub(crate) use writes::{AskView, ReplyView, WakeView};
 
 use crate::discussion::Status;
 use crate::error::Error;
@@ -28,7 +28,7 @@ use std::io::{BufWriter, IsTerminal, Stdout, Write};
 
 /// `--color`: when to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
@@ -37,7 +37,7 @@ pub enum ColorChoice {
 /// How answers are shown, decided once per process from `--json`,
 /// `--color`, `NO_COLOR`, `TERM` and which streams are terminals.
 #[derive(Debug, Clone)]
-pub struct Output {
+pub(crate) struct Output {
     pub json: bool,
     /// Colour on stdout.
     pub color: bool,
@@ -51,7 +51,7 @@ pub struct Output {
 
 /// What a human rendering may use: colour and the width to fit.
 #[derive(Debug, Clone, Copy)]
-pub struct Style {
+pub(crate) struct Style {
     pub color: bool,
     /// The terminal's width (or `COLUMNS`); none in a pipe or a file,
     /// where nothing is wrapped or cut.
@@ -61,7 +61,7 @@ pub struct Style {
 impl Style {
     /// A status, coloured when colour is on. Put in after any padding:
     /// escapes must never count as width.
-    pub fn status(&self, status: Status) -> String {
+    pub(crate) fn status(&self, status: Status) -> String {
         if !self.color {
             return status.as_str().to_owned();
         }
@@ -78,13 +78,13 @@ impl Style {
 
     /// A bordered table fitted to the width (100 columns when there is
     /// none, so a pipe still gets a table that reads in a log).
-    pub fn table(&self, headers: &[&str]) -> comfy_table::Table {
+    pub(crate) fn table(&self, headers: &[&str]) -> comfy_table::Table {
         text::new_table(headers, self.width)
     }
 }
 
 /// A command's answer, in every form the output layer can show.
-pub trait View {
+pub(crate) trait View {
     /// Human text, for a terminal or a log.
     fn human(&self, style: &Style, out: &mut Sink);
     /// Markdown (`show --format markdown`); the human text where a view
@@ -106,7 +106,7 @@ pub trait View {
 
 /// A view with its JSON: every `View` that is `Serialize`. Object-safe, so
 /// commands can return any of them.
-pub trait Render: View {
+pub(crate) trait Render: View {
     /// The contract's JSON, as one line.
     fn json(&self, out: &mut Sink);
     /// The contract's JSON as a value (`call`, MCP).
@@ -138,7 +138,7 @@ impl View for Value {
 
 /// The form an answer asks for besides JSON and human text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     /// JSON with `--json`, else human text.
     Usual,
     /// `-q`: only the ids, also with `--json`.
@@ -149,14 +149,14 @@ pub enum Form {
 
 /// What a command returns: its view (none when it streamed its output
 /// already, as `events` does), the form asked for, and the exit status.
-pub struct Answer<'a> {
+pub(crate) struct Answer<'a> {
     pub view: Option<Box<dyn Render + 'a>>,
     pub form: Form,
     pub status: u8,
 }
 
 impl<'a> Answer<'a> {
-    pub fn new(view: impl Render + 'a) -> Answer<'a> {
+    pub(crate) fn new(view: impl Render + 'a) -> Answer<'a> {
         Answer {
             view: Some(Box::new(view)),
             form: Form::Usual,
@@ -165,7 +165,7 @@ impl<'a> Answer<'a> {
     }
 
     /// An answer already printed item by item (`Output::item`).
-    pub fn streamed(status: u8) -> Answer<'a> {
+    pub(crate) fn streamed(status: u8) -> Answer<'a> {
         Answer {
             view: None,
             form: Form::Usual,
@@ -174,19 +174,19 @@ impl<'a> Answer<'a> {
     }
 
     /// `-q`: only ids, when `quiet`.
-    pub fn quiet(mut self, quiet: bool) -> Answer<'a> {
+    pub(crate) fn quiet(mut self, quiet: bool) -> Answer<'a> {
         if quiet {
             self.form = Form::Ids;
         }
         self
     }
 
-    pub fn form(mut self, form: Form) -> Answer<'a> {
+    pub(crate) fn form(mut self, form: Form) -> Answer<'a> {
         self.form = form;
         self
     }
 
-    pub fn status(mut self, status: u8) -> Answer<'a> {
+    pub(crate) fn status(mut self, status: u8) -> Answer<'a> {
         self.status = status;
         self
     }
@@ -196,7 +196,7 @@ impl Output {
     /// Colour only on a terminal, never with `--json`; `NO_COLOR` and
     /// `TERM=dumb` turn `auto` off; `--color always|never` overrides them.
     /// Each stream is judged by its own terminal.
-    pub fn new(json: bool, choice: ColorChoice) -> Output {
+    pub(crate) fn new(json: bool, choice: ColorChoice) -> Output {
         let wanted = |terminal: bool| {
             !json
                 && match choice {
@@ -217,7 +217,7 @@ impl Output {
         }
     }
 
-    pub fn as_json(&self) -> Output {
+    pub(crate) fn as_json(&self) -> Output {
         Output {
             json: true,
             color: false,
@@ -227,7 +227,7 @@ impl Output {
     }
 
     /// The style of human text on stdout.
-    pub fn style(&self) -> Style {
+    pub(crate) fn style(&self) -> Style {
         Style {
             color: self.color,
             width: terminal_width(),
@@ -235,7 +235,7 @@ impl Output {
     }
 
     /// Shows a command's answer on stdout in the form asked for.
-    pub fn emit(&self, answer: &Answer) {
+    pub(crate) fn emit(&self, answer: &Answer) {
         let Some(view) = &answer.view else {
             return;
         };
@@ -256,7 +256,7 @@ impl Output {
     }
 
     /// One item of a stream (`events`), shown and flushed at once.
-    pub fn item(&self, view: &dyn Render) {
+    pub(crate) fn item(&self, view: &dyn Render) {
         let mut out = Sink::stdout();
         if self.json {
             view.json(&mut out);
@@ -268,21 +268,21 @@ impl Output {
 
     /// Plain text that is no view (the help of bare `discuss`, a
     /// completion script).
-    pub fn print_text(&self, text: &str) {
+    pub(crate) fn print_text(&self, text: &str) {
         let mut out = Sink::stdout();
         out.text(text);
         out.flush();
     }
 
     /// Raw bytes on stdout (`ledger export` to stdout).
-    pub fn sink(&self) -> Sink {
+    pub(crate) fn sink(&self) -> Sink {
         Sink::stdout()
     }
 
     /// The error on stderr: one JSON object in JSON mode, else
     /// `error[code]: message` and `hint:` lines, wrapped at word
     /// boundaries to stderr's terminal (never in a pipe or a log).
-    pub fn print_error(&self, error: &Error) {
+    pub(crate) fn print_error(&self, error: &Error) {
         let text = if self.json {
             format!("{}\n", error.to_json())
         } else {
@@ -307,7 +307,7 @@ impl Output {
 /// error: the reader has what it wanted, and every write to the ledger is
 /// done by the time anything is printed, so the process ends quietly with
 /// success. Any other failure to write is `io_error`, exit 1.
-pub struct Sink {
+pub(crate) struct Sink {
     out: BufWriter<Stdout>,
 }
 
@@ -318,13 +318,13 @@ impl Sink {
         }
     }
 
-    pub fn text(&mut self, text: &str) {
+    pub(crate) fn text(&mut self, text: &str) {
         if let Err(err) = self.out.write_all(text.as_bytes()) {
             self.failed(&err);
         }
     }
 
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if let Err(err) = self.out.flush() {
             self.failed(&err);
         }
@@ -368,7 +368,7 @@ impl Drop for Sink {
 
 /// A time of the contract: RFC 3339 in UTC with milliseconds.
 #[derive(Debug, Clone, Copy)]
-pub struct At(pub i64);
+pub(crate) struct At(pub i64);
 
 impl Serialize for At {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -40,7 +40,7 @@ impl<'a> From<&'a Row> for RowJson<'a> {
 }
 
 /// The rows of `list` or `inbox`, newest first, derived at `now_ms`.
-pub struct RowsView<'a> {
+pub(crate) struct RowsView<'a> {
     pub rows: Vec<Row>,
     pub now_ms: i64,
     /// What to say when there are no rows ("no discussions").

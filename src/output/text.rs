@@ -2,11 +2,11 @@
 //! escaping of untrusted text. No colour here (see `Style`).
 
 use crate::clock::format_ms;
-pub use crate::escape::printable;
+pub(crate) use crate::escape::printable;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 /// "in 41s" / "3m ago" relative to `now_ms`.
-pub fn relative(ms: i64, now_ms: i64) -> String {
+pub(crate) fn relative(ms: i64, now_ms: i64) -> String {
     // i128: times come from the ledger, which any tool may have written.
     let delta = i128::from(ms) - i128::from(now_ms);
     let secs = delta.unsigned_abs() / 1000;
@@ -31,7 +31,7 @@ pub fn relative(ms: i64, now_ms: i64) -> String {
 }
 
 /// A duration given in ms, exactly: "60s", "1.999s", "1.5s".
-pub fn duration(ms: i64) -> String {
+pub(crate) fn duration(ms: i64) -> String {
     if ms % 1000 == 0 {
         return format!("{}s", ms / 1000);
     }
@@ -40,13 +40,13 @@ pub fn duration(ms: i64) -> String {
 }
 
 /// "1 discussion", "2 discussions": `n` and the word for it.
-pub fn count(n: u64, one: &str, many: &str) -> String {
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The width to wrap text for: the terminal's, when stdout is one (or
 /// `COLUMNS` says); none in a pipe or a file, where lines stay whole.
-pub fn terminal_width() -> Option<usize> {
+pub(crate) fn terminal_width() -> Option<usize> {
     if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
         return Some(columns);
     }
@@ -59,7 +59,7 @@ pub fn terminal_width() -> Option<usize> {
 
 /// The width of the terminal on stderr, for errors: `COLUMNS`, else the
 /// terminal's; none when stderr is not a terminal.
-pub fn stderr_width() -> Option<usize> {
+pub(super) fn stderr_width() -> Option<usize> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return None;
@@ -73,7 +73,7 @@ pub fn stderr_width() -> Option<usize> {
 
 /// A body as a person reads it: a lone `body` string as text, any other
 /// JSON as JSON; escapes shown, never sent to the terminal.
-pub fn body_text(body: &serde_json::Value) -> String {
+pub(super) fn body_text(body: &serde_json::Value) -> String {
     match body.get("body").and_then(|b| b.as_str()) {
         Some(text) if body.as_object().is_some_and(|o| o.len() == 1) => {
             printable(text, true).replace('\t', "    ")
@@ -85,7 +85,7 @@ pub fn body_text(body: &serde_json::Value) -> String {
 
 /// `line` cut at word boundaries into lines of at most `width` characters
 /// (a word longer than that stands alone); whole when there is no width.
-pub fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
+pub(crate) fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
     let Some(width) = width else {
         return vec![line.to_owned()];
     };
@@ -108,7 +108,7 @@ pub fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
 
 /// Keeps the given columns (ids, times) whole: a wrapped id cannot be
 /// copied into the next command. The other columns take what is left.
-pub fn keep_whole(table: &mut Table, columns: &[usize]) {
+pub(super) fn keep_whole(table: &mut Table, columns: &[usize]) {
     for &index in columns {
         if let Some(column) = table.column_mut(index) {
             column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
@@ -117,13 +117,13 @@ pub fn keep_whole(table: &mut Table, columns: &[usize]) {
 }
 
 /// `HH:MM:SS.mmm` of a time, for tables whose header gives the date.
-pub fn clock_time(ms: i64) -> String {
+pub(crate) fn clock_time(ms: i64) -> String {
     let full = format_ms(ms);
     full.get(11..23).map(str::to_owned).unwrap_or(full)
 }
 
 /// A bordered table fitted to `width`, or to 100 columns without one.
-pub fn new_table(headers: &[&str], width: Option<usize>) -> Table {
+pub(super) fn new_table(headers: &[&str], width: Option<usize>) -> Table {
     let width = width.and_then(|w| u16::try_from(w).ok()).unwrap_or(100);
     let mut table = Table::new();
     table

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// `ask`: the new discussion, and the peer's reserved turn with
 /// `--wake-peer` (how it ended, when it was supervised).
-pub struct AskView {
+pub(crate) struct AskView {
     /// The discussion as the write left it.
     pub discussion: Discussion,
     pub attempt: Option<Attempt>,
@@ -107,7 +107,7 @@ impl View for AskView {
 const REPLAYED: &str = "(replayed: this key was used before; nothing was written)\n";
 
 /// `wake`: the reserved attempt (how it ended, when it was supervised).
-pub struct WakeView {
+pub(crate) struct WakeView {
     pub discussion_id: String,
     pub attempt: Attempt,
     pub supervised: Option<Outcome>,
@@ -166,7 +166,7 @@ impl View for WakeView {
 }
 
 /// `reply`: the new message and where the discussion stands.
-pub struct ReplyView {
+pub(crate) struct ReplyView {
     pub discussion: Discussion,
     pub message_id: String,
     pub replayed: bool,
@@ -217,7 +217,7 @@ impl View for ReplyView {
 /// A supervised attempt: the attempt's fields as the run ended them, and
 /// `outcome`.
 #[derive(Serialize)]
-pub struct SupervisedJson<'a> {
+pub(crate) struct SupervisedJson<'a> {
     #[serde(flatten)]
     attempt: AttemptJson<'a>,
     outcome: &'static str,

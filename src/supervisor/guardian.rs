@@ -27,10 +27,10 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 /// The hidden first argument that makes `discuss` the guardian.
-pub const ARG: &str = "__discuss-guardian";
+pub(crate) const ARG: &str = "__discuss-guardian";
 
 /// A running guardian and the pipe that keeps it waiting.
-pub struct Guardian {
+pub(crate) struct Guardian {
     child: Child,
     /// Held open for as long as the supervisor lives; never written to.
     _lifeline: PipeWriter,
@@ -38,7 +38,7 @@ pub struct Guardian {
 
 impl Guardian {
     /// Starts the guardian in a new process group of its own.
-    pub fn start() -> std::io::Result<Guardian> {
+    pub(crate) fn start() -> std::io::Result<Guardian> {
         let (reader, lifeline) = std::io::pipe()?;
         // The running image itself, even if its file was replaced since
         // (an upgrade while an agent runs).
@@ -72,19 +72,19 @@ impl Guardian {
     }
 
     /// The process group the agent's command joins: the guardian's.
-    pub fn group(&self) -> Pid {
+    pub(crate) fn group(&self) -> Pid {
         Pid::from_child(&self.child)
     }
 
     /// Reaps the guardian once the group has been killed.
-    pub fn reap(mut self) {
+    pub(crate) fn reap(mut self) {
         let _ = self.child.wait();
     }
 }
 
 /// The guardian's whole life: wait for the supervisor's end, then kill the
 /// group. Returns the exit status (it is normally killed before).
-pub fn run() -> u8 {
+pub(crate) fn run() -> u8 {
     let mut stdin = std::io::stdin().lock();
     let mut byte = [0u8; 64];
     // Nothing is ever written: any return (end-of-file, an error) means the

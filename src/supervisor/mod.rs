@@ -9,7 +9,7 @@
 //! monotonic clock from the reservation, by a watchdog thread
 //! (`watchdog.rs`) that never waits for the ledger lock.
 
-pub mod guardian;
+pub(crate) mod guardian;
 mod watchdog;
 
 use crate::discussion::{Attempt, AttemptState, Discussion, derive};
@@ -34,7 +34,7 @@ const POLL: Duration = Duration::from_millis(20);
 const MAX_CAPTURE: usize = crate::discussion::envelope::MAX_ENVELOPE_BYTES;
 
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub command: Vec<String>,
     pub kill_grace: Duration,
     pub reply_from_stdout: bool,
@@ -45,11 +45,11 @@ pub struct Options {
 }
 
 /// What `--clean-env` passes on besides `DISCUSS_*` and `--env NAME`.
-pub const CLEAN_ENV_KEEPS: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
+pub(crate) const CLEAN_ENV_KEEPS: [&str; 4] = ["PATH", "HOME", "LANG", "TERM"];
 
 /// How a supervised attempt ended, as the ledger has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// The agent replied.
     Completed,
     /// It ended without a reply before its deadline.
@@ -59,7 +59,7 @@ pub enum Ended {
 }
 
 impl Ended {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Ended::Completed => "completed",
             Ended::Failed => "failed",
@@ -68,7 +68,7 @@ impl Ended {
     }
 
     /// The command's exit status (`error.rs`, with the errors' own).
-    pub fn exit_status(self) -> u8 {
+    pub(crate) fn exit_status(self) -> u8 {
         match self {
             Ended::Completed => 0,
             Ended::Failed => crate::error::EXIT_TURN_FAILED,
@@ -79,7 +79,7 @@ impl Ended {
 
 /// How the supervised attempt ended.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub attempt: Attempt,
     pub outcome: Ended,
     /// The reason its end receipt gives (the ledger's text).
@@ -89,7 +89,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn exit_status(&self) -> u8 {
+    pub(crate) fn exit_status(&self) -> u8 {
         self.outcome.exit_status()
     }
 }
@@ -123,7 +123,7 @@ fn catch_signals() -> Result<()> {
 }
 
 /// Runs the command for `attempt`, reserved at `reserved_at` (monotonic).
-pub fn run(
+pub(crate) fn run(
     session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 const TICK: Duration = Duration::from_millis(10);
 
 /// Set by the signal handler: the signal that asked the supervisor to stop.
-pub static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+pub(super) static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
-pub struct Watchdog {
+pub(super) struct Watchdog {
     tell: Sender<Order>,
     fired: Arc<Mutex<Option<EndReason>>>,
     thread: Option<JoinHandle<()>>,
@@ -36,7 +36,7 @@ enum Order {
 impl Watchdog {
     /// Watches process group `group` until `deadline`; stopping it means
     /// SIGTERM, then SIGKILL after `grace`.
-    pub fn start(group: Pid, deadline: Instant, grace: Duration) -> Watchdog {
+    pub(super) fn start(group: Pid, deadline: Instant, grace: Duration) -> Watchdog {
         let (tell, orders) = mpsc::channel();
         let fired = Arc::new(Mutex::new(None));
         let record = Arc::clone(&fired);
@@ -75,19 +75,19 @@ impl Watchdog {
     }
 
     /// Stops the group now (unless it is being stopped already).
-    pub fn fire(&self, reason: EndReason) {
+    pub(super) fn fire(&self, reason: EndReason) {
         let _ = self.tell.send(Order::Fire(reason));
     }
 
     /// Why the group was stopped, if it was.
-    pub fn fired(&self) -> Option<EndReason> {
+    pub(super) fn fired(&self) -> Option<EndReason> {
         *self.fired.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Ends the watch once the agent has exited, and says why the group
     /// was stopped, if it was. After this no signal is sent by the
     /// watchdog, so the caller may kill what is left of the group.
-    pub fn stand_down(mut self) -> Option<EndReason> {
+    pub(super) fn stand_down(mut self) -> Option<EndReason> {
         let _ = self.tell.send(Order::StandDown);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -2,7 +2,7 @@
 //! environment and a pinned clock that tests move instead of sleeping.
 #![allow(dead_code)]
 
-pub mod postgres;
+pub(crate) mod postgres;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use tempfile::TempDir;
 
 /// 2026-11-30T00:00:00Z
-pub const T0: i64 = 1_795_996_800_000;
+pub(crate) const T0: i64 = 1_795_996_800_000;
 
 /// `ask` from agent-a to agent-b in fleet-alpha, up to the payload.
-pub const ASK_A_TO_B: [&str; 8] = [
+pub(crate) const ASK_A_TO_B: [&str; 8] = [
     "ask",
     "--from",
     "agent-a",
@@ -25,7 +25,7 @@ pub const ASK_A_TO_B: [&str; 8] = [
 ];
 
 /// `reply` in `attempt` of `dsc`, answering `head`, up to its options.
-pub fn reply_args<'a>(
+pub(crate) fn reply_args<'a>(
     dsc: &'a str,
     agent: &'a str,
     attempt: &'a str,
@@ -50,27 +50,27 @@ pub fn reply_args<'a>(
     ]
 }
 
-pub struct Env {
+pub(crate) struct Env {
     pub dir: TempDir,
     pub now_ms: i64,
     /// The database URL when the ledger is in PostgreSQL.
     pub pg: Option<String>,
 }
 
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub status: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Outcome {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
     }
 
     /// The `{"error":{...}}` object of a failed `--json` command.
-    pub fn error(&self) -> Value {
+    pub(crate) fn error(&self) -> Value {
         let v: Value = serde_json::from_str(&self.stderr)
             .unwrap_or_else(|e| panic!("stderr is not JSON ({e}): {}", self.stderr));
         v["error"].clone()
@@ -81,7 +81,7 @@ impl Env {
     /// A private ledger of the kind the run asks for: a file, or with
     /// `DISCUSS_TEST_LEDGER=postgres` a new PostgreSQL database (the whole
     /// suite runs against both kinds; CI runs it twice).
-    pub fn new() -> Env {
+    pub(crate) fn new() -> Env {
         if std::env::var("DISCUSS_TEST_LEDGER").is_ok_and(|k| k == "postgres") {
             return Env::postgres()
                 .expect("DISCUSS_TEST_LEDGER=postgres needs PostgreSQL server binaries");
@@ -91,7 +91,7 @@ impl Env {
 
     /// A private ledger file, whatever the run asks for: for the tests of
     /// what only a file has (torn tails, its cache, planted files).
-    pub fn file() -> Env {
+    pub(crate) fn file() -> Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
             now_ms: T0,
@@ -102,7 +102,7 @@ impl Env {
     /// A ledger in a new database of the shared test cluster; `None` when
     /// there is no PostgreSQL here (the test is then skipped, with a
     /// message, unless CI=true, where it fails).
-    pub fn postgres() -> Option<Env> {
+    pub(crate) fn postgres() -> Option<Env> {
         let url = postgres::shared()?.database();
         Some(Env {
             dir: tempfile::tempdir().unwrap(),
@@ -111,12 +111,12 @@ impl Env {
         })
     }
 
-    pub fn is_postgres(&self) -> bool {
+    pub(crate) fn is_postgres(&self) -> bool {
         self.pg.is_some()
     }
 
     /// The ledger's location: the file's path or the database's URL.
-    pub fn ledger(&self) -> PathBuf {
+    pub(crate) fn ledger(&self) -> PathBuf {
         match &self.pg {
             Some(url) => PathBuf::from(url),
             None => self.dir.path().join("state/ledger.jsonl"),
@@ -125,7 +125,7 @@ impl Env {
 
     /// Every complete line, as stored (a database's through `ledger
     /// export`).
-    pub fn ledger_bytes(&self) -> Vec<u8> {
+    pub(crate) fn ledger_bytes(&self) -> Vec<u8> {
         if self.pg.is_none() {
             return std::fs::read(self.ledger()).unwrap_or_default();
         }
@@ -134,16 +134,16 @@ impl Env {
         out.stdout.into_bytes()
     }
 
-    pub fn advance(&mut self, ms: i64) {
+    pub(crate) fn advance(&mut self, ms: i64) {
         self.now_ms += ms;
     }
 
-    pub fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         Command::from_std(self.command_std())
     }
 
     /// `command` as a `std::process::Command`, to spawn and signal.
-    pub fn command_std(&self) -> std::process::Command {
+    pub(crate) fn command_std(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"));
         cmd.env_clear()
             .env("DISCUSS_LEDGER", self.ledger())
@@ -153,16 +153,16 @@ impl Env {
         cmd
     }
 
-    pub fn run(&self, args: &[&str]) -> Outcome {
+    pub(crate) fn run(&self, args: &[&str]) -> Outcome {
         self.run_stdin(args, "")
     }
 
-    pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Outcome {
+    pub(crate) fn run_stdin(&self, args: &[&str], stdin: &str) -> Outcome {
         self.run_with(&[], args, stdin)
     }
 
     /// Runs with extra environment variables (fail points, for one).
-    pub fn run_with(&self, envs: &[(&str, &str)], args: &[&str], stdin: &str) -> Outcome {
+    pub(crate) fn run_with(&self, envs: &[(&str, &str)], args: &[&str], stdin: &str) -> Outcome {
         let output = self
             .command()
             .envs(envs.iter().copied())
@@ -178,7 +178,7 @@ impl Env {
     }
 
     /// Runs with `--json`, expects success, returns stdout as JSON.
-    pub fn ok(&self, args: &[&str]) -> Value {
+    pub(crate) fn ok(&self, args: &[&str]) -> Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
         let out = self.run(&all);
@@ -188,12 +188,18 @@ impl Env {
 
     /// Runs with `--json`, expects the error `code` with `exit`, and checks
     /// that the ledger did not change. Returns the error object.
-    pub fn fails(&self, args: &[&str], code: &str, exit: i32) -> Value {
+    pub(crate) fn fails(&self, args: &[&str], code: &str, exit: i32) -> Value {
         self.fails_with(&[], args, code, exit)
     }
 
     /// `fails` with extra environment variables.
-    pub fn fails_with(&self, envs: &[(&str, &str)], args: &[&str], code: &str, exit: i32) -> Value {
+    pub(crate) fn fails_with(
+        &self,
+        envs: &[(&str, &str)],
+        args: &[&str],
+        code: &str,
+        exit: i32,
+    ) -> Value {
         let before = self.ledger_bytes();
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
@@ -210,7 +216,7 @@ impl Env {
         error
     }
 
-    pub fn fleet(&self) {
+    pub(crate) fn fleet(&self) {
         self.ok(&[
             "fleet",
             "add",
@@ -222,14 +228,14 @@ impl Env {
     }
 
     /// A fleet and a discussion a → b; returns (discussion_id, root_id).
-    pub fn discussion(&self, extra: &[&str]) -> (String, String) {
+    pub(crate) fn discussion(&self, extra: &[&str]) -> (String, String) {
         self.fleet();
         self.ask(extra)
     }
 
     /// A discussion a → b in the fleet that is there already; returns
     /// (discussion_id, root_id).
-    pub fn ask(&self, extra: &[&str]) -> (String, String) {
+    pub(crate) fn ask(&self, extra: &[&str]) -> (String, String) {
         let mut args = ASK_A_TO_B.to_vec();
         args.push(r#"{"body":"Refactor auth module?"}"#);
         args.extend_from_slice(extra);
@@ -241,7 +247,7 @@ impl Env {
     }
 
     /// Wakes `agent` on `head`; returns the attempt id.
-    pub fn wake(&self, dsc: &str, agent: &str, head: &str) -> String {
+    pub(crate) fn wake(&self, dsc: &str, agent: &str, head: &str) -> String {
         let v = self.ok(&[
             "wake",
             "--agent",
@@ -255,7 +261,7 @@ impl Env {
     }
 
     /// Replies in `attempt`; returns the new message id.
-    pub fn reply(
+    pub(crate) fn reply(
         &self,
         dsc: &str,
         agent: &str,
@@ -271,17 +277,17 @@ impl Env {
         self.ok(&args)["message_id"].as_str().unwrap().into()
     }
 
-    pub fn show(&self, dsc: &str) -> Value {
+    pub(crate) fn show(&self, dsc: &str) -> Value {
         self.ok(&["show", dsc])
     }
 
-    pub fn status(&self, dsc: &str) -> String {
+    pub(crate) fn status(&self, dsc: &str) -> String {
         self.show(dsc)["status"].as_str().unwrap().into()
     }
 
     /// Appends raw lines to the ledger, as another tool would (to a
     /// database: `ledger import`, so whole lines only).
-    pub fn append_raw(&self, text: &str) {
+    pub(crate) fn append_raw(&self, text: &str) {
         use std::io::Write;
         if self.pg.is_some() {
             let out = self.run_stdin(&["ledger", "import", "-"], text);
@@ -299,7 +305,7 @@ impl Env {
 
     /// Removes what is derived from the ledger (a file's index and
     /// checkpoint, a database's state row): the next command rebuilds it.
-    pub fn drop_derived(&self) {
+    pub(crate) fn drop_derived(&self) {
         match &self.pg {
             Some(url) => {
                 let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
@@ -317,7 +323,7 @@ impl Env {
     }
 
     /// The ledger's records as JSON values (complete lines only).
-    pub fn records(&self) -> Vec<Value> {
+    pub(crate) fn records(&self) -> Vec<Value> {
         String::from_utf8_lossy(&self.ledger_bytes())
             .split_inclusive('\n')
             .filter(|l| l.ends_with('\n'))

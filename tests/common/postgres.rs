@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use tempfile::TempDir;
 
-pub struct Cluster {
+pub(crate) struct Cluster {
     dir: TempDir,
     bin: PathBuf,
     pub port: u16,
@@ -25,7 +25,7 @@ static DATABASES: AtomicU32 = AtomicU32::new(0);
 
 /// The cluster the tests of this binary share; `None` (with a message)
 /// when this machine has no PostgreSQL and CI is not asking for one.
-pub fn shared() -> Option<&'static Cluster> {
+pub(crate) fn shared() -> Option<&'static Cluster> {
     SHARED.get_or_init(|| Cluster::start(&[])).as_ref()
 }
 
@@ -92,7 +92,7 @@ fn free_port() -> u16 {
 
 impl Cluster {
     /// A new cluster with `conf` lines added to its `postgresql.conf`.
-    pub fn start(conf: &[&str]) -> Option<Cluster> {
+    pub(crate) fn start(conf: &[&str]) -> Option<Cluster> {
         let Some(bin) = server_binaries() else {
             return missing("no initdb was found");
         };
@@ -149,15 +149,15 @@ impl Cluster {
     }
 
     /// Adds settings to `postgresql.conf` (a restart applies them).
-    pub fn configure(&self, settings: &str) {
+    pub(crate) fn configure(&self, settings: &str) {
         append_as_owner(&self.data().join("postgresql.conf"), settings);
     }
 
-    pub fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 
-    pub fn start_server(&self) {
+    pub(crate) fn start_server(&self) {
         let log = self.dir.path().join("server.log");
         let options = format!("-p {} -k {}", self.port, self.dir.path().display());
         let out = server_command(&self.bin, "pg_ctl")
@@ -178,7 +178,7 @@ impl Cluster {
 
     /// Stops the server (`fast`: sessions are cut off, as an operator's
     /// restart would).
-    pub fn stop_server(&self) {
+    pub(crate) fn stop_server(&self) {
         let _ = server_command(&self.bin, "pg_ctl")
             .args(["-w", "-m", "fast", "-D"])
             .arg(self.data())
@@ -217,12 +217,12 @@ impl Cluster {
             .expect("the watcher starts");
     }
 
-    pub fn url(&self, database: &str) -> String {
+    pub(crate) fn url(&self, database: &str) -> String {
         format!("postgresql://postgres@127.0.0.1:{}/{database}", self.port)
     }
 
     /// A new, empty database; its URL.
-    pub fn database(&self) -> String {
+    pub(crate) fn database(&self) -> String {
         let name = format!(
             "t{}_{}",
             std::process::id(),
@@ -234,7 +234,7 @@ impl Cluster {
 
     /// Runs SQL in `database` as the superuser, over the Unix socket (so
     /// whatever `pg_hba.conf` asks of TCP).
-    pub fn sql(&self, database: &str, sql: &str) {
+    pub(crate) fn sql(&self, database: &str, sql: &str) {
         let local = format!(
             "postgresql://postgres@/{database}?host={}&port={}",
             self.dir.path().display(),
@@ -246,7 +246,7 @@ impl Cluster {
     }
 
     /// The first column of the rows of `query`, as text.
-    pub fn query(&self, url: &str, query: &str) -> Vec<String> {
+    pub(crate) fn query(&self, url: &str, query: &str) -> Vec<String> {
         let mut client =
             postgres::Client::connect(url, postgres::NoTls).expect("the test cluster answers");
         client

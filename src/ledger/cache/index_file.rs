@@ -16,7 +16,7 @@ pub(super) const BASE_HEADER: usize = 96;
 
 /// One discussion line of the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRef {
+pub(crate) struct LineRef {
     /// `hash64` of the discussion id.
     pub key: u64,
     pub offset: u64,
@@ -50,14 +50,14 @@ impl LineRef {
     }
 }
 
-pub fn key_of(discussion_id: &str) -> u64 {
+pub(crate) fn key_of(discussion_id: &str) -> u64 {
     hash64(discussion_id.as_bytes())
 }
 
 /// The index key of the line that carries an idempotency key: a hash of
 /// its own namespace, so it never meets a discussion's key but by chance
 /// (which lookups tell apart by reading the line).
-pub fn idempotency_index_key(idempotency_key: &str) -> u64 {
+pub(crate) fn idempotency_index_key(idempotency_key: &str) -> u64 {
     hash64(format!("idempotency_key\n{idempotency_key}").as_bytes())
 }
 

@@ -20,13 +20,13 @@ use std::collections::HashMap;
 
 /// How many discussions the set holds (`DISCUSS_CACHE_LIVE_CAPACITY` in
 /// the tests).
-pub const CAPACITY: usize = 256;
+pub(crate) const CAPACITY: usize = 256;
 
 /// The longest conversation: `timeout_ms` is at most 900,000 (15 min).
-pub const MAX_CONVERSATION_MS: i64 = 900_000;
+pub(crate) const MAX_CONVERSATION_MS: i64 = 900_000;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LiveSet {
+pub(crate) struct LiveSet {
     /// Discussion id → the newest `at_ms` of its records.
     touched: HashMap<String, i64>,
     /// The newest `at_ms` of a discussion let go to keep the set small.
@@ -35,7 +35,7 @@ pub struct LiveSet {
 
 impl LiveSet {
     /// A record of `discussion_id` at `at_ms`.
-    pub fn touch(&mut self, discussion_id: &str, at_ms: i64) {
+    pub(crate) fn touch(&mut self, discussion_id: &str, at_ms: i64) {
         match self.touched.get_mut(discussion_id) {
             Some(newest) => *newest = (*newest).max(at_ms),
             None => {
@@ -65,7 +65,7 @@ impl LiveSet {
     /// The discussions that may be live for a reader at `now_ms`, sorted;
     /// `None` when one the set let go may be, and only deriving every
     /// discussion can tell.
-    pub fn candidates(&self, now_ms: i64) -> Option<Vec<&str>> {
+    pub(crate) fn candidates(&self, now_ms: i64) -> Option<Vec<&str>> {
         let live = |newest: i64| newest.saturating_add(MAX_CONVERSATION_MS) > now_ms;
         if self.let_go.is_some_and(live) {
             return None;

@@ -22,9 +22,9 @@
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
 mod index_file;
-pub mod live;
+pub(crate) mod live;
 mod rebuild;
-pub mod summary;
+pub(crate) mod summary;
 
 use super::failpoint;
 use super::hash::hash64;
@@ -35,7 +35,7 @@ use crate::record::Record;
 use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
-pub use index_file::{LineRef, idempotency_index_key, key_of};
+pub(crate) use index_file::{LineRef, idempotency_index_key, key_of};
 use live::LiveSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -46,12 +46,12 @@ use std::path::{Path, PathBuf};
 use summary::{Summarize, Summary, SummaryWriter};
 
 /// Entries after the base before they are merged into a new one.
-pub const MERGE_AT: usize = 4096;
+pub(crate) const MERGE_AT: usize = 4096;
 const CHECKPOINT_MAGIC: &[u8; 8] = b"DSCCKP01";
 
 /// A point in the ledger: all whole operations before `covered`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Mark {
+pub(crate) struct Mark {
     pub covered: u64,
     pub lines: u64,
     pub last_line_start: u64,
@@ -87,10 +87,10 @@ struct CheckpointBody {
 
 /// The index could not be trusted while reading through it.
 #[derive(Debug)]
-pub struct Damaged;
+pub(crate) struct Damaged;
 
 /// The cache of one ledger, loaded or rebuilt.
-pub struct Cache {
+pub(crate) struct Cache {
     path: PathBuf,
     dev: u64,
     ino: u64,
@@ -179,36 +179,16 @@ fn mark_holds(ledger: &File, len: u64, mark: &Mark) -> bool {
 }
 
 impl Cache {
-    pub fn index_path(ledger: &Path) -> PathBuf {
+    pub(crate) fn index_path(ledger: &Path) -> PathBuf {
         with_suffix(ledger, ".index")
     }
 
-    pub fn checkpoint_path(ledger: &Path) -> PathBuf {
+    pub(crate) fn checkpoint_path(ledger: &Path) -> PathBuf {
         with_suffix(ledger, ".checkpoint")
     }
 
-    /// The cache of a ledger that does not exist yet; never saved.
-    pub fn empty(path: &Path) -> Cache {
-        Cache {
-            path: path.to_path_buf(),
-            dev: 0,
-            ino: 0,
-            mark: Mark::default(),
-            last_at_ms: None,
-            global: Global::default(),
-            live: LiveSet::default(),
-            base: BaseRef::default(),
-            base_file: None,
-            ids_range: (0, 0, 0),
-            delta: Vec::new(),
-            new_ids: BTreeSet::new(),
-            dirty: false,
-            summarize: None,
-        }
-    }
-
     /// The cache as the files hold it, if they match the ledger.
-    pub fn load(path: &Path, ledger: &File) -> Option<Cache> {
+    pub(crate) fn load(path: &Path, ledger: &File) -> Option<Cache> {
         let meta = ledger.metadata().ok()?;
         let bytes = read_derived(&Cache::checkpoint_path(path), MAX_CHECKPOINT_BYTES)?;
         if bytes.len() < 24 || &bytes[..8] != CHECKPOINT_MAGIC {
@@ -270,7 +250,7 @@ impl Cache {
 
     /// Builds the cache from the whole ledger, streaming it, and writes the
     /// base. The caller holds the exclusive lock.
-    pub fn rebuild(path: &Path, ledger: &File) -> io::Result<Cache> {
+    pub(crate) fn rebuild(path: &Path, ledger: &File) -> io::Result<Cache> {
         let meta = ledger.metadata()?;
         let (gathered, covered, lines) = rebuild::scan_all(ledger, meta.len())?;
         let mark = mark_at(ledger, covered, lines)?;
@@ -369,7 +349,7 @@ impl Cache {
     /// writer that crashed before updating the cache, or by another tool)
     /// and folds them in. Returns where the whole operations end: the bytes
     /// after it are a torn tail.
-    pub fn catch_up(&mut self, ledger: &File, len: u64) -> io::Result<u64> {
+    pub(crate) fn catch_up(&mut self, ledger: &File, len: u64) -> io::Result<u64> {
         if len <= self.mark.covered {
             return Ok(self.mark.covered);
         }
@@ -397,7 +377,7 @@ impl Cache {
     }
 
     /// Folds in the lines one writer just appended at `start`.
-    pub fn written(&mut self, start: u64, bytes: &[u8], records: &[Record]) {
+    pub(crate) fn written(&mut self, start: u64, bytes: &[u8], records: &[Record]) {
         let mut line_start = 0usize;
         for (record, end) in records.iter().zip(memchr::memchr_iter(b'\n', bytes)) {
             self.mark.lines += 1;
@@ -445,7 +425,11 @@ impl Cache {
     }
 
     /// The records of `discussion_id`, in ledger order.
-    pub fn records_of(&self, ledger: &File, discussion_id: &str) -> Result<Vec<Record>, Damaged> {
+    pub(crate) fn records_of(
+        &self,
+        ledger: &File,
+        discussion_id: &str,
+    ) -> Result<Vec<Record>, Damaged> {
         let key = key_of(discussion_id);
         self.records_at(ledger, key, |record| match record.discussion_id() {
             Some(id) if id == discussion_id => Some(true),
@@ -456,7 +440,7 @@ impl Cache {
 
     /// The records that carry the idempotency key `idempotency_key` (one,
     /// unless another tool wrote it twice), in ledger order.
-    pub fn records_with_key(
+    pub(crate) fn records_with_key(
         &self,
         ledger: &File,
         idempotency_key: &str,
@@ -548,7 +532,7 @@ impl Cache {
     }
 
     /// Every discussion id the ledger names.
-    pub fn discussion_ids(&self) -> Result<Vec<String>, Damaged> {
+    pub(crate) fn discussion_ids(&self) -> Result<Vec<String>, Damaged> {
         let mut ids: BTreeSet<String> = self.new_ids.clone();
         ids.extend(self.discussion_ids_of_base(self.base_file.as_ref())?);
         Ok(ids.into_iter().collect())
@@ -558,7 +542,7 @@ impl Cache {
     /// entries after the base are many). A failure leaves a stale or
     /// missing cache, which the next command notices: it never fails the
     /// command that wrote the ledger.
-    pub fn save(&mut self) {
+    pub(crate) fn save(&mut self) {
         if !self.dirty {
             return;
         }
@@ -656,19 +640,19 @@ impl Cache {
     }
 
     /// The ledger this is the cache of.
-    pub fn ledger_path(&self) -> &Path {
+    pub(crate) fn ledger_path(&self) -> &Path {
         &self.path
     }
 
     /// The header hash of the base a summary must belong to; `None`
     /// without a base file (nothing to summarize against).
-    pub fn summary_base(&self) -> Option<u64> {
+    pub(crate) fn summary_base(&self) -> Option<u64> {
         self.base_file.as_ref().map(|_| self.base.header_hash)
     }
 
     /// The discussions with lines after the base: their summary lines, if
     /// any, are older than the ledger.
-    pub fn touched_after_base(&self) -> &BTreeSet<String> {
+    pub(crate) fn touched_after_base(&self) -> &BTreeSet<String> {
         &self.new_ids
     }
 

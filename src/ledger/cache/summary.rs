@@ -30,7 +30,7 @@ const MAGIC: &str = "DSCSUM01";
 
 /// What the summary keeps of one discussion.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// From this instant on the row holds, until a new line touches the
     /// discussion.
     pub settled_from_ms: i64,
@@ -40,22 +40,22 @@ pub struct Summary {
 
 /// How the command layer summarizes a discussion from its records. The
 /// ledger never reads a row; it keeps it and hands it back.
-pub type Summarize = fn(&str, &[&Record]) -> Summary;
+pub(crate) type Summarize = fn(&str, &[&Record]) -> Summary;
 
-pub fn summary_path(ledger: &Path) -> PathBuf {
+pub(crate) fn summary_path(ledger: &Path) -> PathBuf {
     super::with_suffix(ledger, ".summary")
 }
 
 /// A summary line could not be trusted.
 #[derive(Debug)]
-pub struct Untrusted;
+pub(crate) struct Untrusted;
 
 /// Reads the summary of the base whose header hash is `base`, line by
 /// line, handing each (id, settled from, row) to `line`; the lines come
 /// in id order. `Err` when the file is missing, belongs to another base,
 /// or any line is damaged, out of order, or missing (the last line counts
 /// them): the caller must then forget what it was handed.
-pub fn read(
+pub(crate) fn read(
     ledger: &Path,
     base: u64,
     mut line: impl FnMut(&str, i64, &str) -> Result<(), Untrusted>,
@@ -107,14 +107,14 @@ const END: &str = "end";
 /// Writes the summary of a base, a line at a time in id order, under a
 /// random name; `finish` renames it into place (dropped unfinished, it
 /// leaves nothing).
-pub struct SummaryWriter {
+pub(crate) struct SummaryWriter {
     out: BufWriter<tempfile::NamedTempFile>,
     target: PathBuf,
     count: u64,
 }
 
 impl SummaryWriter {
-    pub fn new(ledger: &Path, base: u64) -> io::Result<SummaryWriter> {
+    pub(crate) fn new(ledger: &Path, base: u64) -> io::Result<SummaryWriter> {
         let target = summary_path(ledger);
         let mut out = BufWriter::with_capacity(1 << 20, temporary_beside(&target)?);
         writeln!(out, "{MAGIC} {base:016x}")?;
@@ -125,14 +125,14 @@ impl SummaryWriter {
         })
     }
 
-    pub fn push(&mut self, id: &str, summary: &Summary) -> io::Result<()> {
+    pub(crate) fn push(&mut self, id: &str, summary: &Summary) -> io::Result<()> {
         let rest = format!("{id}\t{}\t{}", summary.settled_from_ms, summary.row);
         writeln!(self.out, "{:016x}\t{rest}", hash64(rest.as_bytes()))?;
         self.count += 1;
         Ok(())
     }
 
-    pub fn finish(mut self) -> io::Result<()> {
+    pub(crate) fn finish(mut self) -> io::Result<()> {
         writeln!(self.out, "{END}\t{}", self.count)?;
         let temp = self.out.into_inner().map_err(|e| e.into_error())?;
         temp.persist(&self.target).map_err(|e| e.error)?;

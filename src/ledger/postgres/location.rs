@@ -24,10 +24,10 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 /// How long connecting may take when the URL does not say
 /// (`connect_timeout`, seconds): a database that cannot be reached is
 /// reported within it, never waited for.
-pub const DEFAULT_CONNECT_TIMEOUT_S: u32 = 5;
+pub(super) const DEFAULT_CONNECT_TIMEOUT_S: u32 = 5;
 
 /// Whether `location` names a PostgreSQL database rather than a file.
-pub fn is_postgres_url(location: &str) -> bool {
+pub(crate) fn is_postgres_url(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
@@ -45,7 +45,7 @@ enum Verify {
 
 /// A parsed PostgreSQL location.
 #[derive(Clone)]
-pub struct Location {
+pub(crate) struct Location {
     /// As given: what a supervised child gets as `DISCUSS_LEDGER`.
     pub url: String,
     /// For people: the password hidden.
@@ -62,7 +62,7 @@ impl std::fmt::Debug for Location {
 }
 
 impl Location {
-    pub fn parse(url: &str) -> Result<Location> {
+    pub(crate) fn parse(url: &str) -> Result<Location> {
         let shown = redact(url);
         let invalid = |why: String| {
             Error::new(
@@ -131,7 +131,7 @@ impl Location {
 
     /// The TLS connector for this location's `sslmode`: built only if the
     /// server agrees to TLS, since the system's CA store is read then.
-    pub fn tls(&self) -> LazyTls {
+    pub(crate) fn tls(&self) -> LazyTls {
         LazyTls {
             verify: self.verify,
             root_cert: self.root_cert.clone(),
@@ -141,7 +141,7 @@ impl Location {
 
 /// A `MakeTlsConnect` that builds its `rustls` configuration on first use.
 #[derive(Clone)]
-pub struct LazyTls {
+pub(crate) struct LazyTls {
     verify: Verify,
     root_cert: Option<PathBuf>,
 }
@@ -311,7 +311,7 @@ where
     }
 }
 
-pub struct LazyConnect {
+pub(crate) struct LazyConnect {
     tls: LazyTls,
     domain: String,
 }
@@ -340,7 +340,7 @@ where
 
 /// The URL with its password replaced by `***`, in the user part and in a
 /// `password=` parameter.
-pub fn redact(url: &str) -> String {
+pub(super) fn redact(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let (base, query) = match rest.split_once('?') {
         Some((base, query)) => (base, Some(query)),

@@ -46,7 +46,7 @@
 
 mod location;
 
-pub use location::{Location, is_postgres_url};
+pub(super) use location::{Location, is_postgres_url};
 
 use super::cache::summary::{Summarize, Summary, Untrusted};
 use super::check::{LineCheck, check_lines};
@@ -124,7 +124,7 @@ const INSERT_LINES: &str = "INSERT INTO discuss_lines \
 
 /// A ledger in a PostgreSQL database, reached through one connection
 /// opened on first use and kept for the process.
-pub struct PgLedger {
+pub(crate) struct PgLedger {
     location: Location,
     client: Mutex<Option<Client>>,
     /// With it, writers keep `discuss_summaries` and lists read it.
@@ -222,7 +222,7 @@ impl From<Error> for Fail {
 type Step<T> = std::result::Result<T, Fail>;
 
 impl PgLedger {
-    pub fn new(location: Location) -> PgLedger {
+    pub(crate) fn new(location: Location) -> PgLedger {
         PgLedger {
             location,
             client: Mutex::new(None),
@@ -231,18 +231,18 @@ impl PgLedger {
     }
 
     /// Keeps a summary of every discussion, made by `summarize`.
-    pub fn summarize_with(mut self, summarize: Summarize) -> Self {
+    pub(crate) fn summarize_with(mut self, summarize: Summarize) -> Self {
         self.summarize = Some(summarize);
         self
     }
 
     /// The URL as given: what a supervised child gets as `DISCUSS_LEDGER`.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.location.url
     }
 
     /// The URL with its password hidden, for people.
-    pub fn shown(&self) -> &str {
+    pub(crate) fn shown(&self) -> &str {
         &self.location.shown
     }
 
@@ -397,7 +397,7 @@ impl PgLedger {
         Ok((tx, tables.write_summaries))
     }
 
-    pub fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
         self.reading(View::empty, |tx| {
             let mut state = self.state(tx)?;
             let records = records_of(tx, discussion_ids, state.lines)?;
@@ -498,7 +498,7 @@ impl PgLedger {
         .detail("ledger", self.location.shown.clone())
     }
 
-    pub fn append_keyed<T>(
+    pub(crate) fn append_keyed<T>(
         &self,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,
@@ -550,7 +550,7 @@ impl PgLedger {
     }
 
     /// Maps every discussion, one at a time, from one snapshot.
-    pub fn map_discussions<T>(
+    pub(crate) fn map_discussions<T>(
         &self,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
@@ -570,7 +570,7 @@ impl PgLedger {
     /// `now` gives, and the others are derived through `map`. Otherwise
     /// every discussion is derived, and the summaries are written for the
     /// next reader (when this role may write).
-    pub fn map_summaries<T>(
+    pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         mut from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
@@ -677,7 +677,7 @@ impl PgLedger {
 
     /// As `map_discussions`, over the live set's candidates only; `None`
     /// when it cannot tell which.
-    pub fn map_live<T>(
+    pub(crate) fn map_live<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
@@ -707,7 +707,7 @@ impl PgLedger {
     }
 
     /// Every discussion id, sorted.
-    pub fn discussion_ids(&self) -> Result<Vec<String>> {
+    pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
         self.reading(Vec::new, |tx| {
             let rows = tx.query_typed(
                 "SELECT DISTINCT discussion_id FROM discuss_lines \
@@ -720,7 +720,7 @@ impl PgLedger {
 
     /// The discussion ids that start with `prefix`: a range of the index
     /// (ids compare byte by byte, `COLLATE "C"`), not a scan.
-    pub fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
+    pub(crate) fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
         // Past every id that starts with `prefix`: ids are printable ASCII.
         let beyond = format!("{prefix}\u{7f}");
         self.reading(Vec::new, |tx| {
@@ -738,7 +738,11 @@ impl PgLedger {
     }
 
     /// Every line, checked as `verify` does.
-    pub fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck> {
+    pub(crate) fn check_lines(
+        &self,
+        now_ms: i64,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<LineCheck> {
         self.reading(LineCheck::default, |tx| {
             let state = self.state(tx)?;
             let mut failed = None;
@@ -765,7 +769,7 @@ impl PgLedger {
     /// at `bytes`), in order, to `take`; where they end. Read in batches,
     /// each from its own snapshot, and handed on with the connection free:
     /// `take` may read the ledger itself (`events` does).
-    pub fn stream_records(
+    pub(crate) fn stream_records(
         &self,
         (mut bytes, mut lines): (u64, u64),
         mut take: impl FnMut(Record) -> Result<()>,
@@ -808,7 +812,7 @@ impl PgLedger {
     }
 
     /// How many lines there are: it changes with every write.
-    pub fn version(&self) -> Result<u64> {
+    pub(crate) fn version(&self) -> Result<u64> {
         self.reading(
             || 0,
             |tx| {
@@ -820,13 +824,13 @@ impl PgLedger {
     }
 
     /// Whether the first write has made the tables.
-    pub fn exists(&self) -> Result<bool> {
+    pub(crate) fn exists(&self) -> Result<bool> {
         self.reading(|| false, |_| Ok(true))
     }
 
     /// How many lines (an unfinished last operation's too), and their
     /// bytes as a file would hold them.
-    pub fn counts(&self) -> Result<(u64, u64)> {
+    pub(crate) fn counts(&self) -> Result<(u64, u64)> {
         self.reading(
             || (0, 0),
             |tx| {
@@ -837,7 +841,7 @@ impl PgLedger {
     }
 
     /// Writes every line, with its `\n`, in ledger order; how many.
-    pub fn export(&self, out: &mut dyn Write) -> Result<u64> {
+    pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
         self.reading(
             || 0,
             |tx| {
@@ -860,7 +864,7 @@ impl PgLedger {
 
     /// Appends the lines `feed` gives (checked beforehand: complete lines,
     /// whole operations) in one transaction; how many.
-    pub fn import(
+    pub(crate) fn import(
         &self,
         feed: impl FnOnce(&mut LineFeed<'_>) -> std::io::Result<(u64, u64)>,
     ) -> Result<u64> {
