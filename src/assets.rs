@@ -1,5 +1,5 @@
 //! Completion scripts and man pages, generated from the clap definition.
-//! Committed copies live in `completions/` and `man/`; `tests/generated.rs`
+//! Committed copies live in `completions/` and `man/`; `tests/cli/generated.rs`
 //! fails when they differ from what this generates, and rewrites them with
 //! `REGENERATE=1 cargo test --test generated`.
 

@@ -67,25 +67,26 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
     let (outcome, replayed) = perform(ctx, &request, key)?;
-    // A retry answers the original, and never runs the agent a second time.
-    let supervised = match (supervise, &outcome.attempt) {
-        (Some(options), Some(attempt)) if !replayed => {
-            let supervised =
-                crate::supervisor::run(ctx, &outcome.discussion, attempt, &options, reserved_at)?;
-            // Status and head as they are after the supervised turn.
-            let (after, _) = super::show::load(ctx, &outcome.discussion.id)?;
-            Some((supervised, after))
-        }
-        _ => None,
+    let ran = super::supervise(
+        ctx,
+        supervise,
+        &outcome.discussion,
+        outcome.attempt.as_ref(),
+        replayed,
+        reserved_at,
+    )?;
+    // Status and head as they are after the supervised turn.
+    let supervised = match ran {
+        Some(ran) => Some((ran, super::show::load(ctx, &outcome.discussion.id)?.0)),
+        None => None,
     };
-    let status = supervised.as_ref().map_or(0, |(s, _)| s.exit_status());
     let view = AskView {
         discussion: outcome.discussion,
         attempt: outcome.attempt,
         supervised,
         replayed,
     };
-    Ok(Answer::new(view).quiet(args.quiet.quiet).status(status))
+    Ok(Answer::new(view).quiet(args.quiet.quiet))
 }
 
 /// Writes the root (and the reservation); with an idempotency key already

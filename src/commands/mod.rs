@@ -251,6 +251,29 @@ pub(crate) fn write_once<T>(
     })
 }
 
+/// Runs the agent's command for `attempt` when one was given (`-- CMD`),
+/// unless the answer is a replay: a retry never runs the agent a second
+/// time.
+fn supervise(
+    ctx: &Context,
+    options: Option<crate::supervisor::Options>,
+    discussion: &crate::discussion::Discussion,
+    attempt: Option<&crate::discussion::Attempt>,
+    replayed: bool,
+    reserved_at: std::time::Instant,
+) -> Result<Option<crate::supervisor::Outcome>> {
+    match (options, attempt) {
+        (Some(options), Some(attempt)) if !replayed => Ok(Some(crate::supervisor::run(
+            ctx,
+            discussion,
+            attempt,
+            &options,
+            reserved_at,
+        )?)),
+        _ => Ok(None),
+    }
+}
+
 /// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
 #[derive(Debug, Args)]
 pub(crate) struct SuperviseArgs {

@@ -52,17 +52,11 @@ pub(crate) fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>
         && lines.torn_tail == 0
         && lines.findings.is_empty()
         && invalid.is_empty();
-    let status = if ok {
-        0
-    } else {
-        crate::error::ErrorCode::IntegrityFindings.exit_status()
-    };
     Ok(Answer::new(VerifyView {
         ok,
         ledger: &ctx.ledger,
         lines,
         discussions,
         invalid,
-    })
-    .status(status))
+    }))
 }

@@ -40,26 +40,21 @@ pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
     let (discussion, attempt, replayed) = perform(ctx, &request, key)?;
-    // A retry answers the original reservation, and never runs the agent
-    // a second time.
-    let supervised = match supervise {
-        Some(options) if !replayed => Some(crate::supervisor::run(
-            ctx,
-            &discussion,
-            &attempt,
-            &options,
-            reserved_at,
-        )?),
-        _ => None,
-    };
-    let status = supervised.as_ref().map_or(0, |s| s.exit_status());
+    let supervised = super::supervise(
+        ctx,
+        supervise,
+        &discussion,
+        Some(&attempt),
+        replayed,
+        reserved_at,
+    )?;
     let view = WakeView {
         discussion_id: discussion.id,
         attempt,
         supervised,
         replayed,
     };
-    Ok(Answer::new(view).quiet(args.quiet.quiet).status(status))
+    Ok(Answer::new(view).quiet(args.quiet.quiet))
 }
 
 /// Reserves the attempt; with an idempotency key already used for this

@@ -23,6 +23,7 @@ pub use wake::plan_wake;
 
 use crate::discussion::{Discussion, Entry, Root, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
+use crate::global::Global;
 use crate::ids;
 use crate::record::{Body, Record};
 use crate::record::{Receipt, ReceiptKind};
@@ -104,14 +105,16 @@ pub struct Writable {
     pub head: Entry,
 }
 
-/// The state checks `wake` and `reply` share, in the contract's order after
-/// the kill-switch: `unknown_discussion`, `discussion_invalid`,
+/// The checks `wake` and `reply` share, in the contract's order:
+/// `kill_switch_engaged`, `unknown_discussion`, `discussion_invalid`,
 /// `discussion_terminal`.
 pub fn writable_discussion(
+    global: &Global,
     discussion_id: &str,
     records: &[&Record],
     now_ms: i64,
 ) -> Result<Writable> {
+    global.check_kill_switch()?;
     let Some(discussion) = derive(discussion_id, records, now_ms) else {
         return Err(unknown_discussion(discussion_id));
     };

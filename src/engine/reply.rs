@@ -18,12 +18,11 @@ pub fn plan_reply(
     request: &ReplyRequest,
     stamp: &Stamp,
 ) -> Result<(Vec<Record>, (Discussion, String))> {
-    global.check_kill_switch()?;
     let Writable {
         discussion,
         root,
         head,
-    } = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
+    } = writable_discussion(global, &request.discussion_id, existing, stamp.at_ms)?;
     let Some(attempt) = discussion.attempt(&request.attempt_id) else {
         return Err(Error::new(
             ErrorCode::UnknownAttempt,

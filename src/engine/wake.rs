@@ -19,12 +19,11 @@ pub fn plan_wake(
     request: &WakeRequest,
     stamp: &Stamp,
 ) -> Result<(Vec<Record>, (Discussion, Attempt))> {
-    global.check_kill_switch()?;
     let Writable {
         discussion,
         root,
         head,
-    } = writable_discussion(&request.discussion_id, existing, stamp.at_ms)?;
+    } = writable_discussion(global, &request.discussion_id, existing, stamp.at_ms)?;
     if head.message_id != request.expected_head {
         return Err(Error::new(
             ErrorCode::StaleHead,

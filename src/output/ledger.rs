@@ -57,6 +57,15 @@ impl Serialize for VerifyView<'_> {
 }
 
 impl View for VerifyView<'_> {
+    /// 7 (`integrity_findings`) when anything is wrong.
+    fn exit_status(&self) -> u8 {
+        if self.ok {
+            0
+        } else {
+            crate::error::ErrorCode::IntegrityFindings.exit_status()
+        }
+    }
+
     /// A line a problem, then the count of everything.
     fn human(&self, _style: &Style, out: &mut Sink) {
         let lines = &self.lines;

@@ -98,6 +98,11 @@ pub(crate) trait View {
             out,
         );
     }
+    /// The exit status the answer carries (0 but for a supervised turn
+    /// that failed or lapsed, and `verify` with findings).
+    fn exit_status(&self) -> u8 {
+        0
+    }
     /// The ids `-q` prints, one a line.
     fn ids(&self) -> Vec<&str> {
         Vec::new()
@@ -158,9 +163,9 @@ pub(crate) struct Answer<'a> {
 impl<'a> Answer<'a> {
     pub(crate) fn new(view: impl Render + 'a) -> Answer<'a> {
         Answer {
+            status: view.exit_status(),
             view: Some(Box::new(view)),
             form: Form::Usual,
-            status: 0,
         }
     }
 
@@ -183,11 +188,6 @@ impl<'a> Answer<'a> {
 
     pub(crate) fn form(mut self, form: Form) -> Answer<'a> {
         self.form = form;
-        self
-    }
-
-    pub(crate) fn status(mut self, status: u8) -> Answer<'a> {
-        self.status = status;
         self
     }
 }

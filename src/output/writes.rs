@@ -66,6 +66,10 @@ impl Serialize for AskView {
 }
 
 impl View for AskView {
+    fn exit_status(&self) -> u8 {
+        self.supervised.as_ref().map_or(0, |(s, _)| s.exit_status())
+    }
+
     fn human(&self, style: &Style, out: &mut Sink) {
         let d = &self.discussion;
         if let Some(root) = &d.root {
@@ -136,6 +140,10 @@ impl Serialize for WakeView {
 }
 
 impl View for WakeView {
+    fn exit_status(&self) -> u8 {
+        self.supervised.as_ref().map_or(0, |s| s.exit_status())
+    }
+
     fn human(&self, _style: &Style, out: &mut Sink) {
         let a = &self.attempt;
         if let Some(outcome) = &self.supervised {

@@ -608,16 +608,9 @@ impl PgLedger {
                     drop(rows);
                     if trusted {
                         let ids: Vec<&str> = unsettled.iter().map(String::as_str).collect();
-                        let records = records_of(tx, &ids, state.lines)?;
-                        for id in ids {
-                            let of: Vec<&Record> = records
-                                .iter()
-                                .filter(|r| r.discussion_id() == Some(id))
-                                .collect();
-                            if !of.is_empty() {
-                                mapped.extend(map(last, id, &of));
-                            }
-                        }
+                        each_of(tx, &ids, state.lines, |id, records| {
+                            mapped.extend(map(last, id, records));
+                        })?;
                         return Ok((mapped, None));
                     }
                 }
@@ -690,17 +683,10 @@ impl PgLedger {
                 let Some(ids) = state.folded.live.candidates(now(last)) else {
                     return Ok(None);
                 };
-                let records = records_of(tx, &ids, state.lines)?;
                 let mut mapped = Vec::new();
-                for id in ids {
-                    let of: Vec<&Record> = records
-                        .iter()
-                        .filter(|r| r.discussion_id() == Some(id))
-                        .collect();
-                    if !of.is_empty() {
-                        mapped.extend(map(last, id, &of));
-                    }
-                }
+                each_of(tx, &ids, state.lines, |id, records| {
+                    mapped.extend(map(last, id, records));
+                })?;
                 Ok(Some(mapped))
             },
         )
@@ -997,20 +983,13 @@ fn upsert_summaries(
     ids: &[&str],
     covered: u64,
 ) -> Step<()> {
-    let records = records_of(tx, ids, covered)?;
     let mut summarized: (Vec<&str>, Vec<i64>, Vec<String>) = Default::default();
-    for id in ids {
-        let of: Vec<&Record> = records
-            .iter()
-            .filter(|r| r.discussion_id() == Some(id))
-            .collect();
-        if !of.is_empty() {
-            let summary = summarize(id, &of);
-            summarized.0.push(id);
-            summarized.1.push(summary.settled_from_ms);
-            summarized.2.push(summary.row);
-        }
-    }
+    each_of(tx, ids, covered, |id, records| {
+        let summary = summarize(id, records);
+        summarized.0.push(id);
+        summarized.1.push(summary.settled_from_ms);
+        summarized.2.push(summary.row);
+    })?;
     tx.execute_typed(
         UPSERT_SUMMARIES,
         &[
@@ -1069,6 +1048,27 @@ fn records_of(
         .filter_map(|row| Record::parse(row.get(1), row.get::<_, i64>(0) as usize).ok())
         .filter(|record| record.discussion_id().is_some_and(|id| ids.contains(&id)))
         .collect())
+}
+
+/// The records of each of `ids` among the first `covered` lines, handed to
+/// `each` a discussion at a time (one without records is left out).
+fn each_of<'a>(
+    tx: &mut Transaction<'_>,
+    ids: &[&'a str],
+    covered: u64,
+    mut each: impl FnMut(&'a str, &[&Record]),
+) -> Step<()> {
+    let records = records_of(tx, ids, covered)?;
+    for &id in ids {
+        let of: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.discussion_id() == Some(id))
+            .collect();
+        if !of.is_empty() {
+            each(id, &of);
+        }
+    }
+    Ok(())
 }
 
 /// The first record that carries `key` and the records of its discussion.

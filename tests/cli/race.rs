@@ -1,8 +1,8 @@
 //! Concurrent writers: the lock makes a wake atomic, and quotas hold under
-//! concurrency. `DISCUSS_RACE_ROUNDS` raises the number of rounds.
+//! concurrency. `DISCUSS_RACE_ROUNDS` sets the number of rounds (25 by
+//! default, 200 in `.ci/run`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 
@@ -71,7 +71,7 @@ fn reservations(env: &Env) -> Vec<Value> {
 /// each): exactly one reservation per head, never a duplicate turn.
 #[test]
 fn sixteen_wakers_racing_on_one_head_reserve_it_exactly_once_in_every_round() {
-    let rounds = rounds(200);
+    let rounds = rounds(25);
     let env = Env::new();
     env.fleet();
     env.ok(&["quota", "set", "100000", "--agent", "agent-b"]);

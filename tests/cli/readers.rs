@@ -1,8 +1,7 @@
 //! Operator and script readers: list, inbox, verify, wait; human output
 //! snapshots; a broken pipe.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use std::process::{Command, Stdio};
 
@@ -194,7 +193,7 @@ fn a_broken_pipe_is_a_quiet_success() {
 
 /// A ledger written once by the commands (see tests/fixtures/README.md):
 /// fixed ids and times, so that screens can be compared whole.
-const SCREENS: &str = include_str!("fixtures/screens.jsonl");
+const SCREENS: &str = include_str!("../fixtures/screens.jsonl");
 /// Its discussions: closed after four turns, open, active.
 const CLOSED: &str = "dsc_01a22c54cf45778d95b834b2c27f2174";
 /// 30 s after the last record: every discussion is as described above.

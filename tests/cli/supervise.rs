@@ -2,8 +2,7 @@
 //! here: the supervisor measures turns with the monotonic clock, so these
 //! are the only tests that spend real time.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,8 +1,7 @@
 //! Every error code of the core commands: code, exit status, and a ledger
 //! left byte-identical.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 fn ask_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
@@ -623,29 +622,69 @@ fn kill_switch_blocks_writes_but_never_reads() {
     env.wake(&dsc, "agent-b", &root);
 }
 
+/// Errors for a person: `error[code]: message` and `hint:` lines on stderr,
+/// nothing on stdout, as written here (inline snapshots; ids as `[dsc]`,
+/// `[msg]`).
 #[test]
 fn errors_without_json_are_human_with_hints() {
     let env = Env::new();
     env.fleet();
-    let out = env.run(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "nope",
-        "--payload",
-        "{}",
-    ]);
-    assert_eq!(out.status, 4);
-    assert!(
+    let human = |args: &[&str], status: i32| {
+        let out = env.run(args);
+        assert_eq!(out.status, status, "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
         out.stderr
-            .starts_with("error[unknown_fleet]: no fleet nope\nhint: "),
-        "{}",
-        out.stderr
+    };
+    let ask = |to: &'static str, fleet: &'static str, payload: &'static str| {
+        [
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            to,
+            "--fleet",
+            fleet,
+            "--payload",
+            payload,
+        ]
+    };
+    insta::assert_snapshot!(human(&ask("agent-b", "nope", "{}"), 4), @r"
+    error[unknown_fleet]: no fleet nope
+    hint: register the agents first: `discuss fleet add nope agent-a agent-b`
+    ");
+    insta::assert_snapshot!(human(&ask("agent-a", "fleet-alpha", "{}"), 3), @r"
+    error[same_agent]: agent-a cannot ask itself
+    hint: a discussion is between two distinct agents
+    ");
+    insta::assert_snapshot!(human(&ask("agent-b", "fleet-alpha", "not json"), 3), @r#"
+    error[payload_not_json]: payload is not JSON: expected ident at line 1 column 2
+    hint: pass a JSON value, e.g. --payload '{"body":"Refactor auth module?"}'
+    "#);
+    insta::assert_snapshot!(human(&["list", "--status", "nonsense"], 3), @r#"
+    error[invalid_argument]: unknown status "nonsense"
+    hint: statuses: open, active, closed, deadman, expired, exhausted, invalid, terminal
+    "#);
+    let (dsc, _) = env.discussion(&[]);
+    let stale = human(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            "msg_0190f0b0a0b07000800000000000abcd",
+        ],
+        5,
     );
-    assert!(out.stdout.is_empty());
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"(dsc|msg)_[0-9a-f]{32}", "[$1]");
+    settings.bind(|| {
+        insta::assert_snapshot!(stale, @r"
+        error[stale_head]: the head of [dsc] is [msg], not [msg]
+        hint: read the new head first: `discuss show [dsc]`
+        ");
+    });
 }
 
 #[test]

@@ -5,9 +5,8 @@
 //! answers, TLS. (The rest of the suite runs against a database too, with
 //! `DISCUSS_TEST_LEDGER=postgres`.)
 
-mod common;
-use common::postgres::Cluster;
-use common::*;
+use crate::common::postgres::Cluster;
+use crate::common::*;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -793,7 +792,7 @@ fn tls_with_sslmode_require_and_verify_ca() {
 /// nothing written.
 #[test]
 fn the_documented_grants_are_enough_and_a_reader_cannot_write() {
-    let Some(cluster) = common::postgres::shared() else {
+    let Some(cluster) = crate::common::postgres::shared() else {
         return;
     };
     let mut owner = Env::file();

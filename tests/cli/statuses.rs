@@ -1,7 +1,6 @@
 //! Every status reached through the CLI, with the clock moved, not slept.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn open_then_active_then_closed() {

@@ -2,8 +2,7 @@
 //! client over a child process, and raw JSON-RPC lines where the test is
 //! about the wire (malformed lines, protocol revisions, shutdown).
 
-mod common;
-use common::*;
+use crate::common::*;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};

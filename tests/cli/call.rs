@@ -1,10 +1,9 @@
 //! `discuss call`: the seed's request objects, verbatim.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
-fn call(env: &Env, tool: &str, request: Value) -> common::Outcome {
+fn call(env: &Env, tool: &str, request: Value) -> crate::common::Outcome {
     env.run(&["call", tool, &request.to_string()])
 }
 

@@ -26,12 +26,12 @@ fn the_fuzz_corpus_replays_without_panicking() {
 
 #[test]
 fn the_seed_ledger_replays_as_it_was_written() {
-    let bytes = include_bytes!("../fuzz/corpus/replay/full-lifecycle.jsonl");
+    let bytes = include_bytes!("../../fuzz/corpus/replay/full-lifecycle.jsonl");
     let summary = replay(bytes);
     assert_eq!(summary.records, 17);
     assert_eq!(summary.discussions, 3);
     assert_eq!((summary.unreadable, summary.torn_tail), (0, 0));
-    let torn = include_bytes!("../fuzz/corpus/replay/torn-tail.jsonl");
+    let torn = include_bytes!("../../fuzz/corpus/replay/torn-tail.jsonl");
     let last_line = bytes[..bytes.len() - 1]
         .iter()
         .rposition(|&b| b == b'\n')

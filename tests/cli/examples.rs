@@ -1,8 +1,7 @@
 //! The README's examples run as written: on a ledger of their own, never
 //! the user's default one.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn quickstart_runs_a_whole_discussion_on_a_ledger_of_its_own() {

@@ -1,7 +1,6 @@
 //! Ledgers with injected problems give the findings ledger.md prescribes.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 
 fn message(dsc: &str, id: &str, fleet: &str, from: &str, to: &str, payload: &str) -> String {
