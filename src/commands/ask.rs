@@ -80,13 +80,13 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
         Some(ran) => Some((ran, super::show::load(ctx, &outcome.discussion.id)?.0)),
         None => None,
     };
-    let view = AskView {
+    Ok(Answer::new(AskView {
         discussion: outcome.discussion,
         attempt: outcome.attempt,
         supervised,
         replayed,
-    };
-    Ok(Answer::new(view).quiet(args.quiet.quiet))
+    })
+    .quiet(args.quiet.quiet))
 }
 
 /// Writes the root (and the reservation); with an idempotency key already

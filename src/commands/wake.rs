@@ -48,13 +48,13 @@ pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
         replayed,
         reserved_at,
     )?;
-    let view = WakeView {
+    Ok(Answer::new(WakeView {
         discussion_id: discussion.id,
         attempt,
         supervised,
         replayed,
-    };
-    Ok(Answer::new(view).quiet(args.quiet.quiet))
+    })
+    .quiet(args.quiet.quiet))
 }
 
 /// Reserves the attempt; with an idempotency key already used for this

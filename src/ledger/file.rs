@@ -5,7 +5,7 @@ use super::cache::Cache;
 use super::cache::summary::{self, Summarize, SummaryWriter, Untrusted};
 use super::check::{LineCheck, check_lines};
 use super::lines::{LineFeed, operations_of, read_line_at, record_and_mark, stream_lines_from};
-use super::view::{Keyed, View};
+use super::view::{Keyed, Plan, View};
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Record;
@@ -467,7 +467,7 @@ impl FileLedger {
         &self,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,
-        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+        plan: impl Plan<T>,
     ) -> Result<T> {
         let mut file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;

@@ -8,7 +8,7 @@ use super::cache::summary::{Summarize, Untrusted};
 use super::check::LineCheck;
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
-use super::view::View;
+use super::view::{Plan, View};
 use crate::error::Result;
 use crate::record::Record;
 use std::ffi::OsString;
@@ -218,11 +218,7 @@ impl Ledger {
 
     /// One read-validate-append step: `plan` sees the view and returns the
     /// records to append and a result, returned once they are durable.
-    pub(crate) fn append<T>(
-        &self,
-        discussion_ids: &[&str],
-        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
-    ) -> Result<T> {
+    pub(crate) fn append<T>(&self, discussion_ids: &[&str], plan: impl Plan<T>) -> Result<T> {
         self.append_keyed(discussion_ids, None, plan)
     }
 
@@ -232,7 +228,7 @@ impl Ledger {
         &self,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,
-        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+        plan: impl Plan<T>,
     ) -> Result<T> {
         match self {
             Ledger::File(file) => file.append_keyed(discussion_ids, idempotency_key, plan),

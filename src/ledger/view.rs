@@ -1,6 +1,7 @@
 //! What a command sees of the ledger, whatever its kind: the global state,
 //! the newest time, and the records of the discussions it named.
 
+use crate::error::Result;
 use crate::global::Global;
 use crate::record::Record;
 use std::borrow::Cow;
@@ -75,3 +76,9 @@ impl View {
         }
     }
 }
+
+/// What a writer decides under the lock: from the view, the records to
+/// append (none for a refusal or a replay) and its answer.
+pub(crate) trait Plan<T>: FnOnce(&View) -> Result<(Vec<Record>, T)> {}
+
+impl<T, F: FnOnce(&View) -> Result<(Vec<Record>, T)>> Plan<T> for F {}

@@ -52,7 +52,7 @@ use super::cache::summary::{Summarize, Summary, Untrusted};
 use super::check::{LineCheck, check_lines};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
-use super::view::{Keyed, View};
+use super::view::{Keyed, Plan, View};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ledger::cache::live::LiveSet;
@@ -502,7 +502,7 @@ impl PgLedger {
         &self,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,
-        plan: impl FnOnce(&View) -> Result<(Vec<Record>, T)>,
+        plan: impl Plan<T>,
     ) -> Result<T> {
         self.session(|client| {
             let (mut tx, keeps_summaries) = Self::writing(client)?;
