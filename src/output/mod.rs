@@ -44,9 +44,9 @@ pub(crate) struct Output {
     /// Colour on stderr, decided by stderr's own terminal: `discuss list
     /// 2>errors.log` colours the list and not the log.
     pub color_stderr: bool,
-    /// The width errors are wrapped to: stderr's terminal's; none when
-    /// stderr is a pipe or a file.
-    pub width_stderr: Option<usize>,
+    /// The style of human text, looked up once when first needed (never
+    /// for JSON; once for a stream of events, not once a line).
+    style: std::sync::OnceLock<Style>,
 }
 
 /// What a human rendering may use: colour and the width to fit.
@@ -213,7 +213,7 @@ impl Output {
             json,
             color: wanted(std::io::stdout().is_terminal()),
             color_stderr: wanted(std::io::stderr().is_terminal()),
-            width_stderr: text::stderr_width(),
+            style: std::sync::OnceLock::new(),
         }
     }
 
@@ -222,16 +222,16 @@ impl Output {
             json: true,
             color: false,
             color_stderr: false,
-            width_stderr: None,
+            style: std::sync::OnceLock::new(),
         }
     }
 
     /// The style of human text on stdout.
     pub(crate) fn style(&self) -> Style {
-        Style {
+        *self.style.get_or_init(|| Style {
             color: self.color,
             width: terminal_width(),
-        }
+        })
     }
 
     /// Shows a command's answer on stdout in the form asked for.
@@ -287,8 +287,10 @@ impl Output {
             format!("{}\n", error.to_json())
         } else {
             let mut human = String::new();
+            // Looked up only when there is an error to show.
+            let width = text::stderr_width();
             for line in error.to_human().lines() {
-                for wrapped in wrap(line, self.width_stderr) {
+                for wrapped in wrap(line, width) {
                     human.push_str(&wrapped);
                     human.push('\n');
                 }

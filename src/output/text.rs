@@ -47,27 +47,28 @@ pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
 /// The width to wrap text for: the terminal's, when stdout is one (or
 /// `COLUMNS` says); none in a pipe or a file, where lines stay whole.
 pub(crate) fn terminal_width() -> Option<usize> {
-    if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
-        return Some(columns);
-    }
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() {
-        return None;
-    }
-    comfy_table::Table::new().width().map(usize::from)
+    columns().or_else(|| window_columns(std::io::stdout()))
 }
 
 /// The width of the terminal on stderr, for errors: `COLUMNS`, else the
-/// terminal's; none when stderr is not a terminal.
+/// terminal's; none when stderr is not a terminal (a log is never wrapped,
+/// whatever `COLUMNS` says).
 pub(super) fn stderr_width() -> Option<usize> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return None;
     }
-    if let Some(columns) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
-        return Some(columns);
-    }
-    let size = rustix::termios::tcgetwinsize(std::io::stderr()).ok()?;
+    columns().or_else(|| window_columns(std::io::stderr()))
+}
+
+/// `COLUMNS`, when it is a number.
+fn columns() -> Option<usize> {
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok())
+}
+
+/// The width of the terminal `stream` is, if it is one.
+fn window_columns(stream: impl std::os::fd::AsFd) -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(stream).ok()?;
     (size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
