@@ -7,9 +7,7 @@
 //! A ledger that cannot be read completes nothing: a Tab never prints an
 //! error.
 
-use crate::clock::Clock;
 use crate::discussion::Status;
-use crate::ledger::Ledger;
 use crate::session::Session;
 use clap_complete::CompletionCandidate;
 use std::ffi::OsStr;
@@ -33,19 +31,10 @@ pub(crate) fn registration(shell: clap_complete::Shell) -> Vec<u8> {
 /// (`--ledger` typed on the line is not seen: completers get only the word
 /// being completed.)
 fn session() -> Option<Session> {
-    let location = match std::env::var_os("DISCUSS_LEDGER") {
-        Some(location) if !location.is_empty() => location.into(),
-        _ => crate::user::default_ledger_path()?,
-    };
+    let ledger = std::env::var_os("DISCUSS_LEDGER").map(std::path::PathBuf::from);
     let allow_network_fs = std::env::var("DISCUSS_ALLOW_NETWORK_FS")
         .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on"));
-    let session = Session {
-        ledger: Ledger::at(location, allow_network_fs)
-            .ok()?
-            .summarize_with(crate::lists::summarize),
-        clock: Clock::from_env().ok()?,
-        actor: "completion".into(),
-    };
+    let session = Session::new(ledger.as_deref(), Some("completion"), allow_network_fs).ok()?;
     session.ledger.exists().then_some(session)
 }
 

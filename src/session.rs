@@ -3,7 +3,9 @@
 
 use crate::clock::Clock;
 use crate::engine::Stamp;
+use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::Ledger;
+use std::path::Path;
 
 pub(crate) struct Session {
     pub ledger: Ledger,
@@ -13,6 +15,40 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// The ledger at `ledger` (the default path when `None`), the clock
+    /// (`DISCUSS_NOW`), and `actor` (the OS user name when `None`).
+    pub(crate) fn new(
+        ledger: Option<&Path>,
+        actor: Option<&str>,
+        allow_network_fs: bool,
+    ) -> Result<Session> {
+        let location = match ledger {
+            Some(location) if !location.as_os_str().is_empty() => location.to_path_buf(),
+            _ => crate::user::default_ledger_path().ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    "no ledger path: neither HOME nor XDG_STATE_HOME is set",
+                )
+                .hint("pass --ledger PATH or set DISCUSS_LEDGER")
+            })?,
+        };
+        let actor = match actor {
+            Some(actor) => actor.to_owned(),
+            None => crate::user::user_name().unwrap_or_else(|| "unknown".into()),
+        };
+        if actor.trim().is_empty() || actor.chars().any(char::is_control) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("actor {actor:?} is empty or has control characters"),
+            ));
+        }
+        Ok(Session {
+            ledger: Ledger::at(location, allow_network_fs)?.summarize_with(crate::lists::summarize),
+            clock: Clock::from_env()?,
+            actor,
+        })
+    }
+
     /// Time and actor for records written after a ledger whose newest
     /// record is at `last_at_ms`: never earlier than that (a clock behind
     /// uses its time), unless that record is more than the allowed skew

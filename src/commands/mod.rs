@@ -15,9 +15,8 @@ pub(crate) mod verify;
 pub(crate) mod wait;
 pub(crate) mod wake;
 
-use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::{Ledger, View};
+use crate::ledger::View;
 use crate::output::Output;
 use crate::session::Session;
 use clap::Args;
@@ -52,33 +51,8 @@ pub(crate) struct Options<'a> {
 
 impl Context {
     pub(crate) fn new(global: &Options, out: Output) -> Result<Context> {
-        let location = match global.ledger {
-            Some(location) if !location.as_os_str().is_empty() => location.to_path_buf(),
-            _ => crate::user::default_ledger_path().ok_or_else(|| {
-                Error::new(
-                    ErrorCode::InvalidArgument,
-                    "no ledger path: neither HOME nor XDG_STATE_HOME is set",
-                )
-                .hint("pass --ledger PATH or set DISCUSS_LEDGER")
-            })?,
-        };
-        let actor = match global.actor {
-            Some(actor) => actor.to_owned(),
-            None => crate::user::user_name().unwrap_or_else(|| "unknown".into()),
-        };
-        if actor.trim().is_empty() || actor.chars().any(char::is_control) {
-            return Err(Error::new(
-                ErrorCode::InvalidArgument,
-                format!("actor {actor:?} is empty or has control characters"),
-            ));
-        }
         Ok(Context {
-            session: Session {
-                ledger: Ledger::at(location, global.allow_network_fs)?
-                    .summarize_with(crate::lists::summarize),
-                clock: Clock::from_env()?,
-                actor,
-            },
+            session: Session::new(global.ledger, global.actor, global.allow_network_fs)?,
             out,
         })
     }
