@@ -781,11 +781,10 @@ fn from_summary<T>(
     let touched = cache.touched_after_base();
     let mut mapped = Vec::new();
     let mut derive = |id: &str, mapped: &mut Vec<T>| {
-        let records = cache.records_of(file, id).map_err(|_| Untrusted)?;
-        if !records.is_empty() {
-            let refs: Vec<&Record> = records.iter().collect();
-            mapped.extend(map(cache.last_at_ms, id, &refs));
-        }
+        let derived = cache
+            .with_records(file, id, |records| map(cache.last_at_ms, id, records))
+            .map_err(|_| Untrusted)?;
+        mapped.extend(derived.flatten());
         Ok(())
     };
     summary::read(cache.ledger_path(), base, |id, settled_from_ms, row| {
@@ -819,25 +818,29 @@ fn summarize_all<T>(
     let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
     let mut mapped = Vec::new();
     for id in cache.discussion_ids().ok()? {
-        let records = cache.records_of(file, &id).ok()?;
-        if records.is_empty() {
-            continue; // its lines were not records after all
-        }
-        let refs: Vec<&Record> = records.iter().collect();
-        let summary = summarize(&id, &refs);
+        let summarized = cache
+            .with_records(file, &id, |records| {
+                let summary = summarize(&id, records);
+                // Settled, its line is its answer: one derivation, not two.
+                let answer = match (summary.settled_from_ms <= now_ms)
+                    .then(|| from_row(&summary.row))
+                    .and_then(Result::ok)
+                {
+                    Some(kept) => kept,
+                    None => map(cache.last_at_ms, &id, records),
+                };
+                (summary, answer)
+            })
+            .ok()?;
+        let Some((summary, answer)) = summarized else {
+            continue;
+        };
         if let Some(out) = &mut writer
             && out.push(&id, &summary).is_err()
         {
             writer = None;
         }
-        // Settled, its line is its answer: one derivation, not two.
-        match (summary.settled_from_ms <= now_ms)
-            .then(|| from_row(&summary.row))
-            .and_then(Result::ok)
-        {
-            Some(kept) => mapped.extend(kept),
-            None => mapped.extend(map(cache.last_at_ms, &id, &refs)),
-        }
+        mapped.extend(answer);
     }
     if let Some(writer) = writer {
         // A folder that is not writable costs the next reader the same.
@@ -857,12 +860,10 @@ fn map_ids<T>(
     let mut mapped = Vec::new();
     for id in ids {
         let id = id.as_ref();
-        let records = cache.records_of(file, id).ok()?;
-        if records.is_empty() {
-            continue; // its lines were not records after all
-        }
-        let refs: Vec<&Record> = records.iter().collect();
-        mapped.extend(map(cache.last_at_ms, id, &refs));
+        let derived = cache
+            .with_records(file, id, |records| map(cache.last_at_ms, id, records))
+            .ok()?;
+        mapped.extend(derived.flatten());
     }
     Some(mapped)
 }

@@ -438,6 +438,19 @@ impl Cache {
         })
     }
 
+    /// `f` of the records of `discussion_id`; `None` when it has none (its
+    /// lines were not records after all).
+    pub(crate) fn with_records<R>(
+        &self,
+        ledger: &File,
+        discussion_id: &str,
+        f: impl FnOnce(&[&Record]) -> R,
+    ) -> Result<Option<R>, Damaged> {
+        let records = self.records_of(ledger, discussion_id)?;
+        let refs: Vec<&Record> = records.iter().collect();
+        Ok((!refs.is_empty()).then(|| f(&refs)))
+    }
+
     /// The records that carry the idempotency key `idempotency_key` (one,
     /// unless another tool wrote it twice), in ledger order.
     pub(crate) fn records_with_key(
@@ -668,13 +681,10 @@ impl Cache {
         let ledger = File::open(&self.path)?;
         let mut fresh: Vec<(String, Summary)> = Vec::with_capacity(touched.len());
         for id in touched {
-            let records = self
-                .records_of(&ledger, id)
+            let summary = self
+                .with_records(&ledger, id, |records| summarize(id, records))
                 .map_err(|_| io::Error::other("the new base is damaged"))?;
-            if !records.is_empty() {
-                let refs: Vec<&Record> = records.iter().collect();
-                fresh.push((id.clone(), summarize(id, &refs)));
-            }
+            fresh.extend(summary.map(|summary| (id.clone(), summary)));
         }
         let mut writer = SummaryWriter::new(&self.path, new_base)?;
         let mut fresh = fresh.into_iter().peekable();
