@@ -9,12 +9,34 @@ use super::check::LineCheck;
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
 use super::view::{Plan, View};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::record::Record;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// The scheme of a location written `SCHEME:/…` (RFC 3986's scheme
+/// characters), which a file path never needs to look like.
+fn url_scheme(location: &str) -> Option<&str> {
+    let (scheme, rest) = location.split_once(':')?;
+    let mut chars = scheme.chars();
+    let starts_with_letter = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    let scheme_chars = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (starts_with_letter && scheme_chars && rest.starts_with('/')).then_some(scheme)
+}
+
+/// `host=db dbname=fleet …`: libpq's other way of naming a database.
+fn looks_like_key_value(location: &str) -> bool {
+    const KEYWORDS: [&str; 10] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "service", "sslmode", "passfile",
+        "options",
+    ];
+    location
+        .trim_start()
+        .split_once('=')
+        .is_some_and(|(key, _)| KEYWORDS.contains(&key.trim_end()))
+}
 
 #[derive(Debug, Clone)]
 pub(crate) enum Ledger {
@@ -34,15 +56,38 @@ pub(crate) struct Info {
 impl Ledger {
     /// The ledger `--ledger` / `DISCUSS_LEDGER` names: a `postgres://` or
     /// `postgresql://` URL, else a file path.
+    /// A location that looks like a URL of another scheme (`postgresq://`,
+    /// `postgresql:/`, `http://`) or like a libpq key/value string is
+    /// refused: it must never become a file ledger in the current folder.
     pub(crate) fn at(location: PathBuf, allow_network_fs: bool) -> Result<Ledger> {
-        match location.to_str() {
-            Some(url) if is_postgres_url(url) => Ok(Ledger::Postgres(Box::new(PgLedger::new(
-                Location::parse(url)?,
-            )))),
-            _ => Ok(Ledger::File(
-                FileLedger::new(location).allow_network_fs(allow_network_fs),
-            )),
+        let text = location.to_string_lossy();
+        if is_postgres_url(&text) {
+            return Ok(Ledger::Postgres(Box::new(PgLedger::new(Location::parse(
+                &text,
+            )?))));
         }
+        if let Some(scheme) = url_scheme(&text) {
+            // Only the scheme is shown: the rest may hold a password.
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "the ledger location starts like a URL ({scheme}:/…) but only postgres:// and postgresql:// URLs are ledgers"
+                ),
+            )
+            .detail("scheme", scheme)
+            .hint("a PostgreSQL ledger: postgresql://user@host:port/dbname")
+            .hint("a file ledger: a path such as ./ledger.jsonl"));
+        }
+        if looks_like_key_value(&text) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "the ledger location looks like a libpq key/value connection string (not shown: it may hold a password); a PostgreSQL ledger is given as a URL",
+            )
+            .hint("postgresql://user@host:port/dbname?sslmode=require"));
+        }
+        Ok(Ledger::File(
+            FileLedger::new(location).allow_network_fs(allow_network_fs),
+        ))
     }
 
     /// Keeps a summary of every discussion, made by `summarize`, for

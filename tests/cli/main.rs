@@ -13,6 +13,7 @@ mod call;
 mod crash;
 mod errors;
 mod examples;
+mod first_contact;
 mod fuzz_corpus;
 mod generated;
 mod integrity;

@@ -63,47 +63,62 @@ impl std::fmt::Debug for Location {
 
 impl Location {
     pub(crate) fn parse(url: &str) -> Result<Location> {
-        let shown = redact(url);
+        // Nothing of the URL is shown before the client has parsed it: a
+        // password may sit anywhere a hand-rolled split would not look.
         let invalid = |why: String| {
+            let scheme = url.split_once("://").map_or("postgresql", |(s, _)| s);
             Error::new(
                 ErrorCode::InvalidArgument,
-                format!("{shown} is not a PostgreSQL URL the client can use: {why}"),
+                format!("the {scheme}:// ledger URL is not one the client can use (not shown: it may hold a password): {why}"),
             )
-            .detail("ledger", shown.clone())
             .hint("libpq URL syntax: postgresql://user@host:port/dbname?sslmode=require")
         };
-        let (base, query) = url.split_once('?').unwrap_or((url, ""));
-        let mut kept: Vec<&str> = Vec::new();
+        // As the client reads it: the credentials end at the first `@`,
+        // the parameters start at the first `?` after them.
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let after_credentials = rest.find('@').map_or(0, |at| at + 1);
+        let query_at = rest[after_credentials..]
+            .find('?')
+            .map(|at| url.len() - rest.len() + after_credentials + at);
+        let (base, query) = match query_at {
+            Some(at) => (&url[..at], &url[at + 1..]),
+            None => (url, ""),
+        };
+        let mut kept: Vec<String> = Vec::new();
+        let mut sslmode = None;
         let mut verify = Verify::Nothing;
         let mut require = false;
         let mut root_cert = None;
         let mut timeout_given = false;
         let mut name_given = false;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                "sslmode" => match value {
-                    "disable" | "prefer" => kept.push(pair),
-                    "allow" => kept.push("sslmode=prefer"),
-                    "require" => {
-                        require = true;
-                        kept.push(pair);
-                    }
-                    "verify-ca" => {
-                        verify = Verify::Authority;
-                        kept.push("sslmode=require");
-                    }
-                    "verify-full" => {
-                        verify = Verify::AuthorityAndHost;
-                        kept.push("sslmode=require");
-                    }
-                    other => return Err(invalid(format!("unknown sslmode {other:?}"))),
-                },
-                "sslrootcert" => root_cert = Some(PathBuf::from(percent_decode(value))),
+            let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+            // Keys and values are percent-decoded by the client too
+            // (`ssl%6dode` is `sslmode`).
+            let key = percent_decode(raw_key);
+            let value = percent_decode(raw_value);
+            match key.as_str() {
+                "sslmode" => {
+                    let client = match value.as_str() {
+                        "disable" | "prefer" | "require" => value.as_str(),
+                        "allow" => "prefer",
+                        "verify-ca" | "verify-full" => "require",
+                        other => return Err(invalid(format!("unknown sslmode {other:?}"))),
+                    };
+                    require = value == "require";
+                    verify = match value.as_str() {
+                        "verify-ca" => Verify::Authority,
+                        "verify-full" => Verify::AuthorityAndHost,
+                        _ => Verify::Nothing,
+                    };
+                    kept.push(format!("sslmode={client}"));
+                    sslmode = Some(value);
+                }
+                "sslrootcert" => root_cert = Some(PathBuf::from(value)),
                 _ => {
                     timeout_given |= key == "connect_timeout";
                     name_given |= key == "application_name";
-                    kept.push(pair);
+                    kept.push(pair.to_owned());
                 }
             }
         }
@@ -111,18 +126,17 @@ impl Location {
             // libpq: `require` with a root certificate checks the CA.
             verify = Verify::Authority;
         }
-        let timeout = format!("connect_timeout={DEFAULT_CONNECT_TIMEOUT_S}");
         if !timeout_given {
-            kept.push(&timeout);
+            kept.push(format!("connect_timeout={DEFAULT_CONNECT_TIMEOUT_S}"));
         }
         if !name_given {
-            kept.push("application_name=discuss");
+            kept.push("application_name=discuss".into());
         }
         let rebuilt = format!("{base}?{}", kept.join("&"));
         let config = Config::from_str(&rebuilt).map_err(|e| invalid(e.to_string()))?;
         Ok(Location {
             url: url.to_owned(),
-            shown,
+            shown: shown(&config, sslmode.as_deref()),
             config,
             verify,
             root_cert,
@@ -338,36 +352,55 @@ where
     }
 }
 
-/// The URL with its password replaced by `***`, in the user part and in a
-/// `password=` parameter.
-pub(super) fn redact(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (base, query) = match rest.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (rest, None),
-    };
-    let (authority, path) = match base.find('/') {
-        Some(at) => base.split_at(at),
-        None => (base, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{host}"),
-            None => format!("{user}@{host}"),
-        },
-        None => authority.to_owned(),
-    };
-    let mut shown = format!("{scheme}://{authority}{path}");
-    if let Some(query) = query {
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some(("password", _)) => "password=***".to_owned(),
-                _ => pair.to_owned(),
-            })
-            .collect();
+/// The location for people, rebuilt from the client's own parse of the
+/// URL, so that no spelling of a password (in the user part, however it
+/// is delimited, or as a parameter, repeated or percent-encoded) can be
+/// shown: the password itself is never read, only whether there is one.
+fn shown(config: &Config, sslmode: Option<&str>) -> String {
+    use postgres::config::{Host, TargetSessionAttrs};
+    let mut shown = String::from("postgresql://");
+    if let Some(user) = config.get_user() {
+        shown.push_str(user);
+        if config.get_password().is_some() {
+            shown.push_str(":***");
+        }
+        shown.push('@');
+    } else if config.get_password().is_some() {
+        shown.push_str(":***@");
+    }
+    let ports = config.get_ports();
+    let mut sockets = Vec::new();
+    let mut hosts = Vec::new();
+    for (i, host) in config.get_hosts().iter().enumerate() {
+        // One port for all hosts, or one each (as libpq).
+        let port = ports.get(i).or(if ports.len() == 1 {
+            ports.first()
+        } else {
+            None
+        });
+        match host {
+            Host::Tcp(name) => hosts.push(match port {
+                Some(port) => format!("{name}:{port}"),
+                None => name.clone(),
+            }),
+            Host::Unix(path) => sockets.push(path.display().to_string()),
+        }
+    }
+    shown.push_str(&hosts.join(","));
+    shown.push('/');
+    if let Some(dbname) = config.get_dbname() {
+        shown.push_str(dbname);
+    }
+    let mut params: Vec<String> = sockets.into_iter().map(|s| format!("host={s}")).collect();
+    if let Some(mode) = sslmode {
+        params.push(format!("sslmode={mode}"));
+    }
+    if config.get_target_session_attrs() == TargetSessionAttrs::ReadWrite {
+        params.push("target_session_attrs=read-write".into());
+    }
+    if !params.is_empty() {
         shown.push('?');
-        shown.push_str(&pairs.join("&"));
+        shown.push_str(&params.join("&"));
     }
     shown
 }
@@ -398,17 +431,73 @@ fn percent_decode(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Every spelling of a password the client accepts: none is shown.
     #[test]
-    fn passwords_are_hidden() {
-        assert_eq!(
-            redact("postgresql://ann:s3cret@db.example:5432/fleet?sslmode=require"),
-            "postgresql://ann:***@db.example:5432/fleet?sslmode=require"
-        );
-        assert_eq!(
-            redact("postgres://db/fleet?user=ann&password=s3cret"),
-            "postgres://db/fleet?user=ann&password=***"
-        );
-        assert_eq!(redact("postgres://ann@db/x"), "postgres://ann@db/x");
+    fn passwords_are_hidden_however_they_are_written() {
+        let cases = [
+            (
+                "postgresql://ann:SECRET@db.example:5432/fleet?sslmode=require",
+                "postgresql://ann:***@db.example:5432/fleet?sslmode=require",
+            ),
+            // A `/` or a `?` in the password: the client reads up to the first `@`.
+            (
+                "postgresql://ann:pa/SECRET@host/db",
+                "postgresql://ann:***@host:5432/db",
+            ),
+            (
+                "postgresql://ann:pa?SECRET@host/db",
+                "postgresql://ann:***@host:5432/db",
+            ),
+            (
+                "postgresql://ann:pa%2FSECRET@host/db",
+                "postgresql://ann:***@host:5432/db",
+            ),
+            (
+                "postgres://db/fleet?user=ann&password=SECRET",
+                "postgresql://ann:***@db:5432/fleet",
+            ),
+            // Percent-encoded keys are decoded by the client.
+            (
+                "postgres://db/fleet?user=ann&pass%77ord=SECRET",
+                "postgresql://ann:***@db:5432/fleet",
+            ),
+            (
+                "postgres://db/fleet?%70assword=SECRET&user=ann",
+                "postgresql://ann:***@db:5432/fleet",
+            ),
+            // Repeated keys: the last wins in the client, neither is shown.
+            (
+                "postgres://db/f?password=SECRET&password=SECRET2&user=u",
+                "postgresql://u:***@db:5432/f",
+            ),
+            ("postgres://:SECRET@db/f", "postgresql://:***@db:5432/f"),
+            ("postgres://ann@db/x", "postgresql://ann@db:5432/x"),
+            (
+                "postgresql://u@a:5432,b:5433/d?target_session_attrs=read-write",
+                "postgresql://u@a:5432,b:5433/d?target_session_attrs=read-write",
+            ),
+            (
+                "postgresql:///d?host=%2Fvar%2Frun%2Fpostgresql&password=SECRET",
+                "postgresql://:***@/d?host=/var/run/postgresql",
+            ),
+        ];
+        for (url, expected) in cases {
+            let location = Location::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(location.shown, expected, "{url}");
+            assert!(!format!("{location:?}").contains("SECRET"), "{url}");
+        }
+        // A URL the client refuses is not echoed at all.
+        for url in [
+            "postgresql://ann:SECRET@db/x?frobnicate=1",
+            "postgresql://ann:SECRET@db:notaport/x",
+            "postgresql://ann:SECRET@db/x?sslmode=sometimes",
+            "postgresql://ann:SECRET@db/x?password",
+        ] {
+            let err = Location::parse(url).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument, "{url}");
+            let all = format!("{} {:?} {:?}", err.message, err.details, err.hints);
+            assert!(!all.contains("SECRET"), "{url}: {all}");
+        }
     }
 
     #[test]
@@ -431,7 +520,5 @@ mod tests {
         );
         let err = Location::parse("postgresql://u@h/d?sslmode=sometimes").unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidArgument);
-        let err = Location::parse("postgresql://u:pw@h/d?frobnicate=1").unwrap_err();
-        assert!(!err.message.contains("pw"), "{}", err.message);
     }
 }

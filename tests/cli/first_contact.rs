@@ -1,0 +1,98 @@
+//! What a newcomer, a CI job and an MCP agent meet in their first minutes
+//! (issue 21): mistyped locations, usage errors, wrong paths, the woken
+//! agent's turn, and messages that say what happened.
+
+use crate::common::*;
+
+/// A location that looks like a URL of another scheme, or a libpq
+/// key/value string, is refused before anything is created.
+#[test]
+fn a_mistyped_url_never_becomes_a_file_ledger() {
+    let env = Env::file();
+    for location in [
+        "postgresq://agent@db/fleet",
+        "postgresql:/agent@db/fleet",
+        "postgres:/db",
+        "http://db.internal/fleet",
+        "sqlite:///tmp/x.db",
+        "host=db dbname=fleet password=SECRET",
+        " dbname=fleet",
+    ] {
+        for args in [
+            &["--json", "fleet", "add", "f", "a", "b"][..],
+            &["--json", "list"][..],
+            &["--json", "verify"][..],
+        ] {
+            let out = env.run_with(&[("DISCUSS_LEDGER", location)], args, "");
+            assert_eq!(out.status, 3, "{location} {args:?}: {}", out.stderr);
+            assert_eq!(out.error()["code"], "invalid_argument", "{location}");
+            assert!(!out.stderr.contains("SECRET"), "{}", out.stderr);
+            assert!(!out.stderr.contains("agent@db"), "{}", out.stderr);
+        }
+        let human = env.run_with(
+            &[("DISCUSS_LEDGER", location)],
+            &["fleet", "add", "f", "a"],
+            "",
+        );
+        assert!(
+            human.stderr.starts_with("error[invalid_argument]: "),
+            "{}",
+            human.stderr
+        );
+    }
+    // Nothing was created in the working folder (where a relative path
+    // would have put a ledger), nor beside it.
+    let created: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(created.is_empty(), "{created:?}");
+    // A file path with a colon that is not `SCHEME:/` stays a file.
+    let out = env.run_with(
+        &[("DISCUSS_LEDGER", "notes:v1.jsonl")],
+        &["fleet", "add", "f", "a"],
+        "",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(env.dir.path().join("notes:v1.jsonl").exists());
+}
+
+/// No spelling of a database password reaches a person: not in errors,
+/// not in `ledger info`, human or JSON; `PGPASSWORD` is never read back.
+#[test]
+fn database_passwords_are_never_shown() {
+    let env = Env::file();
+    // Nothing listens on a port just freed: every command fails to connect
+    // and names the location it tried.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let urls = [
+        format!("postgresql://ann:pa/SECRET@127.0.0.1:{port}/db"),
+        format!("postgresql://ann:pa?SECRET@127.0.0.1:{port}/db"),
+        format!("postgresql://ann:SECRET@127.0.0.1:{port}/db?connect_timeout=1"),
+        format!("postgres://127.0.0.1:{port}/db?user=ann&password=SECRET"),
+        format!("postgres://127.0.0.1:{port}/db?user=ann&pass%77ord=SECRET"),
+        format!("postgres://127.0.0.1:{port}/db?password=SECRET1&user=ann&password=SECRET2"),
+        format!("postgres://ann:SECRET@127.0.0.1:{port}/db?frobnicate=SECRET"),
+    ];
+    for url in &urls {
+        for args in [
+            &["--json", "ledger", "info"][..],
+            &["ledger", "info"][..],
+            &["--json", "fleet", "add", "f", "a"][..],
+            &["show", "dsc_0123"][..],
+        ] {
+            let out = env.run_with(
+                &[("DISCUSS_LEDGER", url), ("PGPASSWORD", "SECRET")],
+                args,
+                "",
+            );
+            assert_ne!(out.status, 0, "{url} {args:?}");
+            let all = format!("{}{}", out.stdout, out.stderr);
+            assert!(!all.contains("SECRET"), "{url} {args:?}: {all}");
+        }
+    }
+}
