@@ -40,9 +40,7 @@ pub fn main() -> u8 {
         }
         Err(err) => {
             let out = Output::new(wants_json(&args), crate::output::ColorChoice::Never);
-            let rendered = err.render().to_string();
-            let message = rendered.trim_start_matches("error: ").trim_end().to_owned();
-            out.print_error(&Error::new(ErrorCode::Usage, message));
+            out.print_error(&usage_error(&err, &args));
             return ErrorCode::Usage.exit_status();
         }
     };
@@ -59,6 +57,65 @@ pub fn main() -> u8 {
             err.exit_status()
         }
     }
+}
+
+/// clap's error as the contract's: its message on one line (the missing
+/// arguments listed after it), its tips as hints, and the usage of the
+/// command that was meant, written as the help writes it (clap's own usage
+/// line counts options given through the environment, such as
+/// `DISCUSS_LEDGER`, as if they were required).
+fn usage_error(err: &clap::Error, args: &[OsString]) -> Error {
+    let rendered = err.render().to_string();
+    let mut paragraphs = rendered
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or("invalid arguments");
+    let mut lines = first.trim_start_matches("error: ").lines().map(str::trim);
+    let mut message = lines.next().unwrap_or_default().to_owned();
+    let listed: Vec<&str> = lines.filter(|l| !l.is_empty()).collect();
+    if !listed.is_empty() {
+        message.push(' ');
+        message.push_str(&listed.join(", "));
+    }
+    let mut command = <Cli as clap::CommandFactory>::command();
+    command.build();
+    let meant = meant_command(&command, args);
+    let usage = meant.clone().render_usage().to_string();
+    let usage = usage.trim_start_matches("Usage: ").trim().to_owned();
+    let mut error = Error::usage(message, usage);
+    for tip in paragraphs.flat_map(str::lines).map(str::trim) {
+        if let Some(tip) = tip.strip_prefix("tip: ") {
+            error = error.hint(tip);
+        }
+    }
+    error.hint(format!(
+        "`{} --help` explains every option",
+        meant.get_bin_name().unwrap_or("discuss")
+    ))
+}
+
+/// The (sub)command the arguments name, as far as they name one.
+fn meant_command<'a>(root: &'a clap::Command, args: &[OsString]) -> &'a clap::Command {
+    let mut current = root;
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        if matches!(&*word, "--ledger" | "--actor" | "--color") {
+            words.next();
+            continue;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        match current.find_subcommand(&*word) {
+            Some(sub) => current = sub,
+            None => break,
+        }
+    }
+    current
 }
 
 /// For usage errors, which clap reports before our options are known:

@@ -131,6 +131,8 @@ pub struct Error {
     /// Boxed to keep `Result<T, Error>` small.
     pub details: Box<Map<String, Value>>,
     pub hints: Vec<String>,
+    /// For usage errors: how the command is written (`discuss show <DSC>`).
+    pub usage: Option<String>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -142,7 +144,15 @@ impl Error {
             message: message.into(),
             details: Box::default(),
             hints: Vec::new(),
+            usage: None,
         }
+    }
+
+    /// A usage error, with how the command is written.
+    pub fn usage(message: impl Into<String>, usage: String) -> Self {
+        let mut error = Error::new(ErrorCode::Usage, message).detail("usage", usage.clone());
+        error.usage = Some(usage);
+        error
     }
 
     pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -187,6 +197,11 @@ impl Error {
         // never raw escapes or line breaks on a terminal.
         let safe = |text: &str| crate::escape::printable(text, false).into_owned();
         let mut text = format!("error[{}]: {}\n", self.code, safe(&self.message));
+        if let Some(usage) = &self.usage {
+            text.push_str("usage: ");
+            text.push_str(&safe(usage));
+            text.push('\n');
+        }
         for hint in &self.hints {
             text.push_str("hint: ");
             text.push_str(&safe(hint));

@@ -96,3 +96,67 @@ fn database_passwords_are_never_shown() {
         }
     }
 }
+
+/// Usage errors read as errors: one message line, the usage as the help
+/// writes it (options given by the environment are not shown as required),
+/// tips as hints; no escaped line breaks, on a terminal or in a pipe.
+#[test]
+fn usage_errors_on_a_terminal_and_in_a_pipe() {
+    let env = Env::file();
+    let cases = [
+        ("unknown_command", "shwo x"),
+        ("missing_arguments", "ask --from agent-a"),
+        (
+            "bad_value",
+            "ask --from a --to b --fleet f --payload {} --max-turns many",
+        ),
+    ];
+    for (name, args) in cases {
+        for columns in [80usize, 200] {
+            let screen = on_a_terminal(
+                &env,
+                "xterm",
+                &format!("stty cols {columns} rows 50; discuss --color never {args}"),
+            );
+            for line in screen.lines() {
+                assert!(
+                    line.chars().count() <= columns,
+                    "{name} at {columns}: {line:?}"
+                );
+            }
+            assert!(!screen.contains("\\n"), "{name}: {screen}");
+            insta::assert_snapshot!(format!("usage_{name}_{columns}"), screen);
+        }
+        let out = env.run(&args.split(' ').collect::<Vec<_>>());
+        assert_eq!(out.status, 2, "{name}");
+        assert!(out.stdout.is_empty());
+        assert!(!out.stderr.contains("\\n"), "{name}: {}", out.stderr);
+        // DISCUSS_LEDGER is set, and still not shown as a required option.
+        assert!(!out.stderr.contains("--ledger"), "{name}: {}", out.stderr);
+        assert!(out.stderr.starts_with("error[usage]: "), "{}", out.stderr);
+        insta::assert_snapshot!(format!("usage_{name}_pipe"), out.stderr);
+        // In JSON: the message on one line, the usage in the details.
+        let mut json_args = vec!["--json"];
+        json_args.extend(args.split(' '));
+        let error = env.run(&json_args).error();
+        assert_eq!(error["code"], "usage");
+        assert!(
+            !error["message"].as_str().unwrap().contains('\n'),
+            "{error}"
+        );
+        assert!(
+            error["details"]["usage"]
+                .as_str()
+                .unwrap()
+                .starts_with("discuss"),
+            "{error}"
+        );
+    }
+    let out = env.run(&["shwo", "x"]);
+    assert!(
+        out.stderr
+            .contains("hint: a similar subcommand exists: 'show'"),
+        "{}",
+        out.stderr
+    );
+}

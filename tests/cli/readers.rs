@@ -258,24 +258,6 @@ fn screens_on_a_terminal_and_in_a_pipe() {
     }
 }
 
-/// `text` without its SGR colour sequences (`ESC [ ... m`).
-fn strip_colour(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            for c in chars.by_ref() {
-                if c == 'm' {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
-}
-
 #[test]
 fn colour_only_when_asked_or_on_a_terminal_and_never_with_json() {
     let env = Env::new();
@@ -419,28 +401,6 @@ fn a_writer_refuses_a_file_that_is_not_a_ledger_and_leaves_it_untouched() {
     // A ledger whose very first write was torn is still a ledger.
     std::fs::write(env.ledger(), r#"{"v":1,"kind":"fle"#).unwrap();
     env.ok(&["fleet", "add", "fleet-alpha", "agent-a"]);
-}
-
-/// Runs the shell command line `command` on a pseudo-terminal (script(1)),
-/// with `discuss` the binary under test and TERM `term`; returns all it
-/// printed there, stdout and stderr together, without carriage returns.
-fn on_a_terminal(env: &Env, term: &str, command: &str) -> String {
-    let bin = assert_cmd::cargo::cargo_bin("discuss");
-    let out = Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .env_clear()
-        .env("DISCUSS_LEDGER", env.ledger())
-        .env("DISCUSS_NOW", env.now_ms.to_string())
-        .env("DISCUSS_ACTOR", "tester")
-        .env("DISCUSS_PROGRESS_AFTER_MS", "0")
-        .env("TERM", term)
-        .env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
-        )
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 
 #[test]

@@ -331,3 +331,43 @@ impl Env {
             .collect()
     }
 }
+
+/// Runs the shell command line `command` on a pseudo-terminal (script(1)),
+/// with `discuss` the binary under test and TERM `term`; returns all it
+/// printed there, stdout and stderr together, without carriage returns.
+pub(crate) fn on_a_terminal(env: &Env, term: &str, command: &str) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let out = std::process::Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env("DISCUSS_ACTOR", "tester")
+        .env("DISCUSS_PROGRESS_AFTER_MS", "0")
+        .env("TERM", term)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+        )
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+/// `text` without its SGR colour sequences (`ESC [ ... m`).
+pub(crate) fn strip_colour(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
+}
