@@ -35,7 +35,7 @@ fn session() -> Option<Session> {
     let allow_network_fs = std::env::var("DISCUSS_ALLOW_NETWORK_FS")
         .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on"));
     let session = Session::new(ledger.as_deref(), Some("completion"), allow_network_fs).ok()?;
-    session.ledger.exists().then_some(session)
+    session.ledger.exists().unwrap_or(false).then_some(session)
 }
 
 /// Discussion ids: those starting with the typed prefix once it is long

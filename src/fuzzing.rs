@@ -197,7 +197,21 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     let path = dir.join("ledger.jsonl");
     std::fs::write(&path, bytes).expect("the ledger");
     let ledger = crate::ledger::FileLedger::new(path.clone());
-    let view = ledger.view(ids).expect("a view of any bytes");
+    let view = match ledger.view(ids) {
+        Ok(view) => view,
+        // Bytes whose first line is no record are not a ledger: readers
+        // refuse them as writers do, and there is nothing to compare.
+        Err(err) if err.code == crate::error::ErrorCode::LedgerUnreadable => {
+            let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+            assert!(
+                bytes.contains(&b'\n') && crate::record::Record::parse(first, 1).is_err(),
+                "a ledger whose first line is a record refused: {err}"
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            return;
+        }
+        Err(err) => panic!("a view of any bytes: {err}"),
+    };
     for id in ids {
         let replayed: Vec<_> = snapshot.discussion(id).into_iter().cloned().collect();
         let cached: Vec<_> = view.discussion(id).into_iter().cloned().collect();

@@ -56,6 +56,18 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
     let mut at = ctx
         .ledger
         .stream_records((0, 0), |record| stream.record(record))?;
+    if !ctx.ledger.exists()? {
+        // An empty stream from a wrong path must not look like a quiet one.
+        let waiting = if args.follow {
+            "; waiting for it to be created"
+        } else {
+            ""
+        };
+        ctx.out.note(&format!(
+            "there is no ledger at {} yet{waiting}",
+            ctx.ledger.location()
+        ));
+    }
     if !args.follow {
         return Ok(Answer::streamed(0));
     }

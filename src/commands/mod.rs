@@ -101,12 +101,25 @@ pub(crate) fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
 /// within three edits (a typo, a dropped character).
 ///
 /// Never call it while a write is under way: it reads the ledger.
-pub(crate) fn near_match(err: Error, ctx: &Context, given: &str) -> Error {
+pub(crate) fn near_match(mut err: Error, ctx: &Context, given: &str) -> Error {
     if err.code != ErrorCode::UnknownDiscussion {
         return err;
     }
     // A hint is not worth failing the command for.
     let ids = ctx.ledger.discussion_ids().unwrap_or_default();
+    let location = ctx.ledger.location();
+    if ids.iter().any(|id| id == given) {
+        // The ledger has its lines, and derivation left them all out:
+        // they are stamped too far ahead of this clock (`ledger.md`).
+        err.message = format!(
+            "discussion {given} is in the ledger {location}, but its records are stamped more than {} s ahead of this clock; they count once the clock catches up",
+            crate::clock::MAX_SKEW_MS / 1000
+        );
+        return err
+            .detail("ledger", location)
+            .detail("ahead_of_clock", true)
+            .hint("check the clocks of the hosts that write this ledger (and DISCUSS_NOW)");
+    }
     let prefixed: Vec<&str> = ids
         .iter()
         .map(String::as_str)
@@ -121,10 +134,12 @@ pub(crate) fn near_match(err: Error, ctx: &Context, given: &str) -> Error {
             .min()
             .map(|(_, id)| id)
     };
-    match near {
+    let err = match near {
         Some(id) => err.hint(format!("did you mean {id}?")),
         None => err.hint("`discuss list` shows the discussions in this ledger"),
-    }
+    };
+    err.hint(format!("looked in {location}"))
+        .detail("ledger", location)
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -22,6 +22,8 @@ use clap::Args;
 pub(crate) struct VerifyArgs {}
 
 pub(crate) fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>> {
+    // A CI job pointed at the wrong path must not pass.
+    ctx.ledger.require_existing()?;
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
     let mut progress = Progress::new(ctx.out.json, 0, "verify: reading lines");

@@ -362,6 +362,8 @@ impl FileLedger {
         };
         self.refuse_irregular(&file)?;
         self.refuse_network_fs(&file)?;
+        // A reader pointed at a README says so (and writes no cache beside it).
+        self.refuse_foreign(&file, self.len_of(&file)?)?;
         Ok(Some(file))
     }
 
@@ -391,7 +393,7 @@ impl FileLedger {
         Err(Error::new(
             ErrorCode::LedgerUnreadable,
             format!(
-                "{} is not a discuss ledger: its first line is not a v1 record ({why}); nothing was written",
+                "{} is not a discuss ledger: its first line is not a v1 record ({why}); it was left untouched",
                 self.path.display()
             ),
         )
@@ -417,7 +419,11 @@ impl FileLedger {
         } else {
             "not a regular file"
         };
-        Err(Error::new(
+        Err(self.not_regular(what))
+    }
+
+    fn not_regular(&self, what: &str) -> Error {
+        Error::new(
             ErrorCode::LedgerUnreadable,
             format!(
                 "the ledger {} is {what}, not a regular file",
@@ -425,7 +431,7 @@ impl FileLedger {
             ),
         )
         .detail("path", self.path.display().to_string())
-        .hint("point --ledger / DISCUSS_LEDGER at a ledger file (or where one may be created)"))
+        .hint("point --ledger / DISCUSS_LEDGER at a ledger file (or where one may be created)")
     }
 
     /// Reads through the cache under the shared lock held on `file`. When
@@ -593,6 +599,11 @@ impl FileLedger {
         match options.open(&self.path) {
             Ok(file) => return Ok((file, true)),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            // The same answer as a reader's (a directory cannot be opened
+            // to write, so it is never seen as one here).
+            Err(err) if err.kind() == std::io::ErrorKind::IsADirectory => {
+                return Err(self.not_regular("a directory"));
+            }
             Err(err) => return Err(self.io_error(&err)),
         }
         let parent = self

@@ -253,12 +253,29 @@ impl Ledger {
         }
     }
 
-    /// Whether anything was ever written.
-    pub(crate) fn exists(&self) -> bool {
+    /// Whether anything was ever written (a file that is there, a
+    /// database with the tables).
+    pub(crate) fn exists(&self) -> Result<bool> {
         match self {
-            Ledger::File(file) => file.path().exists(),
-            Ledger::Postgres(pg) => pg.exists().unwrap_or(true),
+            Ledger::File(file) => Ok(file.path().exists()),
+            Ledger::Postgres(pg) => pg.exists(),
         }
+    }
+
+    /// `ledger_unreadable`, naming the location, when nothing was ever
+    /// written there: for the readers a wrong path must not pass
+    /// (`verify`, a CI job's audit).
+    pub(crate) fn require_existing(&self) -> Result<()> {
+        if self.exists()? {
+            return Ok(());
+        }
+        let location = self.location();
+        Err(Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!("there is no ledger at {location}"),
+        )
+        .detail("ledger", location)
+        .hint("point --ledger / DISCUSS_LEDGER at the ledger (a file, or a postgresql:// URL)"))
     }
 
     /// One read-validate-append step: `plan` sees the view and returns the

@@ -274,6 +274,13 @@ impl Output {
         out.flush();
     }
 
+    /// A note for a person on stderr (`note: …`), never on stdout, where
+    /// a stream's records go.
+    pub(crate) fn note(&self, text: &str) {
+        let line = format!("note: {}\n", crate::escape::printable(text, false));
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+
     /// Raw bytes on stdout (`ledger export` to stdout).
     pub(crate) fn sink(&self) -> Sink {
         Sink::stdout()

@@ -108,8 +108,8 @@ impl View for RowsView<'_> {
         if self.rows.is_empty() {
             // A ledger that is not there is said so, with where it was
             // looked for: an empty answer from the wrong path misleads.
-            if self.ledger.exists() {
-                out.text(&format!("{}\n", self.empty));
+            if self.ledger.exists().unwrap_or(true) {
+                out.text(&format!("{} in {}\n", self.empty, self.ledger.location()));
             } else {
                 out.text(&format!(
                     "{}: there is no ledger at {} yet\n",

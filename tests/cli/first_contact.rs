@@ -160,3 +160,103 @@ fn usage_errors_on_a_terminal_and_in_a_pipe() {
         out.stderr
     );
 }
+
+/// A wrong ledger path fails where CI looks, and every "nothing here"
+/// answer names the location it looked at.
+#[test]
+fn wrong_ledger_paths_do_not_pass_quietly() {
+    let env = Env::new();
+    let location = env.ledger().display().to_string();
+    // verify of a ledger that does not exist fails, naming it.
+    let err = env.fails(&["verify"], "ledger_unreadable", 1);
+    assert_eq!(err["details"]["ledger"], location.as_str());
+    let out = env.run(&["verify"]);
+    assert_eq!(out.status, 1);
+    assert!(out.stderr.contains(&location), "{}", out.stderr);
+    // events says on stderr that there is nothing there (stdout stays a
+    // stream of records).
+    let out = env.run(&["events"]);
+    assert_eq!((out.status, out.stdout.as_str()), (0, ""));
+    assert!(
+        out.stderr
+            .contains(&format!("there is no ledger at {location}")),
+        "{}",
+        out.stderr
+    );
+    let out = env.run(&["--json", "events"]);
+    assert_eq!((out.status, out.stdout.as_str()), (0, ""));
+    assert!(out.stderr.contains("no ledger at"), "{}", out.stderr);
+    // Once there is a ledger: an empty list names it, and so does show.
+    env.fleet();
+    let out = env.run(&["list"]);
+    assert_eq!(out.stdout, format!("no discussions in {location}\n"));
+    let out = env.run(&["inbox", "--agent", "agent-b"]);
+    assert_eq!(
+        out.stdout,
+        format!("nothing waits for agent-b in {location}\n")
+    );
+    let err = env.fails(&["show", "dsc_0123456789"], "unknown_discussion", 4);
+    assert_eq!(err["details"]["ledger"], location.as_str());
+    let out = env.run(&["show", "dsc_0123456789"]);
+    assert!(
+        out.stderr.contains(&format!("hint: looked in {location}")),
+        "{}",
+        out.stderr
+    );
+    env.ok(&["verify"]);
+}
+
+/// A reader pointed at a file that is not a ledger says so and creates
+/// nothing beside it; a directory is the same `ledger_unreadable` for
+/// readers and writers.
+#[test]
+fn readers_of_a_file_that_is_not_a_ledger_refuse_it_and_create_nothing() {
+    let env = Env::file();
+    let readme = env.dir.path().join("README.md");
+    std::fs::write(&readme, "# notes\n\nnot a ledger\n").unwrap();
+    let folder = env.dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    for location in [&readme, &folder] {
+        for args in [
+            &["list"][..],
+            &["list", "--status", "closed"][..],
+            &["inbox", "--agent", "a"][..],
+            &["show", "dsc_0123456789"][..],
+            &["verify"][..],
+            &["events"][..],
+            &["ledger", "export"][..],
+            &["fleet", "add", "f", "a"][..],
+        ] {
+            let mut all = vec!["--json"];
+            all.extend_from_slice(args);
+            let out = env.run_with(&[("DISCUSS_LEDGER", location.to_str().unwrap())], &all, "");
+            assert_eq!(out.status, 1, "{location:?} {args:?}: {}", out.stderr);
+            assert_eq!(
+                out.error()["code"],
+                "ledger_unreadable",
+                "{location:?} {args:?}"
+            );
+            assert!(
+                out.error()["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(location.to_str().unwrap())
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(&readme).unwrap(),
+        "# notes\n\nnot a ledger\n"
+    );
+    let mut names: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["README.md", "folder"],
+        "no cache beside a file that is not a ledger"
+    );
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+}

@@ -214,6 +214,8 @@ fn screens_on_a_terminal_and_in_a_pipe() {
         ("inbox", "inbox --agent agent-b"),
         ("error", "show dsc_01a22c54cf45778d95b834b2c27f2175"),
     ];
+    // The ledger's location differs from run to run (and on a database).
+    let location = env.ledger().display().to_string();
     let escapes = |text: &str| text.replace('\u{1b}', "⎋");
     for (name, args) in screens {
         for columns in [80usize, 200] {
@@ -224,8 +226,8 @@ fn screens_on_a_terminal_and_in_a_pipe() {
                     &format!("stty cols {columns} rows 50; discuss --color {colour} {args}"),
                 )
             };
-            let plain = screen("never");
-            let coloured = screen("always");
+            let plain = screen("never").replace(&location, "[LEDGER]");
+            let coloured = screen("always").replace(&location, "[LEDGER]");
             assert!(!plain.contains('\u{1b}'), "{name}: {plain:?}");
             if name != "inbox" {
                 // inbox shows only open rows, whose colour is checked in list.
@@ -252,7 +254,7 @@ fn screens_on_a_terminal_and_in_a_pipe() {
         }
         // In a pipe: no colour, no width, nothing wrapped or cut.
         let out = env.run(&args.split(' ').collect::<Vec<_>>());
-        let piped = out.stdout + &out.stderr;
+        let piped = (out.stdout + &out.stderr).replace(&location, "[LEDGER]");
         assert!(!piped.contains('\u{1b}'), "{name}: {piped:?}");
         insta::assert_snapshot!(format!("pipe_{name}"), piped);
     }
