@@ -162,10 +162,18 @@ pub(crate) fn listed(
     })
 }
 
-/// The rows of `inbox`: open discussions whose head is addressed to `agent`.
+/// The rows of `inbox`: discussions whose head is addressed to `agent`
+/// and which are open (what it could be woken for) or active with its
+/// live attempt (the turn it was woken for and must answer; a live
+/// attempt is always the head recipient's).
 pub(crate) fn inbox_rows(session: &Session, agent: &str) -> Result<(Vec<Row>, i64)> {
     ids::check_name("agent_id", agent)?;
     rows_of(session, true, |row| {
-        row.status == Status::Open && row.head_to_agent_id.as_deref() == Some(agent)
+        let waiting = match row.status {
+            Status::Open => true,
+            Status::Active => row.live_attempt_id.is_some(),
+            _ => false,
+        };
+        waiting && row.head_to_agent_id.as_deref() == Some(agent)
     })
 }

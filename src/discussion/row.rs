@@ -22,6 +22,14 @@ pub struct Row {
     pub head_to_agent_id: Option<String>,
     pub updated_at_ms: i64,
     pub escalated: bool,
+    /// The attempt that is live (reserved or started, before its
+    /// deadline), if any: what the woken agent answers with `reply`.
+    /// (Absent from summaries written before it existed: a settled row
+    /// never has one.)
+    #[serde(default)]
+    pub live_attempt_id: Option<String>,
+    #[serde(default)]
+    pub live_attempt_deadline_ms: Option<i64>,
 }
 
 impl Row {
@@ -40,6 +48,8 @@ impl Row {
             head_to_agent_id: d.head().map(|h| h.to_agent_id.clone()),
             updated_at_ms: d.updated_at_ms,
             escalated: d.escalation.is_some(),
+            live_attempt_id: d.live_attempt().map(|a| a.attempt_id.clone()),
+            live_attempt_deadline_ms: d.live_attempt().map(|a| a.deadline_ms),
         }
     }
 }

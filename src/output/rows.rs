@@ -20,6 +20,8 @@ struct RowJson<'a> {
     head_to_agent_id: Option<&'a str>,
     updated_at: super::At,
     escalated: bool,
+    live_attempt_id: Option<&'a str>,
+    live_attempt_deadline_at: Option<super::At>,
 }
 
 impl<'a> From<&'a Row> for RowJson<'a> {
@@ -35,6 +37,8 @@ impl<'a> From<&'a Row> for RowJson<'a> {
             head_to_agent_id: row.head_to_agent_id.as_deref(),
             updated_at: super::At(row.updated_at_ms),
             escalated: row.escalated,
+            live_attempt_id: row.live_attempt_id.as_deref(),
+            live_attempt_deadline_at: row.live_attempt_deadline_ms.map(super::At),
         }
     }
 }

@@ -53,22 +53,52 @@ fn list_filters_and_orders_newest_first_without_writing() {
 
 #[test]
 fn inbox_shows_what_an_agent_could_be_woken_for_and_writes_nothing() {
-    let env = Env::new();
+    let mut env = Env::new();
     let (dsc, root) = env.discussion(&[]);
+    env.advance(1);
     let (busy, busy_root) = env.discussion(&[]);
-    env.wake(&busy, "agent-b", &busy_root);
+    let attempt = env.wake(&busy, "agent-b", &busy_root);
     let before = env.ledger_bytes();
     let inbox = env.ok(&["inbox", "--agent", "agent-b"]);
-    let ids: Vec<&str> = inbox["discussions"]
-        .as_array()
-        .unwrap()
+    let rows = inbox["discussions"].as_array().unwrap();
+    let ids: Vec<&str> = rows
         .iter()
         .map(|d| d["discussion_id"].as_str().unwrap())
         .collect();
+    let mut expected = [busy.as_str(), dsc.as_str()];
+    expected.sort_unstable();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
     assert_eq!(
-        ids,
-        [dsc.as_str()],
-        "only open discussions addressed to agent-b"
+        sorted, expected,
+        "open discussions addressed to agent-b, and its live turn"
+    );
+    // The live turn's row carries what a reply needs.
+    let busy_row = rows
+        .iter()
+        .find(|r| r["discussion_id"] == busy.as_str())
+        .unwrap();
+    assert_eq!(busy_row["status"], "active");
+    assert_eq!(busy_row["live_attempt_id"], attempt.as_str());
+    let shown = env.show(&busy);
+    assert_eq!(
+        busy_row["live_attempt_deadline_at"],
+        shown["attempts"][0]["deadline_at"]
+    );
+    let open_row = rows
+        .iter()
+        .find(|r| r["discussion_id"] == dsc.as_str())
+        .unwrap();
+    assert_eq!(open_row["live_attempt_id"], serde_json::Value::Null);
+    assert_eq!(
+        open_row["live_attempt_deadline_at"],
+        serde_json::Value::Null
+    );
+    // list carries the same fields.
+    let listed = env.ok(&["list", "--status", "active"]);
+    assert_eq!(
+        listed["discussions"][0]["live_attempt_id"],
+        attempt.as_str()
     );
     assert_eq!(
         env.ok(&["inbox", "--agent", "agent-a"])["discussions"],
@@ -80,6 +110,12 @@ fn inbox_shows_what_an_agent_could_be_woken_for_and_writes_nothing() {
         "inbox writes nothing and wakes nothing"
     );
     assert_eq!(env.status(&dsc), "open");
+    // Once the turn lapses it is no one's to answer.
+    env.advance(61_000);
+    let inbox = env.ok(&["inbox", "--agent", "agent-b"]);
+    assert_eq!(inbox["discussions"].as_array().unwrap().len(), 1);
+    assert_eq!(inbox["discussions"][0]["discussion_id"], dsc.as_str());
+    assert_eq!(env.status(&busy), "deadman");
     let _ = root;
 }
 
@@ -473,8 +509,9 @@ fn rows_carry_the_head_to_wake_on_and_quiet_prints_only_ids() {
     assert_eq!(listed, both);
     let out = env.run(&["list", "--quiet"]);
     assert_eq!(out.stdout, order);
+    // The woken turn stays in the inbox until it is answered.
     let out = env.run(&["inbox", "--agent", "agent-b", "-q"]);
-    assert_eq!(out.stdout, format!("{second}\n"));
+    assert_eq!(out.stdout, order);
     // -q wins over --json: ids are what a script asked for.
     let out = env.run(&["--json", "list", "-q"]);
     assert_eq!(out.stdout, order);
