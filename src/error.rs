@@ -131,6 +131,10 @@ pub struct Error {
     /// Boxed to keep `Result<T, Error>` small.
     pub details: Box<Map<String, Value>>,
     pub hints: Vec<String>,
+    /// The hints as a tool caller (`call`, MCP) reads them: fields of the
+    /// request instead of command-line flags. Empty when `hints` speak of
+    /// neither.
+    pub tool_hints: Vec<String>,
     /// For usage errors: how the command is written (`discuss show <DSC>`).
     pub usage: Option<String>,
 }
@@ -144,6 +148,7 @@ impl Error {
             message: message.into(),
             details: Box::default(),
             hints: Vec::new(),
+            tool_hints: Vec::new(),
             usage: None,
         }
     }
@@ -161,7 +166,30 @@ impl Error {
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hints.push(hint.into());
+        let hint = hint.into();
+        if !self.tool_hints.is_empty() {
+            self.tool_hints.push(hint.clone());
+        }
+        self.hints.push(hint);
+        self
+    }
+
+    /// A hint in two phrasings: for the command line, and for a tool
+    /// caller, who changes fields of a request rather than flags.
+    pub fn hint_each(mut self, cli: impl Into<String>, tool: impl Into<String>) -> Self {
+        if self.tool_hints.is_empty() {
+            self.tool_hints = self.hints.clone();
+        }
+        self.hints.push(cli.into());
+        self.tool_hints.push(tool.into());
+        self
+    }
+
+    /// The error as a tool call answers it: the hints in the tool's terms.
+    pub fn for_tools(mut self) -> Self {
+        if !self.tool_hints.is_empty() {
+            self.hints = std::mem::take(&mut self.tool_hints);
+        }
         self
     }
 

@@ -12,6 +12,8 @@ pub(crate) struct Session {
     pub clock: Clock,
     /// Recorded as `by` on every record written.
     pub actor: String,
+    /// Whether the ledger is the default one (no --ledger, no DISCUSS_LEDGER).
+    pub defaulted_ledger: bool,
 }
 
 impl Session {
@@ -22,6 +24,7 @@ impl Session {
         actor: Option<&str>,
         allow_network_fs: bool,
     ) -> Result<Session> {
+        let defaulted_ledger = ledger.is_none_or(|l| l.as_os_str().is_empty());
         let location = match ledger {
             Some(location) if !location.as_os_str().is_empty() => location.to_path_buf(),
             _ => crate::user::default_ledger_path().ok_or_else(|| {
@@ -46,6 +49,7 @@ impl Session {
             ledger: Ledger::at(location, allow_network_fs)?.summarize_with(crate::lists::summarize),
             clock: Clock::from_env()?,
             actor,
+            defaulted_ledger,
         })
     }
 

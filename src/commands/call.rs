@@ -110,6 +110,16 @@ pub(crate) fn answer(
     request: Map<String, Value>,
     agent: Option<&str>,
 ) -> Result<Value> {
+    // A tool caller changes fields, not flags: hints say so.
+    answer_request(ctx, tool, request, agent).map_err(Error::for_tools)
+}
+
+fn answer_request(
+    ctx: &Context,
+    tool: &str,
+    request: Map<String, Value>,
+    agent: Option<&str>,
+) -> Result<Value> {
     let Some((tool, fields)) = TOOLS.iter().find(|(name, _)| *name == tool) else {
         return Err(
             Error::new(ErrorCode::InvalidArgument, format!("unknown tool {tool:?}"))

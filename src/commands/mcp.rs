@@ -56,6 +56,7 @@ pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }
+    announce(&ctx);
     let ctx = Arc::new(ctx);
     let server = Server {
         ctx: Arc::clone(&ctx),
@@ -72,6 +73,25 @@ pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
     // its own runtime to say goodbye, which tokio forbids inside another.
     drop(ctx);
     Ok(0)
+}
+
+/// Says on stderr which ledger is served, and warns when it is the
+/// default one and does not exist: a host that passes no `DISCUSS_LEDGER`
+/// (most pass only HOME and PATH) would otherwise get empty answers from
+/// a ledger nobody writes.
+fn announce(ctx: &Context) {
+    let location = ctx.ledger.location();
+    ctx.out.note(&format!(
+        "discuss mcp serves the {} ledger {location}",
+        ctx.ledger.kind()
+    ));
+    if ctx.defaulted_ledger && !ctx.ledger.exists().unwrap_or(true) {
+        ctx.out.note(
+            "warning: that is the default ledger and it does not exist yet; \
+             set DISCUSS_LEDGER in the host's MCP server configuration (env) \
+             to the ledger the other agents use",
+        );
+    }
 }
 
 /// Serves one session on stdin and stdout. Between stdin and the SDK sits a
@@ -264,9 +284,108 @@ fn schema(properties: Value, required: &[&str]) -> Arc<Map<String, Value>> {
     Arc::new(object)
 }
 
+/// The tools with their annotations and output schemas. Writes only
+/// append to the ledger (nothing is ever overwritten or deleted), so none
+/// is destructive; readers are read-only; none reaches beyond the ledger.
+fn tools(pinned: bool) -> Vec<Tool> {
+    use rmcp::model::ToolAnnotations;
+    input_tools(pinned)
+        .into_iter()
+        .map(|tool| {
+            let read_only = matches!(&*tool.name, "get_discussion" | "list_discussions" | "inbox");
+            let output = output_schema(&tool.name);
+            tool.with_annotations(
+                ToolAnnotations::new()
+                    .read_only(read_only)
+                    .destructive(false)
+                    .idempotent(read_only)
+                    .open_world(false),
+            )
+            .with_raw_output_schema(output)
+        })
+        .collect()
+}
+
+/// What a success answers (`structuredContent`), as `discuss call` prints
+/// it: the fields every answer has, with their types. Clients check
+/// answers against it, so it states only what always holds.
+fn output_schema(tool: &str) -> Arc<Map<String, Value>> {
+    let id = json!({"type": "string"});
+    let maybe_id = json!({"type": ["string", "null"]});
+    let status = json!({"type": "string", "enum": ["open", "active", "closed", "deadman",
+        "expired", "exhausted", "invalid"]});
+    let attempt = json!({"type": "object", "required": ["attempt_id", "agent_id", "turn",
+        "head_message_id", "state", "reserved_at", "deadline_at"], "properties": {
+        "attempt_id": id, "agent_id": id, "turn": {"type": "integer"}, "head_message_id": id,
+        "state": {"type": "string"}, "reserved_at": id, "deadline_at": id}});
+    let row = json!({"type": "object", "required": ["discussion_id", "fleet_id", "participants",
+        "status", "turns_used", "max_turns", "head_message_id", "head_to_agent_id", "updated_at",
+        "escalated", "live_attempt_id", "live_attempt_deadline_at"], "properties": {
+        "discussion_id": id, "fleet_id": maybe_id, "participants": {"type": "array",
+        "items": id}, "status": status, "turns_used": {"type": "integer"},
+        "max_turns": {"type": "integer"}, "head_message_id": maybe_id,
+        "head_to_agent_id": maybe_id, "updated_at": id, "escalated": {"type": "boolean"},
+        "live_attempt_id": maybe_id, "live_attempt_deadline_at": maybe_id}});
+    let (properties, required): (Value, &[&str]) = match tool {
+        "ask_peer" => (
+            json!({"discussion_id": id, "root_message_id": id, "head_message_id": id,
+                "status": status, "policy": {"type": "object"},
+                "attempt": {"anyOf": [attempt, {"type": "null"}]},
+                "replayed": {"type": "boolean"}}),
+            &[
+                "discussion_id",
+                "root_message_id",
+                "head_message_id",
+                "status",
+                "policy",
+                "attempt",
+            ],
+        ),
+        "wake_agent" => (
+            json!({"discussion_id": id, "attempt": attempt, "replayed": {"type": "boolean"}}),
+            &["discussion_id", "attempt"],
+        ),
+        "reply_discussion" => (
+            json!({"discussion_id": id, "message_id": id, "turn": {"type": "integer"},
+                "status": status, "head_message_id": id, "replayed": {"type": "boolean"}}),
+            &[
+                "discussion_id",
+                "message_id",
+                "turn",
+                "status",
+                "head_message_id",
+            ],
+        ),
+        "get_discussion" => (
+            json!({"discussion_id": id, "status": status, "participants": {"type": "array"},
+                "policy": {"type": ["object", "null"]}, "turns_used": {"type": "integer"},
+                "head": {"type": ["object", "null"]}, "transcript": {"type": "array"},
+                "attempts": {"type": "array"}, "escalation": {"type": ["object", "null"]},
+                "integrity_findings": {"type": "array"}}),
+            &[
+                "discussion_id",
+                "status",
+                "participants",
+                "transcript",
+                "attempts",
+                "integrity_findings",
+            ],
+        ),
+        _ => (
+            json!({"discussions": {"type": "array", "items": row}}),
+            &["discussions"],
+        ),
+    };
+    let mut object = Map::new();
+    object.insert("type".into(), "object".into());
+    object.insert("properties".into(), properties);
+    object.insert("required".into(), required.into());
+    Arc::new(object)
+}
+
 /// The tools and their input schemas. With a pinned agent, `inbox` needs
 /// no `agent_id`.
-fn tools(pinned: bool) -> Vec<Tool> {
+fn input_tools(pinned: bool) -> Vec<Tool> {
     let statuses = [
         "invalid",
         "closed",
@@ -382,8 +501,10 @@ fn tools(pinned: bool) -> Vec<Tool> {
         ),
         Tool::new(
             "inbox",
-            "The open discussions whose head is addressed to an agent: what it could be \
-             woken for. Never writes, never wakes.",
+            "The discussions whose head is addressed to an agent: open ones (what it could \
+             be woken for) and its live turn (active, with live_attempt_id and \
+             live_attempt_deadline_at: reply_discussion with that attempt_id and \
+             head_message_id before the deadline). Never writes, never wakes.",
             schema(
                 json!({
                     "agent_id": name(if pinned {

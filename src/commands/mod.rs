@@ -92,7 +92,10 @@ pub(crate) fn resolve_discussion(ctx: &Context, given: &str) -> Result<String> {
                 .map(|id| id.as_str())
                 .collect::<Vec<_>>(),
         )
-        .hint("give more of the id (`discuss list` shows them whole)")),
+        .hint_each(
+            "give more of the id (`discuss list` shows them whole)",
+            "give more of the id (list_discussions shows them whole)",
+        )),
     }
 }
 
@@ -136,7 +139,10 @@ pub(crate) fn near_match(mut err: Error, ctx: &Context, given: &str) -> Error {
     };
     let err = match near {
         Some(id) => err.hint(format!("did you mean {id}?")),
-        None => err.hint("`discuss list` shows the discussions in this ledger"),
+        None => err.hint_each(
+            "`discuss list` shows the discussions in this ledger",
+            "list_discussions shows the discussions in this ledger",
+        ),
     };
     err.hint(format!("looked in {location}"))
         .detail("ledger", location)

@@ -210,7 +210,10 @@ pub fn parse_body(payload: &str) -> Result<Value> {
             ErrorCode::PayloadNotJson,
             format!("payload is not JSON: {e}"),
         )
-        .hint(r#"pass a JSON value, e.g. --payload '{"body":"Refactor auth module?"}'"#)
+        .hint_each(
+            r#"pass a JSON value, e.g. --payload '{"body":"Refactor auth module?"}'"#,
+            r#"payload is a JSON value serialized as a string, e.g. "{\"body\":\"Refactor auth module?\"}""#,
+        )
     })
 }
 

@@ -28,10 +28,16 @@ pub fn plan_ask(
             format!("no fleet {}", request.fleet),
         )
         .detail("fleet_id", request.fleet.as_str())
-        .hint(format!(
-            "register the agents first: `discuss fleet add {} {} {}`",
-            request.fleet, request.from, request.to
-        )));
+        .hint_each(
+            format!(
+                "register the agents first: `discuss fleet add {} {} {}`",
+                request.fleet, request.from, request.to
+            ),
+            format!(
+                "no tool makes fleets: an operator registers the agents (discuss fleet add {} {} {})",
+                request.fleet, request.from, request.to
+            ),
+        ));
     };
     let missing: Vec<&str> = [request.from.as_str(), request.to.as_str()]
         .into_iter()
@@ -48,11 +54,18 @@ pub fn plan_ask(
         )
         .detail("fleet_id", request.fleet.as_str())
         .detail("agent_ids", missing.clone())
-        .hint(format!(
-            "`discuss fleet add {} {}` registers them",
-            request.fleet,
-            missing.join(" ")
-        )));
+        .hint_each(
+            format!(
+                "`discuss fleet add {} {}` registers them",
+                request.fleet,
+                missing.join(" ")
+            ),
+            format!(
+                "no tool changes fleets: an operator registers them (discuss fleet add {} {})",
+                request.fleet,
+                missing.join(" ")
+            ),
+        ));
     }
     if request.wake_peer {
         global.check_quota(&request.to, stamp.at_ms)?;

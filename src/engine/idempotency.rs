@@ -28,7 +28,10 @@ pub fn check_key(key: &str) -> Result<()> {
         format!("idempotency key {key:?} is not 1 to 128 characters of [A-Za-z0-9._:-]"),
     )
     .detail("field", "idempotency_key")
-    .hint("e.g. --idempotency-key build-4711:review"))
+    .hint_each(
+        "e.g. --idempotency-key build-4711:review",
+        "e.g. \"idempotency_key\": \"build-4711:review\"",
+    ))
 }
 
 /// What a request is, for telling a retry from another request: the

@@ -98,6 +98,65 @@ pub fn unknown_discussion(discussion_id: &str) -> Error {
     .detail("discussion_id", discussion_id)
 }
 
+/// The id that `given` names among a discussion's `known` ids of one
+/// kind (`prefix`: `msg_`, `att_`): itself when it is one of them, else the
+/// one it is a prefix of when it has at least four characters after
+/// `prefix` (`ambiguous_id` when several start with it); else `given`
+/// unchanged, for the caller's own "no such" error.
+pub(crate) fn resolve_among<'a>(
+    what: &str,
+    prefix: &str,
+    given: &str,
+    known: impl Iterator<Item = &'a str> + Clone,
+) -> Result<String> {
+    const SHORTEST_AFTER_PREFIX: usize = 4;
+    if known.clone().any(|id| id == given) || given.len() < prefix.len() + SHORTEST_AFTER_PREFIX {
+        return Ok(given.to_owned());
+    }
+    let mut matches: Vec<&str> = known.filter(|id| id.starts_with(given)).collect();
+    matches.dedup();
+    match matches.as_slice() {
+        [] => Ok(given.to_owned()),
+        [one] => Ok((*one).to_owned()),
+        many => Err(Error::new(
+            ErrorCode::AmbiguousId,
+            format!(
+                "{given} is the start of {} {what} ids of this discussion",
+                many.len()
+            ),
+        )
+        .detail("prefix", given)
+        .detail(
+            "candidates",
+            many.iter().take(10).copied().collect::<Vec<_>>(),
+        )
+        .hint("give more of the id")),
+    }
+}
+
+/// `stale_head` for an id that is not the head: the seed's code either
+/// way, but a message says whether `given` is an older message of the
+/// discussion (the head moved: a race) or names none of its messages (a
+/// typo), and `details.known` tells a program which.
+pub(crate) fn stale_head(discussion: &Discussion, head: &Entry, field: &str, given: &str) -> Error {
+    let known = discussion.transcript.iter().any(|m| m.message_id == given);
+    let message = if known {
+        format!(
+            "the head of {} moved: it is {} now, not {given} (an older message)",
+            discussion.id, head.message_id
+        )
+    } else {
+        format!(
+            "{} has no message {given}; its head is {}",
+            discussion.id, head.message_id
+        )
+    };
+    Error::new(ErrorCode::StaleHead, message)
+        .detail("head_message_id", head.message_id.as_str())
+        .detail(field, given)
+        .detail("known", known)
+}
+
 /// A discussion that takes writes, with its root and its head.
 pub struct Writable {
     pub discussion: Discussion,
@@ -139,7 +198,10 @@ pub fn writable_discussion(
         )
         .detail("discussion_id", discussion_id)
         .detail("status", discussion.status.as_str())
-        .hint("start a new discussion with `discuss ask`"));
+        .hint_each(
+            "start a new discussion with `discuss ask`",
+            "start a new discussion with ask_peer",
+        ));
     }
     // The derivation gives every discussion that is not invalid a root,
     // and its root is its first head.

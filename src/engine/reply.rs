@@ -23,13 +23,32 @@ pub fn plan_reply(
         root,
         head,
     } = writable_discussion(global, &request.discussion_id, existing, stamp.at_ms)?;
+    // Ids may be given as unique prefixes among this discussion's: what
+    // is written carries them whole.
+    let mut request = request.clone();
+    request.attempt_id = super::resolve_among(
+        "attempt",
+        ids::ATTEMPT,
+        &request.attempt_id,
+        discussion.attempts.iter().map(|a| a.attempt_id.as_str()),
+    )?;
+    request.reply_to = super::resolve_among(
+        "message",
+        ids::MESSAGE,
+        &request.reply_to,
+        discussion.transcript.iter().map(|m| m.message_id.as_str()),
+    )?;
+    let request = &request;
     let Some(attempt) = discussion.attempt(&request.attempt_id) else {
         return Err(Error::new(
             ErrorCode::UnknownAttempt,
             format!("{} has no attempt {}", discussion.id, request.attempt_id),
         )
         .detail("attempt_id", request.attempt_id.as_str())
-        .hint("reply with the attempt id that `discuss wake` printed"));
+        .hint_each(
+            "reply with the attempt id that `discuss wake` printed",
+            "reply with the attempt_id that wake_agent answered (inbox rows carry live_attempt_id)",
+        ));
     };
     if attempt.agent_id != request.agent {
         return Err(Error::new(
@@ -55,18 +74,22 @@ pub fn plan_reply(
         )
         .detail("attempt_id", attempt.attempt_id.as_str())
         .detail("state", attempt.state.as_str())
-        .hint("no retries: a new turn needs a new `discuss wake`"));
+        .hint_each(
+            "no retries: a new turn needs a new `discuss wake`",
+            "no retries: a new turn needs a new wake_agent",
+        ));
     }
     if request.reply_to != head.message_id {
-        return Err(Error::new(
-            ErrorCode::StaleHead,
-            format!(
-                "the head of {} is {}, not {}",
-                discussion.id, head.message_id, request.reply_to
-            ),
+        return Err(super::stale_head(
+            &discussion,
+            &head,
+            "reply_to_message_id",
+            &request.reply_to,
         )
-        .detail("head_message_id", head.message_id.as_str())
-        .hint(format!("reply to the head: --reply-to {}", head.message_id)));
+        .hint_each(
+            format!("reply to the head: --reply-to {}", head.message_id),
+            format!("reply to the head: reply_to_message_id {}", head.message_id),
+        ));
     }
     let envelope = request.envelope(attempt.turn)?;
     let message = stamp.record(

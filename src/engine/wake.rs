@@ -24,20 +24,26 @@ pub fn plan_wake(
         root,
         head,
     } = writable_discussion(global, &request.discussion_id, existing, stamp.at_ms)?;
-    if head.message_id != request.expected_head {
-        return Err(Error::new(
-            ErrorCode::StaleHead,
-            format!(
-                "the head of {} is {}, not {}",
-                discussion.id, head.message_id, request.expected_head
-            ),
+    let expected_head = super::resolve_among(
+        "message",
+        ids::MESSAGE,
+        &request.expected_head,
+        discussion.transcript.iter().map(|m| m.message_id.as_str()),
+    )?;
+    if head.message_id != expected_head {
+        return Err(super::stale_head(
+            &discussion,
+            &head,
+            "expected_head_message_id",
+            &expected_head,
         )
-        .detail("head_message_id", head.message_id.as_str())
-        .detail("expected_head_message_id", request.expected_head.as_str())
-        .hint(format!(
-            "read the new head first: `discuss show {}`",
-            discussion.id
-        )));
+        .hint_each(
+            format!("read the head first: `discuss show {}`", discussion.id),
+            format!(
+                "read the head first (get_discussion {}), then wake on head.message_id",
+                discussion.id
+            ),
+        ));
     }
     if head.to_agent_id != request.agent {
         return Err(Error::new(
@@ -64,10 +70,16 @@ pub fn plan_wake(
         .detail("attempt_id", live.attempt_id.as_str())
         .detail("agent_id", live.agent_id.as_str())
         .detail("deadline_at", format_ms(live.deadline_ms))
-        .hint(format!(
-            "wait for it: `discuss wait {} --until open,terminal`",
-            discussion.id
-        )));
+        .hint_each(
+            format!(
+                "wait for it: `discuss wait {} --until open,terminal`",
+                discussion.id
+            ),
+            format!(
+                "wait for its deadline_at, then read the discussion again (get_discussion {})",
+                discussion.id
+            ),
+        ));
     }
     global.check_quota(&request.agent, stamp.at_ms)?;
     let attempt_id = ids::new_id(ids::ATTEMPT);

@@ -681,8 +681,8 @@ fn errors_without_json_are_human_with_hints() {
     settings.add_filter(r"(dsc|msg)_[0-9a-f]{32}", "[$1]");
     settings.bind(|| {
         insta::assert_snapshot!(stale, @r"
-        error[stale_head]: the head of [dsc] is [msg], not [msg]
-        hint: read the new head first: `discuss show [dsc]`
+        error[stale_head]: [dsc] has no message [msg]; its head is [msg]
+        hint: read the head first: `discuss show [dsc]`
         ");
     });
 }

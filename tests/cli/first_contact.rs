@@ -260,3 +260,150 @@ fn readers_of_a_file_that_is_not_a_ledger_refuse_it_and_create_nothing() {
     );
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
+
+/// `discuss mcp` says on stderr which ledger it serves, and warns when
+/// that is the default one and it does not exist (a host that passes no
+/// DISCUSS_LEDGER would otherwise get empty answers for ever).
+#[test]
+fn mcp_names_its_ledger_and_warns_of_an_empty_default() {
+    let env = Env::file();
+    let out = env.run(&["mcp"]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let location = env.ledger().display().to_string();
+    assert!(
+        out.stderr
+            .contains(&format!("serves the file ledger {location}")),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    assert!(
+        out.stdout.is_empty(),
+        "stdout carries only protocol messages"
+    );
+    // As a host that passes only HOME and PATH starts it.
+    let home = env.dir.path().join("home");
+    let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .arg("mcp")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let default = home.join(".local/state/discuss/ledger.jsonl");
+    assert!(stderr.contains(&default.display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains("warning: that is the default ledger and it does not exist"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("DISCUSS_LEDGER"), "{stderr}");
+    assert!(!default.exists(), "reading creates nothing");
+}
+
+/// A mistyped head is not a race, message and attempt ids take unique
+/// prefixes, and a discussion stamped ahead of the clock says so.
+#[test]
+fn ids_that_name_nothing_say_so() {
+    let mut env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let wake = |head: &str| {
+        [
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            head,
+        ]
+        .map(str::to_owned)
+    };
+    let typo = env.fails(
+        &wake("msg_00000000").each_ref().map(String::as_str),
+        "stale_head",
+        5,
+    );
+    assert_eq!(typo["details"]["known"], false, "{typo}");
+    assert!(
+        typo["message"]
+            .as_str()
+            .unwrap()
+            .contains("has no message msg_00000000"),
+        "{typo}"
+    );
+    // A unique prefix of the head names it.
+    let woken = env.ok(&wake(&root[..12]).each_ref().map(String::as_str));
+    let attempt = woken["attempt"]["attempt_id"].as_str().unwrap().to_owned();
+    assert_eq!(woken["attempt"]["head_message_id"], root.as_str());
+    let replied = env.ok(&reply_args(
+        &dsc,
+        "agent-b",
+        &attempt[..12],
+        &root[..12],
+        "question",
+        "{}",
+    ));
+    assert_eq!(replied["turn"], 2);
+    let record = env
+        .records()
+        .into_iter()
+        .rfind(|r| r["kind"] == "message")
+        .unwrap();
+    let envelope: serde_json::Value =
+        serde_json::from_str(record["payload"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        envelope["reply_to_message_id"],
+        root.as_str(),
+        "ids are written whole"
+    );
+    assert_eq!(envelope["attempt_id"], attempt.as_str());
+    // The root is an older message now: the head moved, a real race.
+    let moved = env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-a",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+        "stale_head",
+        5,
+    );
+    assert_eq!(moved["details"]["known"], true, "{moved}");
+    assert!(
+        moved["message"].as_str().unwrap().contains("moved"),
+        "{moved}"
+    );
+    // A record two hours ahead of this clock: known to the ledger, left
+    // out of derivation, and said so (not "did you mean" the same id).
+    let ahead = "dsc_01a2ffffffff7000800000000000ahead";
+    let future = serde_json::json!({"v":1,"kind":"message","id":"msg_01a2ffffffff7000800000000000ahe1",
+        "at_ms": env.now_ms + 7_200_000, "by":"other-host","fleet_id":"fleet-alpha",
+        "from_agent_id":"agent-a","to_agent_id":"agent-b","correlation_id":ahead,
+        "payload": serde_json::json!({"schema":"discussion/v1","discussion_id":ahead,"turn":1,
+            "type":"ask","reply_to_message_id":null,"attempt_id":null,"close":false,
+            "policy":{"max_turns":4,"timeout_ms":300000,"turn_timeout_ms":60000},
+            "body":{}}).to_string()});
+    env.append_raw(&format!("{future}\n"));
+    let err = env.fails(&["show", ahead], "unknown_discussion", 4);
+    assert_eq!(err["details"]["ahead_of_clock"], true, "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("ahead of this clock"),
+        "{err}"
+    );
+    assert!(!err.to_string().contains("did you mean"), "{err}");
+    env.advance(7_200_000);
+    assert_eq!(
+        env.status(ahead),
+        "open",
+        "it counts once the clock catches up"
+    );
+}

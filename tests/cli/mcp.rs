@@ -185,8 +185,77 @@ fn the_server_says_who_it_is_and_its_schemas_are_the_seeds() {
             "boolean"
         );
         assert_eq!(schema("inbox")["required"], json!(["agent_id"]));
+        // Hints for hosts: readers are read-only (no approval needed to
+        // read), writes only append, nothing reaches beyond the ledger.
+        for tool in &tools {
+            let notes = tool.annotations.as_ref().expect("annotations");
+            let reader = matches!(&*tool.name, "get_discussion" | "list_discussions" | "inbox");
+            assert_eq!(notes.read_only_hint, Some(reader), "{}", tool.name);
+            assert_eq!(notes.destructive_hint, Some(false), "{}", tool.name);
+            assert_eq!(notes.idempotent_hint, Some(reader), "{}", tool.name);
+            assert_eq!(notes.open_world_hint, Some(false), "{}", tool.name);
+            let output = tool.output_schema.as_ref().expect("outputSchema");
+            assert_eq!(output["type"], "object", "{}", tool.name);
+            assert!(
+                !output["required"].as_array().unwrap().is_empty(),
+                "{}",
+                tool.name
+            );
+        }
         client.cancel().await.unwrap();
     });
+}
+
+/// `value` has what `schema` (an output schema) says it has: every
+/// required field, each declared field of a declared type, and the same
+/// of the items of declared arrays. (The Python and TypeScript SDKs'
+/// clients in `.ci/run` validate with full JSON Schema.)
+fn conforms(schema: &Value, value: &Value, at: &str) {
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if !types.is_empty() {
+        assert!(
+            types.contains(&kind) || (kind == "integer" && types.contains(&"number")),
+            "{at}: {kind} where the schema says {types:?}"
+        );
+    }
+    if let Some(any) = schema["anyOf"].as_array() {
+        assert!(
+            any.iter()
+                .any(|s| std::panic::catch_unwind(|| conforms(s, value, at)).is_ok()),
+            "{at}: none of anyOf"
+        );
+    }
+    if let Some(required) = schema["required"].as_array() {
+        for field in required {
+            let field = field.as_str().unwrap();
+            assert!(value.get(field).is_some(), "{at}: {field} is missing");
+        }
+    }
+    if let (Some(properties), Value::Object(fields)) = (schema["properties"].as_object(), value) {
+        for (name, sub) in properties {
+            if let Some(v) = fields.get(name) {
+                conforms(sub, v, &format!("{at}.{name}"));
+            }
+        }
+    }
+    if let (Some(items), Value::Array(values)) = (schema.get("items"), value) {
+        for (i, v) in values.iter().enumerate() {
+            conforms(items, v, &format!("{at}[{i}]"));
+        }
+    }
 }
 
 #[test]
@@ -209,17 +278,34 @@ fn four_turns(lifecycle: ClientLifecycleMode, expected: ProtocolVersion) {
     runtime().block_on(async {
         let client = connect_with(&env, None, lifecycle).await;
         assert_eq!(client.peer_info().unwrap().protocol_version, expected);
-        let asked = ok(&call(
-            &client,
+        let tools = client.list_all_tools().await.unwrap();
+        let output = |tool: &str| {
+            let tool = tools.iter().find(|t| t.name == tool).unwrap();
+            Value::Object((**tool.output_schema.as_ref().unwrap()).clone())
+        };
+        // Every answer of this discussion is what its tool's schema says.
+        let checked = |tool: &str, answer: Value| {
+            conforms(&output(tool), &answer, tool);
+            answer
+        };
+        let asked = checked(
             "ask_peer",
-            ask("agent-a", "agent-b", json!({"max_turns": 4})),
-        )
-        .await);
+            ok(&call(
+                &client,
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"max_turns": 4})),
+            )
+            .await),
+        );
         let dsc = asked["discussion_id"].as_str().unwrap().to_owned();
         let mut head = asked["root_message_id"].as_str().unwrap().to_owned();
         // Nothing woke agent-b: its inbox shows what it could be woken for.
-        let inbox = ok(&call(&client, "inbox", json!({"agent_id": "agent-b"})).await);
+        let inbox = checked(
+            "inbox",
+            ok(&call(&client, "inbox", json!({"agent_id": "agent-b"})).await),
+        );
         assert_eq!(inbox["discussions"][0]["discussion_id"], dsc.as_str());
+        assert_eq!(inbox["discussions"][0]["live_attempt_id"], Value::Null);
         let turns = [
             ("agent-b", "question", false),
             ("agent-a", "question", false),
@@ -233,8 +319,23 @@ fn four_turns(lifecycle: ClientLifecycleMode, expected: ProtocolVersion) {
                 "discussion_id": dsc, "expected_head_message_id": head}),
             )
             .await);
+            let woken = checked("wake_agent", woken);
             assert_eq!(woken["attempt"]["state"], "reserved", "wake only reserves");
             let attempt = woken["attempt"]["attempt_id"].as_str().unwrap();
+            // The woken agent finds its turn in its inbox, attempt and all.
+            let inbox = checked(
+                "inbox",
+                ok(&call(&client, "inbox", json!({"agent_id": agent})).await),
+            );
+            let row = &inbox["discussions"][0];
+            assert_eq!(row["discussion_id"], dsc.as_str());
+            assert_eq!(row["status"], "active");
+            assert_eq!(row["live_attempt_id"], attempt);
+            assert_eq!(
+                row["live_attempt_deadline_at"],
+                woken["attempt"]["deadline_at"]
+            );
+            assert_eq!(row["head_message_id"], head.as_str());
             let replied = ok(&call(
                 &client,
                 "reply_discussion",
@@ -244,9 +345,13 @@ fn four_turns(lifecycle: ClientLifecycleMode, expected: ProtocolVersion) {
                 "close": close}),
             )
             .await);
+            let replied = checked("reply_discussion", replied);
             head = replied["message_id"].as_str().unwrap().to_owned();
         }
-        let state = ok(&call(&client, "get_discussion", json!({"discussion_id": dsc})).await);
+        let state = checked(
+            "get_discussion",
+            ok(&call(&client, "get_discussion", json!({"discussion_id": dsc})).await),
+        );
         assert_eq!(state["status"], "closed");
         assert_eq!(state["transcript"].as_array().unwrap().len(), 4);
         assert_eq!(state["turns_used"], 4);
@@ -257,7 +362,10 @@ fn four_turns(lifecycle: ClientLifecycleMode, expected: ProtocolVersion) {
             &json!({"discussion_id": dsc}).to_string(),
         ]);
         assert_eq!(cli.json(), state);
-        let listed = ok(&call(&client, "list_discussions", json!({"status": "closed"})).await);
+        let listed = checked(
+            "list_discussions",
+            ok(&call(&client, "list_discussions", json!({"status": "closed"})).await),
+        );
         assert_eq!(listed["discussions"].as_array().unwrap().len(), 1);
         client.cancel().await.unwrap();
     });
@@ -325,8 +433,57 @@ fn every_refusal_is_a_tool_error_with_the_contract_code_and_the_session_goes_on(
             ("no_such_tool", json!({}), "invalid_argument"),
         ];
         for (tool, arguments, code) in cases {
-            refused(&call(&client, tool, arguments).await, code);
+            let error = refused(&call(&client, tool, arguments).await, code);
+            // Hints speak of the request's fields, never of flags.
+            for hint in error["hints"].as_array().into_iter().flatten() {
+                let hint = hint.as_str().unwrap();
+                let commands = [
+                    "`discuss ask",
+                    "`discuss wake",
+                    "`discuss reply",
+                    "`discuss show",
+                    "`discuss list",
+                ];
+                assert!(!hint.contains("--"), "{code}: {hint}");
+                assert!(!commands.iter().any(|c| hint.contains(c)), "{code}: {hint}");
+            }
         }
+        // A typo is not a race: the id names no message of the discussion.
+        let typo = refused(
+            &call(&client, "wake_agent", wake("agent-b", "msg_0000")).await,
+            "stale_head",
+        );
+        assert_eq!(typo["details"]["known"], false);
+        assert!(
+            typo["message"]
+                .as_str()
+                .unwrap()
+                .contains("has no message msg_0000"),
+            "{typo}"
+        );
+        assert!(
+            typo["hints"][0]
+                .as_str()
+                .unwrap()
+                .contains("get_discussion"),
+            "{typo}"
+        );
+        let payload = refused(
+            &call(
+                &client,
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"payload": "not json"})),
+            )
+            .await,
+            "payload_not_json",
+        );
+        assert!(
+            payload["hints"][0]
+                .as_str()
+                .unwrap()
+                .contains("serialized as a string"),
+            "{payload}"
+        );
         let woken = ok(&call(&client, "wake_agent", wake("agent-b", &root)).await);
         let attempt = woken["attempt"]["attempt_id"].as_str().unwrap().to_owned();
         refused(
