@@ -300,7 +300,7 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             "{}  {status}  (no usable root message)\n",
             discussion.id
         ));
-        text.push_str(&findings_table(discussion, style));
+        text.push_str(&findings_blocks(discussion, style));
         return text;
     };
     text.push_str(&format!(
@@ -416,25 +416,37 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             text.push('\n');
         }
     }
-    text.push_str(&findings_table(discussion, style));
+    text.push_str(&findings_blocks(discussion, style));
     text
 }
 
-fn findings_table(discussion: &Discussion, style: &Style) -> String {
+/// One block a finding, like the transcript's: the kind, line and record
+/// on one line, the message it concerns on the next, then the detail
+/// wrapped at word boundaries to the terminal (never in a pipe), so ids
+/// stay whole and the detail is readable at any width.
+fn findings_blocks(discussion: &Discussion, style: &Style) -> String {
     if discussion.findings.is_empty() {
         return String::new();
     }
-    let mut findings = style.table(&["kind", "line", "record", "detail"]);
+    let mut text = format!("\nIntegrity findings ({})\n", discussion.findings.len());
     for f in &discussion.findings {
-        findings.add_row(vec![
-            f.kind.as_str().to_owned(),
-            f.line.to_string(),
-            f.record_id.clone(),
-            printable(&f.detail, false).into_owned(),
-        ]);
+        text.push_str(&format!(
+            "\n{} · line {} · record {}\n",
+            f.kind.as_str(),
+            f.line,
+            f.record_id
+        ));
+        if let Some(message) = &f.message_id
+            && *message != f.record_id
+        {
+            text.push_str(&format!("  message {message}\n"));
+        }
+        let detail = printable(&f.detail, false);
+        for wrapped in wrap(&detail, style.width.map(|w| w.saturating_sub(4).max(20))) {
+            text.push_str(&format!("    {wrapped}\n"));
+        }
     }
-    super::text::keep_whole(&mut findings, &[0, 1, 2]);
-    format!("\nIntegrity findings\n{findings}\n")
+    text
 }
 
 /// `show --format markdown`: a heading with the status, participants and

@@ -107,16 +107,6 @@ pub(crate) fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
     lines
 }
 
-/// Keeps the given columns (ids, times) whole: a wrapped id cannot be
-/// copied into the next command. The other columns take what is left.
-pub(super) fn keep_whole(table: &mut Table, columns: &[usize]) {
-    for &index in columns {
-        if let Some(column) = table.column_mut(index) {
-            column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
-        }
-    }
-}
-
 /// `HH:MM:SS.mmm` of a time, for tables whose header gives the date.
 pub(crate) fn clock_time(ms: i64) -> String {
     let full = format_ms(ms);

@@ -407,3 +407,61 @@ fn ids_that_name_nothing_say_so() {
         "it counts once the clock catches up"
     );
 }
+
+/// A reply forged without an attempt into the open discussion of the
+/// screens' ledger (fixed ids and times), and a line whose envelope does
+/// not parse: two findings with long details.
+const FORGED: &str = concat!(
+    r#"{"v":1,"kind":"message","id":"msg_01a22c54d00070000000000000f0a9ed","at_ms":1780000050000,"by":"someone-else","fleet_id":"fleet-alpha","from_agent_id":"agent-b","to_agent_id":"agent-reviewer","correlation_id":"dsc_01a22c54cff476d794bb426e7f9c48d8","payload":"{\"schema\":\"discussion/v1\",\"discussion_id\":\"dsc_01a22c54cff476d794bb426e7f9c48d8\",\"turn\":2,\"type\":\"result\",\"reply_to_message_id\":\"msg_01a22c54cff476d794bb426f69d35b4a\",\"attempt_id\":\"att_01a22c54d00070000000000000000bad\",\"close\":true,\"body\":{\"body\":\"approved\"}}"}"#,
+    "\n",
+    r#"{"v":1,"kind":"message","id":"msg_01a22c54d00870000000000000000bad","at_ms":1780000051000,"by":"someone-else","fleet_id":"fleet-alpha","from_agent_id":"agent-reviewer","to_agent_id":"agent-b","correlation_id":"dsc_01a22c54cff476d794bb426e7f9c48d8","payload":"{\"schema\":\"discussion/v1\",\"turn\":\"three\"}"}"#,
+    "\n"
+);
+
+/// Integrity findings are blocks like the transcript's: ids whole, the
+/// detail wrapped to the terminal at word boundaries, never in a pipe.
+#[test]
+fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
+    let mut env = Env::new();
+    env.append_raw(include_str!("../fixtures/screens.jsonl"));
+    env.append_raw(FORGED);
+    env.now_ms = 1_780_000_070_000;
+    let dsc = "dsc_01a22c54cff476d794bb426e7f9c48d8";
+    let location = env.ledger().display().to_string();
+    assert_eq!(env.status(dsc), "invalid");
+    let findings = env.show(dsc)["integrity_findings"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(findings >= 2, "{findings}");
+    for columns in [80usize, 200] {
+        let screen = on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {columns} rows 80; discuss --color never show {dsc}"),
+        )
+        .replace(&location, "[LEDGER]");
+        for line in screen.lines() {
+            assert!(line.chars().count() <= columns, "at {columns}: {line:?}");
+        }
+        // Ids are never split across lines.
+        for id in [
+            "msg_01a22c54d00070000000000000f0a9ed",
+            "msg_01a22c54d00870000000000000000bad",
+            // In the detail itself.
+            "att_01a22c54d00070000000000000000bad",
+        ] {
+            assert!(screen.contains(id), "{id} whole at {columns}: {screen}");
+        }
+        insta::assert_snapshot!(format!("findings_{columns}"), screen);
+    }
+    let out = env.run(&["show", dsc]);
+    let blocks = out.stdout[out.stdout.find("Integrity findings").unwrap()..].to_owned();
+    assert_eq!(blocks.matches(" · line ").count(), findings, "{blocks}");
+    // In a pipe a detail is one line, whatever its length.
+    assert!(
+        blocks.contains("at turn 2 has no matching live attempt att_"),
+        "{blocks}"
+    );
+    insta::assert_snapshot!("findings_pipe", blocks);
+}
