@@ -306,9 +306,10 @@ fn tools(pinned: bool) -> Vec<Tool> {
         .collect()
 }
 
-/// What a success answers (`structuredContent`), as `discuss call` prints
-/// it: the fields every answer has, with their types. Clients check
-/// answers against it, so it states only what always holds.
+/// What a call answers (`structuredContent`): on success the object
+/// `discuss call` prints (the fields every answer has, with their types),
+/// on a refusal the contract's error object. Clients check answers
+/// against it, so it states only what always holds.
 fn output_schema(tool: &str) -> Arc<Map<String, Value>> {
     let id = json!({"type": "string"});
     let maybe_id = json!({"type": ["string", "null"]});
@@ -376,10 +377,16 @@ fn output_schema(tool: &str) -> Arc<Map<String, Value>> {
             &["discussions"],
         ),
     };
+    // A refusal carries the contract's error object in the same place
+    // (clients check it against this schema too).
+    let refusal = json!({"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["code", "message", "details"], "properties": {
+        "code": {"type": "string"}, "message": {"type": "string"},
+        "details": {"type": "object"}}}}});
+    let answer = json!({"type": "object", "required": required, "properties": properties});
     let mut object = Map::new();
     object.insert("type".into(), "object".into());
-    object.insert("properties".into(), properties);
-    object.insert("required".into(), required.into());
+    object.insert("anyOf".into(), json!([answer, refusal]));
     Arc::new(object)
 }
 

@@ -196,11 +196,16 @@ fn the_server_says_who_it_is_and_its_schemas_are_the_seeds() {
             assert_eq!(notes.open_world_hint, Some(false), "{}", tool.name);
             let output = tool.output_schema.as_ref().expect("outputSchema");
             assert_eq!(output["type"], "object", "{}", tool.name);
+            let output = Value::Object((**output).clone());
+            let [answer, refusal] = output["anyOf"].as_array().unwrap().as_slice() else {
+                panic!("{}: an answer or a refusal", tool.name)
+            };
             assert!(
-                !output["required"].as_array().unwrap().is_empty(),
+                !answer["required"].as_array().unwrap().is_empty(),
                 "{}",
                 tool.name
             );
+            assert_eq!(refusal["required"], json!(["error"]), "{}", tool.name);
         }
         client.cancel().await.unwrap();
     });
@@ -379,6 +384,7 @@ fn every_refusal_is_a_tool_error_with_the_contract_code_and_the_session_goes_on(
     let (dsc, root) = env.ask(&[]);
     runtime().block_on(async {
         let client = connect(&env, None).await;
+        let tools = client.list_all_tools().await.unwrap();
         let wake = |agent: &str, head: &str| {
             json!({"agent_id": agent, "discussion_id": dsc,
             "expected_head_message_id": head})
@@ -433,7 +439,12 @@ fn every_refusal_is_a_tool_error_with_the_contract_code_and_the_session_goes_on(
             ("no_such_tool", json!({}), "invalid_argument"),
         ];
         for (tool, arguments, code) in cases {
-            let error = refused(&call(&client, tool, arguments).await, code);
+            let result = call(&client, tool, arguments).await;
+            if let Some(listed) = tools.iter().find(|t| t.name == tool) {
+                let schema = Value::Object((**listed.output_schema.as_ref().unwrap()).clone());
+                conforms(&schema, result.structured_content.as_ref().unwrap(), tool);
+            }
+            let error = refused(&result, code);
             // Hints speak of the request's fields, never of flags.
             for hint in error["hints"].as_array().into_iter().flatten() {
                 let hint = hint.as_str().unwrap();

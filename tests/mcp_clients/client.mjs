@@ -25,6 +25,12 @@ assert.deepEqual(tools.map((t) => t.name).sort(),
   ["ask_peer", "get_discussion", "inbox", "list_discussions", "reply_discussion", "wake_agent"]);
 const reply = tools.find((t) => t.name === "reply_discussion");
 assert.deepEqual(reply.inputSchema.properties.type.enum, ["question", "result"]);
+for (const tool of tools) {
+  const reader = ["get_discussion", "list_discussions", "inbox"].includes(tool.name);
+  assert.equal(tool.annotations.readOnlyHint, reader, tool.name);
+  assert.equal(tool.annotations.destructiveHint, false, tool.name);
+  assert.equal(tool.outputSchema.type, "object", tool.name);
+}
 
 async function call(name, args) {
   const result = await client.callTool({ name, arguments: args });
@@ -45,6 +51,8 @@ const dsc = asked.discussion_id;
 let head = asked.root_message_id;
 for (const [agent, type, close] of [["agent-b", "question", false], ["agent-a", "question", false], ["agent-b", "result", true]]) {
   const woken = await ok("wake_agent", { agent_id: agent, discussion_id: dsc, expected_head_message_id: head });
+  const row = (await ok("inbox", { agent_id: agent })).discussions[0];
+  assert.equal(row.live_attempt_id, woken.attempt.attempt_id);
   const replied = await ok("reply_discussion", {
     agent_id: agent, discussion_id: dsc, attempt_id: woken.attempt.attempt_id,
     reply_to_message_id: head, type, payload: JSON.stringify({ body: `${type} from ${agent}` }), close,

@@ -37,6 +37,12 @@ async def run(binary: str, ledger: str) -> None:
             schema = tools["ask_peer"]["inputSchema"]
             assert schema["additionalProperties"] is False
             assert schema["properties"]["max_turns"]["minimum"] == 2
+            # Readers need no approval; every tool's answers have a schema.
+            for name, tool in tools.items():
+                reader = name in ("get_discussion", "list_discussions", "inbox")
+                assert tool["annotations"]["readOnlyHint"] is reader, tool
+                assert tool["annotations"]["destructiveHint"] is False, tool
+                assert tool["outputSchema"]["type"] == "object", tool
 
             async def call(name, arguments):
                 result = dump(await session.call_tool(name, arguments))
@@ -58,6 +64,9 @@ async def run(binary: str, ledger: str) -> None:
                                        ("agent-b", "result", True)]:
                 woken = await ok("wake_agent", {"agent_id": agent, "discussion_id": dsc,
                                                 "expected_head_message_id": head})
+                # The woken agent finds its turn in its inbox.
+                row = (await ok("inbox", {"agent_id": agent}))["discussions"][0]
+                assert row["live_attempt_id"] == woken["attempt"]["attempt_id"], row
                 replied = await ok("reply_discussion", {
                     "agent_id": agent, "discussion_id": dsc,
                     "attempt_id": woken["attempt"]["attempt_id"], "reply_to_message_id": head,
