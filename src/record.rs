@@ -147,6 +147,15 @@ pub enum FleetOp {
     Remove,
 }
 
+impl FleetOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FleetOp::Add => "add",
+            FleetOp::Remove => "remove",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct FleetChange {
     pub op: FleetOp,

@@ -27,6 +27,10 @@ pub(crate) struct EventsArgs {
     /// Only the records of discussions this agent takes part in
     #[arg(long, value_name = "A", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
     pub agent: Option<String>,
+    /// Only records after this cursor (a record's `line`, as printed):
+    /// resume a stream exactly where it stopped
+    #[arg(long, value_name = "CURSOR", default_value_t = 0)]
+    pub after: u64,
 }
 
 /// How often `--follow` looks for new lines.
@@ -50,6 +54,8 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
         open: HashMap::new(),
         settles: BinaryHeap::new(),
         seen: HashSet::new(),
+        through: usize::try_from(args.after).unwrap_or(usize::MAX),
+        resumed: args.after > 0,
     };
     // Each record is printed as it is read: the first lines come at once,
     // and memory holds only the discussions that may change.
@@ -71,13 +77,45 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
     if !args.follow {
         return Ok(Answer::streamed(0));
     }
+    // A database that restarts is waited for: the stream carries on from
+    // its position once it answers again.
+    let mut unreachable_since: Option<std::time::Instant> = None;
     loop {
-        std::thread::sleep(FOLLOW_POLL);
-        at = ctx
+        let pause = match unreachable_since {
+            Some(since) => FOLLOW_RETRY.min(FOLLOW_POLL * (1 + since.elapsed().as_secs() as u32)),
+            None => FOLLOW_POLL,
+        };
+        std::thread::sleep(pause);
+        match ctx
             .ledger
-            .stream_records(at, |record| stream.record(record))?;
+            .stream_records(at, |record| stream.record(record))
+        {
+            Ok(next) => {
+                if unreachable_since.take().is_some() {
+                    ctx.out.note(&format!(
+                        "the ledger answers again; following from line {}",
+                        at.1 + 1
+                    ));
+                }
+                at = next;
+            }
+            Err(err) if err.code == crate::error::ErrorCode::LedgerUnavailable => {
+                if unreachable_since.is_none() {
+                    ctx.out.note(&format!(
+                        "{}; retrying, and following from line {} once it answers",
+                        err.message,
+                        at.1 + 1
+                    ));
+                    unreachable_since = Some(std::time::Instant::now());
+                }
+            }
+            Err(err) => return Err(err),
+        }
     }
 }
+
+/// The longest pause between tries while the ledger cannot be reached.
+const FOLLOW_RETRY: Duration = Duration::from_secs(2);
 
 /// What the stream remembers: the records of discussions that may still
 /// change, to derive each one's status after each record.
@@ -93,10 +131,26 @@ struct Stream<'a> {
     /// Every discussion held so far: one not among them has no records
     /// before this one (the stream starts at the first line).
     seen: HashSet<String>,
+    /// The last line handled: a batch cut short by a lost database is
+    /// read again from its start, and nothing is printed twice.
+    through: usize,
+    /// Started after a cursor: a discussion first met may have records
+    /// before it, read from the ledger for its status.
+    resumed: bool,
 }
 
 impl Stream<'_> {
     fn record(&mut self, record: Record) -> Result<()> {
+        if record.line <= self.through {
+            return Ok(());
+        }
+        let line = record.line;
+        self.handle(record)?;
+        self.through = line;
+        Ok(())
+    }
+
+    fn handle(&mut self, record: Record) -> Result<()> {
         let Some(id) = record.discussion_id().map(str::to_owned) else {
             if self.discussion.is_none() && self.agent.is_none() {
                 self.print(&record, None)?;
@@ -118,7 +172,7 @@ impl Stream<'_> {
         let fresh = !self.open.contains_key(&id);
         if fresh {
             // Let go earlier: what came before, from the ledger.
-            let before: Vec<Record> = if self.seen.insert(id.clone()) {
+            let before: Vec<Record> = if self.seen.insert(id.clone()) && !self.resumed {
                 Vec::new()
             } else {
                 let line = record.line;

@@ -16,6 +16,19 @@ use std::os::unix::fs::{DirBuilderExt, FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The file a stream read, and the bytes just before where it stopped:
+/// a ledger truncated and grown again past that point is told apart by
+/// them, not by its length alone.
+#[derive(Debug)]
+struct Streamed {
+    identity: (u64, u64),
+    end: u64,
+    tail: Vec<u8>,
+}
+
+/// How many bytes before a stream's end are kept to recognize the file.
+const STREAMED_TAIL: u64 = 256;
+
 /// How far behind the ledger a cache may be and still be caught up by
 /// reading the lines after it; further behind, it is rebuilt.
 const CATCH_UP_LIMIT: u64 = 8 << 20;
@@ -27,6 +40,9 @@ pub(crate) struct FileLedger {
     /// With it, the cache keeps a summary of every discussion
     /// (`cache/summary.rs`).
     summarize: Option<Summarize>,
+    /// Where `stream_records` stopped: a follower whose ledger was replaced
+    /// or rewritten must not go on as if it were the same.
+    streamed_from: std::sync::Arc<std::sync::Mutex<Option<Streamed>>>,
 }
 
 impl FileLedger {
@@ -35,6 +51,7 @@ impl FileLedger {
             path,
             allow_network_fs: false,
             summarize: None,
+            streamed_from: Default::default(),
         }
     }
 
@@ -229,10 +246,47 @@ impl FileLedger {
         // handed on, and `take` may read the ledger itself (`events` does),
         // which may need the exclusive lock to rebuild the cache.
         let Some(file) = self.open_existing()? else {
+            if from.0 > 0 {
+                return Err(self.changed_under_reader(from, "was removed"));
+            }
             return Ok(from);
         };
-        let len = self.len_of(&file)?;
-        if len <= from.0 {
+        let meta = file.metadata().map_err(|e| self.io_error(&e))?;
+        let identity = (
+            std::os::unix::fs::MetadataExt::dev(&meta),
+            std::os::unix::fs::MetadataExt::ino(&meta),
+        );
+        let len = meta.len();
+        if let Some(earlier) = &*self.streamed_from.lock().unwrap_or_else(|e| e.into_inner())
+            && earlier.end == from.0
+            && from.0 > 0
+        {
+            if earlier.identity != identity {
+                return Err(self.changed_under_reader(from, "was replaced by another file"));
+            }
+            let mut tail = vec![0; earlier.tail.len()];
+            let same = len >= from.0
+                && file
+                    .read_exact_at(&mut tail, from.0 - earlier.tail.len() as u64)
+                    .is_ok()
+                && tail == earlier.tail;
+            if !same {
+                return Err(self.changed_under_reader(
+                    from,
+                    "was rewritten (truncated, or replaced in place)",
+                ));
+            }
+        }
+        if len < from.0 {
+            // Only bytes after the last whole operation may ever go (a
+            // torn tail): a shorter ledger was truncated or replaced.
+            return Err(self.changed_under_reader(
+                from,
+                &format!("got shorter ({len} bytes): it was truncated or replaced"),
+            ));
+        }
+        if len == from.0 {
+            self.remember_stream(&file, identity, from.0);
             return Ok(from);
         }
         let mut refused = None;
@@ -251,7 +305,21 @@ impl FileLedger {
         if let Some(err) = refused {
             return Err(err);
         }
+        self.remember_stream(&file, identity, streamed.end);
         Ok((streamed.end, streamed.lines))
+    }
+
+    fn remember_stream(&self, file: &File, identity: (u64, u64), end: u64) {
+        let kept = STREAMED_TAIL.min(end);
+        let mut tail = vec![0; kept as usize];
+        if file.read_exact_at(&mut tail, end - kept).is_err() {
+            tail.clear();
+        }
+        *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) = Some(Streamed {
+            identity,
+            end,
+            tail,
+        });
     }
 
     /// The ledger's size: it changes with every write.
@@ -674,6 +742,23 @@ impl FileLedger {
         .detail("filesystem", name)
         .hint("keep the ledger on a local disk (--ledger / DISCUSS_LEDGER)")
         .hint("or accept the risk with --allow-network-fs (DISCUSS_ALLOW_NETWORK_FS=1)"))
+    }
+
+    /// A ledger that changed under a reader in a way an append-only ledger
+    /// never does: positions read so far no longer mean anything.
+    fn changed_under_reader(&self, from: (u64, u64), what: &str) -> Error {
+        Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!(
+                "the ledger {} {what} after {} lines ({} bytes) were read: a ledger is only ever appended to, so the positions read so far no longer hold; stopped",
+                self.path.display(),
+                from.1,
+                from.0
+            ),
+        )
+        .detail("path", self.path.display().to_string())
+        .detail("line", from.1)
+        .hint("start again from the beginning (or --after a line you know) once the ledger is what it should be")
     }
 
     fn io_error(&self, err: &std::io::Error) -> Error {

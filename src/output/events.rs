@@ -40,7 +40,19 @@ enum What<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         message_id: Option<&'a str>,
     },
-    Other {},
+    Fleet {
+        op: &'static str,
+        fleet_id: &'a str,
+        agent_id: &'a str,
+    },
+    KillSwitch {
+        engaged: bool,
+        reason: Option<&'a str>,
+    },
+    Quota {
+        agent_id: Option<&'a str>,
+        wakes_per_hour: u32,
+    },
 }
 
 impl<'a> EventView<'a> {
@@ -66,7 +78,19 @@ impl<'a> EventView<'a> {
                 turn: r.turn,
                 message_id: r.message_id.as_deref(),
             },
-            _ => What::Other {},
+            Body::Fleet(f) => What::Fleet {
+                op: f.op.as_str(),
+                fleet_id: &f.fleet_id,
+                agent_id: &f.agent_id,
+            },
+            Body::KillSwitch(k) => What::KillSwitch {
+                engaged: k.engaged,
+                reason: k.reason.as_deref(),
+            },
+            Body::Quota(q) => What::Quota {
+                agent_id: q.agent_id.as_deref(),
+                wakes_per_hour: q.wakes_per_hour,
+            },
         };
         EventView {
             line: record.line,
@@ -100,7 +124,24 @@ impl View for EventView<'_> {
                 let name = receipt.rsplit('.').next().unwrap_or(receipt);
                 format!("{name} {}", agent_id.unwrap_or(""))
             }
-            What::Other {} => self.kind.to_owned(),
+            What::Fleet {
+                op,
+                fleet_id,
+                agent_id,
+            } => format!("fleet {op} {agent_id} in {fleet_id}"),
+            // A halt and its release must not read alike.
+            What::KillSwitch { engaged, reason } => match (engaged, reason) {
+                (true, Some(reason)) => format!("kill-switch ENGAGED: {reason}"),
+                (true, None) => "kill-switch ENGAGED".to_owned(),
+                (false, _) => "kill-switch released".to_owned(),
+            },
+            What::Quota {
+                agent_id,
+                wakes_per_hour,
+            } => format!(
+                "quota {wakes_per_hour} wakes/hour for {}",
+                agent_id.unwrap_or("every agent (default)")
+            ),
         };
         out.text(&format!(
             "{:>6}  {}  {}  {}  {}\n",

@@ -12,6 +12,7 @@ mod cache;
 mod call;
 mod crash;
 mod errors;
+mod events;
 mod examples;
 mod first_contact;
 mod fuzz_corpus;

@@ -1,0 +1,218 @@
+//! `discuss events`: global records with their state, `--after` a cursor,
+//! a ledger that changed under a follower, a database restarted under one.
+
+use crate::common::postgres::Cluster;
+use crate::common::*;
+use serde_json::Value;
+use std::io::BufRead;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn events(env: &Env, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["--json", "events"];
+    all.extend_from_slice(args);
+    let out = env.run(&all);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// An incident can be audited: a halt and its release, fleet changes and
+/// quotas each carry their state, in JSON and on the human line.
+#[test]
+fn global_records_carry_their_state() {
+    let env = Env::new();
+    env.ok(&["fleet", "add", "fleet-alpha", "agent-a"]);
+    env.ok(&["fleet", "remove", "fleet-alpha", "agent-a"]);
+    env.ok(&["kill-switch", "on", "--reason", "runaway loop"]);
+    env.ok(&["kill-switch", "off"]);
+    env.ok(&["quota", "set", "7", "--agent", "agent-b"]);
+    env.ok(&["quota", "set", "12"]);
+    let all = events(&env, &[]);
+    assert_eq!(all.len(), 6);
+    assert_eq!(
+        (&all[0]["op"], &all[0]["fleet_id"], &all[0]["agent_id"]),
+        (&"add".into(), &"fleet-alpha".into(), &"agent-a".into())
+    );
+    assert_eq!(all[1]["op"], "remove");
+    assert_eq!(
+        (&all[2]["engaged"], &all[2]["reason"]),
+        (&true.into(), &"runaway loop".into())
+    );
+    assert_eq!(
+        (&all[3]["engaged"], &all[3]["reason"]),
+        (&false.into(), &Value::Null)
+    );
+    assert_eq!(
+        (&all[4]["agent_id"], &all[4]["wakes_per_hour"]),
+        (&"agent-b".into(), &7.into())
+    );
+    assert_eq!(
+        (&all[5]["agent_id"], &all[5]["wakes_per_hour"]),
+        (&Value::Null, &12.into())
+    );
+    let human = env.run(&["events"]).stdout;
+    let lines: Vec<&str> = human.lines().collect();
+    assert!(
+        lines[0].contains("fleet add agent-a in fleet-alpha"),
+        "{human}"
+    );
+    assert!(
+        lines[1].contains("fleet remove agent-a in fleet-alpha"),
+        "{human}"
+    );
+    assert!(
+        lines[2].contains("kill-switch ENGAGED: runaway loop"),
+        "{human}"
+    );
+    assert!(lines[3].contains("kill-switch released"), "{human}");
+    assert!(
+        lines[4].contains("quota 7 wakes/hour for agent-b"),
+        "{human}"
+    );
+    assert!(
+        lines[5].contains("quota 12 wakes/hour for every agent"),
+        "{human}"
+    );
+}
+
+/// `--after CURSOR` resumes exactly: the records after that line, with the
+/// statuses a stream from the start shows for them.
+#[test]
+fn after_a_cursor_is_exactly_the_rest_of_the_stream() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "question", false);
+    env.ask(&[]);
+    let all = events(&env, &[]);
+    for cursor in 0..=all.len() {
+        let rest = events(&env, &["--after", &cursor.to_string()]);
+        assert_eq!(rest, all[cursor..], "after {cursor}");
+    }
+    let of_one = events(&env, &["--discussion", &dsc]);
+    let cut = of_one[1]["line"].as_u64().unwrap().to_string();
+    assert_eq!(
+        events(&env, &["--discussion", &dsc, "--after", &cut]),
+        of_one[2..]
+    );
+    let out = env.run(&["--json", "events", "--after", "-1"]);
+    assert_eq!(out.status, 2, "a cursor is a line number");
+}
+
+fn follower(env: &Env) -> std::process::Child {
+    env.command_std()
+        .args(["--json", "events", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads the follower's lines until `done` says enough, within 20 s.
+fn read_until(reader: &mut impl BufRead, mut done: impl FnMut(&[Value]) -> bool) -> Vec<Value> {
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    while !done(&seen) {
+        assert!(Instant::now() < until, "the follower printed only {seen:?}");
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        seen.push(serde_json::from_str(&line).unwrap());
+    }
+    seen
+}
+
+/// A ledger that got shorter, or was replaced, under a follower stops it
+/// with a clear error: it never prints positions that no longer hold.
+#[test]
+fn a_follower_stops_when_its_ledger_shrinks_or_is_replaced() {
+    for replace in [false, true] {
+        let env = Env::file();
+        env.fleet();
+        let mut child = follower(&env);
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        for _ in 0..6 {
+            env.ask(&[]);
+        }
+        let seen = read_until(&mut out, |seen| seen.len() == 9);
+        let lines: Vec<u64> = seen.iter().map(|e| e["line"].as_u64().unwrap()).collect();
+        assert_eq!(lines, (1..=9).collect::<Vec<_>>());
+        // Cut to its first five lines (or swap in such a copy), then let
+        // it grow past where the follower was.
+        let bytes = env.ledger_bytes();
+        let five: usize = bytes
+            .split_inclusive(|&b| b == b'\n')
+            .take(5)
+            .map(<[u8]>::len)
+            .sum();
+        if replace {
+            let copy = env.dir.path().join("copy.jsonl");
+            std::fs::write(&copy, &bytes[..five]).unwrap();
+            std::fs::rename(&copy, env.ledger()).unwrap();
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(env.ledger())
+                .unwrap()
+                .set_len(five as u64)
+                .unwrap();
+        }
+        for _ in 0..8 {
+            env.ask(&[]);
+        }
+        let status = child.wait().unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(1), "replace {replace}: {stderr}");
+        let error: Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
+        assert_eq!(error["error"]["code"], "ledger_unreadable", "{stderr}");
+        let what = if replace { "replaced" } else { "truncated" };
+        assert!(
+            error["error"]["message"].as_str().unwrap().contains(what),
+            "{stderr}"
+        );
+        // Nothing after the change was printed with a wrong position.
+        assert!(rest.is_empty(), "replace {replace}: {rest}");
+    }
+}
+
+/// `events --follow` on PostgreSQL rides out a server restart: it says so
+/// on stderr, reconnects, and carries on from its position, every record
+/// once.
+#[test]
+fn a_follower_rides_out_a_database_restart() {
+    let Some(cluster) = Cluster::start(&[]) else {
+        return;
+    };
+    let mut env = Env::file();
+    env.pg = Some(cluster.database());
+    env.fleet();
+    let mut child = follower(&env);
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    env.ask(&[]);
+    read_until(&mut out, |seen| seen.len() == 4);
+    cluster.stop_server();
+    std::thread::sleep(Duration::from_millis(500)); // the follower polls meanwhile
+    cluster.start_server();
+    env.ask(&[]);
+    env.ask(&[]);
+    let seen = read_until(&mut out, |seen| seen.len() == 2);
+    let lines: Vec<u64> = seen.iter().map(|e| e["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [5, 6], "carried on from its position");
+    assert!(child.try_wait().unwrap().is_none(), "still following");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("retrying"), "{stderr}");
+    assert!(stderr.contains("answers again"), "{stderr}");
+    let exported = env.ledger_bytes();
+    assert_eq!(String::from_utf8_lossy(&exported).lines().count(), 6);
+    let _ = &mut env;
+}
