@@ -116,7 +116,7 @@ const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
 success
 .TP
 1
-internal or I/O error (io_error, ledger_unreadable, network_filesystem, internal)
+internal or I/O error (io_error, ledger_unreadable, ledger_unavailable: a database that cannot be reached, network_filesystem, internal)
 .TP
 2
 usage error

@@ -94,12 +94,14 @@ pub(crate) enum Command {
     KillSwitch(KillSwitchArgs),
     /// Set or show hourly wake quotas
     Quota(QuotaArgs),
-    /// Take one of the seed's request objects (ask_peer, wake_agent,
-    /// reply_discussion, get_discussion) and answer JSON
+    /// Take a tool's request object (ask_peer, wake_agent,
+    /// reply_discussion, get_discussion, list_discussions, inbox) and
+    /// answer JSON
     Call(CallArgs),
     /// List discussions, newest first
     List(ListArgs),
-    /// Open discussions whose head is addressed to an agent (reads only)
+    /// What waits for an agent: open discussions whose head is addressed
+    /// to it, and its live turn (reads only)
     Inbox(InboxArgs),
     /// Replay the whole ledger and report problems (exit 7 when any)
     Verify(VerifyArgs),

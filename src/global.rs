@@ -262,8 +262,11 @@ impl Global {
         let mut err = Error::new(
             ErrorCode::WakeQuotaExceeded,
             format!(
-                "{agent} was woken {} times in the last hour; its quota is {quota}",
-                window.len()
+                "{agent} was woken {} in the last hour; its quota is {quota}",
+                match window.len() {
+                    1 => "once".to_owned(),
+                    n => format!("{n} times"),
+                }
             ),
         )
         .detail("agent_id", agent)

@@ -80,11 +80,20 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
         Some(ran) => Some((ran, super::show::load(ctx, &outcome.discussion.id)?.0)),
         None => None,
     };
+    // A replay answers as the first time, but suggests a wake only if the
+    // root still waits for one.
+    let root_waits = if replayed {
+        let (now, _) = super::show::load(ctx, &outcome.discussion.id)?;
+        now.status == crate::discussion::Status::Open && now.turns_used == 1
+    } else {
+        outcome.attempt.is_none()
+    };
     Ok(Answer::new(AskView {
         discussion: outcome.discussion,
         attempt: outcome.attempt,
         supervised,
         replayed,
+        root_waits,
     })
     .quiet(args.quiet.quiet))
 }

@@ -26,7 +26,8 @@ pub(crate) struct CallArgs {
     /// ask_peer, wake_agent, reply_discussion, get_discussion, list_discussions or inbox
     #[arg(value_name = "TOOL")]
     pub tool: String,
-    /// The request object; `-` or nothing reads it from stdin
+    /// The request object; `-` or nothing reads it from stdin (refused
+    /// when stdin is a terminal and nothing is given)
     #[arg(value_name = "JSON|-")]
     pub request: Option<String>,
 }
@@ -80,6 +81,15 @@ pub(crate) fn tools() -> &'static [(&'static str, &'static [&'static str])] {
 
 pub(crate) fn run(ctx: &Context, args: &CallArgs) -> Result<Answer<'static>> {
     let text = match args.request.as_deref() {
+        // On a terminal nothing would come: say how instead of waiting.
+        None if std::io::IsTerminal::is_terminal(&std::io::stdin()) => {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!("discuss call {} reads the request object from stdin, which is a terminal", args.tool),
+            )
+            .hint(format!("give it as an argument: discuss call {} '{{...}}'", args.tool))
+            .hint("or pipe it: echo '{...}' | discuss call TOOL (or give - to read a terminal until Ctrl-D)"));
+        }
         None | Some("-") => read_input(Path::new("-"), MAX_REQUEST_BYTES)?,
         Some(json) => json.to_owned(),
     };
@@ -180,6 +190,8 @@ fn answer_request(
                 attempt: outcome.attempt,
                 supervised: None,
                 replayed,
+                // JSON only: no hint is shown.
+                root_waits: false,
             }
             .value()
         }

@@ -26,8 +26,10 @@ pub(crate) struct ListArgs {
     pub quiet: super::QuietArgs,
 }
 
-/// Discussions whose head is addressed to the agent and which are open:
-/// what it could be woken for. Reading it wakes nothing and writes nothing.
+/// Discussions whose head is addressed to the agent: open ones (what it
+/// could be woken for) and its live turn (active; the row's
+/// live_attempt_id is the attempt to reply in). Reading it wakes nothing
+/// and writes nothing.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  discuss inbox --agent agent-b")]
 pub(crate) struct InboxArgs {

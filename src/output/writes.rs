@@ -19,6 +19,9 @@ pub(crate) struct AskView {
     pub supervised: Option<(Outcome, Discussion)>,
     /// The original answer to a retried request.
     pub replayed: bool,
+    /// Whether the root is still the head to wake on (a replayed ask may
+    /// answer for a discussion that moved on): only then is `wake` hinted.
+    pub root_waits: bool,
 }
 
 #[derive(Serialize)]
@@ -88,10 +91,13 @@ impl View for AskView {
                     "woke {} for turn {}: attempt {}\n",
                     a.agent_id, a.turn, a.attempt_id
                 )),
-                None => out.text(&format!(
-                    "next: discuss wake --agent {} --discussion {} --expected-head {}\n",
-                    root.peer, d.id, root.message_id
-                )),
+                None if self.root_waits => {
+                    out.text(&format!(
+                        "next: discuss wake --agent {} --discussion {} --expected-head {}\n",
+                        root.peer, d.id, root.message_id
+                    ))
+                }
+                None => {}
             }
         }
         if let Some((outcome, _)) = &self.supervised {

@@ -465,3 +465,142 @@ fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
     );
     insta::assert_snapshot!("findings_pipe", blocks);
 }
+
+/// The small things a newcomer trips on.
+#[test]
+fn papercuts() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--idempotency-key", "first-ask"]);
+    // `call` without a request on a terminal says where it reads from
+    // instead of waiting in silence.
+    let screen = on_a_terminal(
+        &env,
+        "xterm",
+        "discuss call get_discussion; echo \"exit $?\"",
+    );
+    assert!(
+        screen.contains("reads the request object from stdin, which is a terminal"),
+        "{screen}"
+    );
+    assert!(screen.contains("exit 2"), "{screen}");
+    // A replayed ask of a discussion that moved on suggests no wake.
+    env.wake(&dsc, "agent-b", &root);
+    let mut ask = ASK_A_TO_B.to_vec();
+    ask.extend([
+        r#"{"body":"Refactor auth module?"}"#,
+        "--idempotency-key",
+        "first-ask",
+    ]);
+    let replayed = env.run(&ask);
+    assert_eq!(replayed.status, 0, "{}", replayed.stderr);
+    assert!(replayed.stdout.contains("replayed"), "{}", replayed.stdout);
+    assert!(
+        !replayed.stdout.contains("next: discuss wake"),
+        "{}",
+        replayed.stdout
+    );
+    // A fresh ask still says what comes next.
+    let mut fresh = ASK_A_TO_B.to_vec();
+    fresh.push("{}");
+    assert!(env.run(&fresh).stdout.contains("next: discuss wake"));
+    // Counts read as English.
+    env.ok(&["quota", "set", "1", "--agent", "agent-c"]);
+    let (other, other_root) = {
+        let v = env.ok(&[
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-c",
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            "{}",
+        ]);
+        (
+            v["discussion_id"].as_str().unwrap().to_owned(),
+            v["root_message_id"].as_str().unwrap().to_owned(),
+        )
+    };
+    env.wake(&other, "agent-c", &other_root);
+    let v = env.ok(&[
+        "ask",
+        "--from",
+        "agent-a",
+        "--to",
+        "agent-c",
+        "--fleet",
+        "fleet-alpha",
+        "--payload",
+        "{}",
+    ]);
+    let err = env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-c",
+            "--discussion",
+            v["discussion_id"].as_str().unwrap(),
+            "--expected-head",
+            v["root_message_id"].as_str().unwrap(),
+        ],
+        "wake_quota_exceeded",
+        6,
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("was woken once in the last hour"),
+        "{err}"
+    );
+    // --help names every tool `call` takes; the man page every exit code.
+    let help = env.run(&["--help"]).stdout;
+    for tool in [
+        "ask_peer",
+        "wake_agent",
+        "reply_discussion",
+        "get_discussion",
+        "list_discussions",
+        "inbox",
+    ] {
+        assert!(help.contains(tool), "{tool}: {help}");
+    }
+    let (_, man) = discuss::assets::man_pages()
+        .into_iter()
+        .find(|(name, _)| name == "discuss.1")
+        .unwrap();
+    let man = String::from_utf8(man).unwrap();
+    assert!(man.contains("ledger_unavailable"), "{man}");
+}
+
+/// On a database that cannot be reached, a reader does not say that
+/// "nothing was written"; a writer does.
+#[test]
+fn a_failed_read_does_not_speak_of_writes() {
+    let env = Env::file();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgresql://ann@127.0.0.1:{port}/fleet");
+    let read = env.run_with(&[("DISCUSS_LEDGER", &url)], &["--json", "list"], "");
+    assert_eq!(read.error()["code"], "ledger_unavailable");
+    assert!(
+        !read.stderr.contains("nothing was written"),
+        "{}",
+        read.stderr
+    );
+    let write = env.run_with(
+        &[("DISCUSS_LEDGER", &url)],
+        &["--json", "fleet", "add", "f", "a"],
+        "",
+    );
+    assert_eq!(write.error()["code"], "ledger_unavailable");
+    assert!(
+        write.stderr.contains("nothing was written"),
+        "{}",
+        write.stderr
+    );
+}

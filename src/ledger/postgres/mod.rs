@@ -266,6 +266,18 @@ impl PgLedger {
         }
     }
 
+    /// `session` for a write: a failure to reach or use the database says
+    /// that nothing was written (a reader's says nothing of writes).
+    fn writing_session<T>(&self, work: impl FnOnce(&mut Client) -> Step<T>) -> Result<T> {
+        self.session(work).map_err(|mut err| {
+            let lost = matches!(err.code, ErrorCode::LedgerUnavailable | ErrorCode::IoError);
+            if lost && !err.message.contains("nothing was written") {
+                err.message.push_str("; nothing was written");
+            }
+            err
+        })
+    }
+
     /// A new connection, within `connect_timeout` from start to finish:
     /// the client bounds only the TCP connect with it, and a server that
     /// accepts but never answers would otherwise hang the command.
@@ -290,7 +302,7 @@ impl PgLedger {
             Err(_) => Err(Error::new(
                 ErrorCode::LedgerUnavailable,
                 format!(
-                    "the ledger database {} did not answer within {} s; nothing was written",
+                    "the ledger database {} did not answer within {} s",
                     self.location.shown,
                     limit.as_secs_f64()
                 ),
@@ -319,7 +331,7 @@ impl PgLedger {
                 )
             } else {
                 format!(
-                    "the database {shown} refused the operation; nothing was written: {}",
+                    "the database {shown} refused the operation: {}",
                     db.message()
                 )
             };
@@ -345,7 +357,7 @@ impl PgLedger {
         }
         Error::new(
             ErrorCode::LedgerUnavailable,
-            format!("the ledger database {shown} cannot be reached ({why}); nothing was written"),
+            format!("the ledger database {shown} cannot be reached ({why})"),
         )
         .detail("ledger", shown)
         .hint("check the URL, that the server is up and accepts this host and role; connect_timeout=N in the URL bounds the wait (default 5 s)")
@@ -504,7 +516,7 @@ impl PgLedger {
         idempotency_key: Option<&str>,
         plan: impl Plan<T>,
     ) -> Result<T> {
-        self.session(|client| {
+        self.writing_session(|client| {
             let (mut tx, keeps_summaries) = Self::writing(client)?;
             let mut state = self.written_state(&mut tx)?;
             let records = records_of(&mut tx, discussion_ids, state.lines)?;
@@ -854,7 +866,7 @@ impl PgLedger {
         &self,
         feed: impl FnOnce(&mut LineFeed<'_>) -> std::io::Result<(u64, u64)>,
     ) -> Result<u64> {
-        self.session(|client| {
+        self.writing_session(|client| {
             // The summaries fall behind: the next list writes them anew.
             let (mut tx, _) = Self::writing(client)?;
             let mut state = self.written_state(&mut tx)?;
