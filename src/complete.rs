@@ -70,6 +70,23 @@ pub(crate) fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
         .collect()
 }
 
+/// Status names for `--status` and `--until`, after any typed before a
+/// comma (`open,act` completes to `open,active`).
+pub(crate) fn statuses(current: &OsStr) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy();
+    let (typed, last) = match current.rfind(',') {
+        Some(at) => current.split_at(at + 1),
+        None => ("", &*current),
+    };
+    crate::discussion::Status::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .chain(["terminal"])
+        .filter(|name| name.starts_with(last))
+        .map(|name| CompletionCandidate::new(format!("{typed}{name}")))
+        .collect()
+}
+
 /// Every agent of every fleet, and every agent with a quota of its own.
 pub(crate) fn agents() -> Vec<CompletionCandidate> {
     global_names(|global| {

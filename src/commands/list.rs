@@ -14,7 +14,7 @@ use clap::Args;
 pub(crate) struct ListArgs {
     /// Only these statuses (repeatable or comma-separated; `terminal` for
     /// closed, deadman, expired, exhausted and invalid)
-    #[arg(long = "status", value_name = "S", value_delimiter = ',')]
+    #[arg(long = "status", value_name = "S", value_delimiter = ',', add = clap_complete::ArgValueCompleter::new(crate::complete::statuses))]
     pub statuses: Vec<String>,
     /// Only discussions this agent takes part in
     #[arg(long, value_name = "A", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]

@@ -25,7 +25,8 @@ pub(crate) struct WaitArgs {
         long,
         value_name = "STATUS[,STATUS...]",
         value_delimiter = ',',
-        required = true
+        required = true,
+        add = clap_complete::ArgValueCompleter::new(crate::complete::statuses)
     )]
     pub until: Vec<String>,
     /// Give up after this many ms (default: wait as long as it takes)

@@ -91,12 +91,10 @@ impl View for AskView {
                     "woke {} for turn {}: attempt {}\n",
                     a.agent_id, a.turn, a.attempt_id
                 )),
-                None if self.root_waits => {
-                    out.text(&format!(
-                        "next: discuss wake --agent {} --discussion {} --expected-head {}\n",
-                        root.peer, d.id, root.message_id
-                    ))
-                }
+                None if self.root_waits => out.text(&format!(
+                    "next: discuss wake --agent {} --discussion {} --expected-head {}\n",
+                    root.peer, d.id, root.message_id
+                )),
                 None => {}
             }
         }

@@ -948,6 +948,8 @@ echo '# show'; tab discuss show ''
 echo '# prefix'; tab discuss wake --discussion dsc_01a22c54cf45
 echo '# agents'; tab discuss ask --from agent-
 echo '# fleets'; tab discuss list --fleet ''
+echo '# status'; tab discuss list --status ex
+echo '# until'; tab discuss wait dsc_x --until open,ac
 "#;
     let out = Command::new("bash")
         .args(["-c", script])
@@ -990,4 +992,6 @@ echo '# fleets'; tab discuss list --fleet ''
         "{text}"
     );
     assert_eq!(section("fleets"), vec!["fleet-alpha"], "{text}");
+    assert_eq!(section("status"), vec!["expired", "exhausted"], "{text}");
+    assert_eq!(section("until"), vec!["open,active"], "{text}");
 }
