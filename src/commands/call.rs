@@ -4,7 +4,8 @@ use super::{Context, ask, read_input, reply, show, wake};
 
 /// The most a request object read from stdin may have: a payload string of
 /// a whole envelope, escaped (at most six bytes a character), and the rest.
-const MAX_REQUEST_BYTES: usize = 6 * crate::discussion::envelope::MAX_ENVELOPE_BYTES + 65_536;
+pub(crate) const MAX_REQUEST_BYTES: usize =
+    6 * crate::discussion::envelope::MAX_ENVELOPE_BYTES + 65_536;
 use crate::engine::{AskRequest, ReplyRequest, WakeRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::{Answer, AskView, DiscussionView, Render, ReplyView, RowsView, WakeView};

@@ -97,14 +97,17 @@ fn announce(ctx: &Context) {
 /// Serves one session on stdin and stdout. Between stdin and the SDK sits a
 /// line filter: the SDK drops a line that is not a JSON-RPC message without
 /// a word, where the protocol wants an error answer (`-32700` for a line
-/// that is not JSON, `-32600` for JSON that is not a message). Answers of
+/// that is not JSON, `-32600` for JSON that is not a message or a line
+/// over the request limit, whose rest is read and dropped). Answers of
 /// both kinds leave through one writer, a whole line at a time, so stdout
-/// carries only protocol messages.
+/// carries only protocol messages. When stdin closes, the session ends
+/// only once every request read has been answered.
 async fn serve(server: Server) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::{AsyncWriteExt, BufReader};
     let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, from_server) = tokio::io::duplex(1 << 16);
     let (lines, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let pending = Arc::new(Pending::default());
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
         while let Some(line) = outgoing.recv().await {
@@ -114,28 +117,34 @@ async fn serve(server: Server) {
         }
     });
     let answers = lines.clone();
+    let answered = Arc::clone(&pending);
     tokio::spawn(async move {
         let mut from_server = BufReader::new(from_server);
-        loop {
-            let mut line = Vec::new();
-            match from_server.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    if answers.send(line).is_err() {
-                        return;
-                    }
-                }
+        // The SDK's own answers: unbounded, as it wrote them.
+        while let Ok(Some(line)) = read_line(&mut from_server, usize::MAX).await {
+            let Line::Whole(line) = line else { continue };
+            answered.answered(&line);
+            if answers.send(line).is_err() {
+                return;
             }
         }
     });
+    let asked = Arc::clone(&pending);
     tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin());
         loop {
-            let mut line = Vec::new();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
+            let mut line = match read_line(&mut stdin, MAX_LINE_BYTES).await {
+                Ok(Some(Line::Whole(line))) => line,
+                Ok(Some(Line::TooLong)) => {
+                    let _ = lines.send(error_answer(
+                        -32600,
+                        format!("Invalid Request: a message is at most {MAX_LINE_BYTES} bytes"),
+                        Value::Null,
+                    ));
+                    continue;
+                }
+                Ok(None) | Err(_) => break,
+            };
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -144,6 +153,7 @@ async fn serve(server: Server) {
                     let _ = lines.send(error);
                 }
                 None => {
+                    asked.asked(&line);
                     if !line.ends_with(b"\n") {
                         line.push(b'\n');
                     }
@@ -153,7 +163,10 @@ async fn serve(server: Server) {
                 }
             }
         }
-        // End of stdin: the SDK sees the end of its input and ends the session.
+        // End of stdin: every request read is answered first, then the SDK
+        // sees the end of its input and ends the session.
+        // (Bounded: a request the client cancelled may get no answer.)
+        let _ = tokio::time::timeout(DRAIN_LIMIT, asked.drained()).await;
         let _ = to_server.shutdown().await;
     });
     // A client that connects and leaves before initializing ends the
@@ -162,6 +175,112 @@ async fn serve(server: Server) {
         let _ = service.waiting().await;
     }
     let _ = writer.await;
+}
+
+/// How long the requests read before stdin closed may take to be answered.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The longest line read from stdin: a `call` request's limit and room for
+/// the JSON-RPC envelope around it.
+const MAX_LINE_BYTES: usize = super::call::MAX_REQUEST_BYTES + 4096;
+
+enum Line {
+    Whole(Vec<u8>),
+    /// Longer than the limit: read to its end and dropped.
+    TooLong,
+}
+
+/// The next line of `reader`, its newline included (or the last bytes
+/// before the end); `None` at the end. A line longer than `limit` is not
+/// kept: memory holds at most `limit` bytes of it.
+async fn read_line(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
+    limit: usize,
+) -> std::io::Result<Option<Line>> {
+    use tokio::io::AsyncBufReadExt;
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(match (line.is_empty(), too_long) {
+                (_, true) => Some(Line::TooLong),
+                (true, false) => None,
+                (false, false) => Some(Line::Whole(line)),
+            });
+        }
+        let (taken, ended) = match memchr::memchr(b'\n', buffer) {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), false),
+        };
+        if !too_long {
+            if line.len() + taken > limit {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(&buffer[..taken]);
+            }
+        }
+        reader.consume(taken);
+        if ended {
+            return Ok(Some(if too_long {
+                Line::TooLong
+            } else {
+                Line::Whole(line)
+            }));
+        }
+    }
+}
+
+/// The requests read and not yet answered, by id.
+#[derive(Default)]
+struct Pending {
+    ids: std::sync::Mutex<std::collections::HashSet<String>>,
+    changed: tokio::sync::Notify,
+}
+
+impl Pending {
+    /// A request (a message with a method and an id) was read.
+    fn asked(&self, line: &[u8]) {
+        if let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line)
+            && message.contains_key("method")
+            && let Some(id) = message.get("id")
+        {
+            self.ids
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id.to_string());
+        }
+    }
+
+    /// A response (a message with an id and a result or an error) went out.
+    fn answered(&self, line: &[u8]) {
+        if let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line)
+            && (message.contains_key("result") || message.contains_key("error"))
+            && let Some(id) = message.get("id")
+        {
+            self.ids
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id.to_string());
+            self.changed.notify_waiters();
+        }
+    }
+
+    async fn drained(&self) {
+        loop {
+            let changed = self.changed.notified();
+            if self
+                .ids
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
+            {
+                return;
+            }
+            changed.await;
+        }
+    }
 }
 
 /// The JSON-RPC error answer to a line that is not a message, if it is not.
@@ -188,12 +307,17 @@ fn malformed(line: &[u8]) -> Option<Vec<u8>> {
             Value::Null,
         ),
     };
+    Some(error_answer(code, message, id))
+}
+
+/// A JSON-RPC error answer, as one line.
+fn error_answer(code: i64, message: String, id: Value) -> Vec<u8> {
     let mut answer =
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
             .to_string()
             .into_bytes();
     answer.push(b'\n');
-    Some(answer)
+    answer
 }
 
 #[derive(Clone)]

@@ -205,7 +205,7 @@ pub fn parse_body(payload: &str) -> Result<Value> {
         .detail("max_depth", MAX_BODY_DEPTH)
         .hint("flatten the body, or carry deep data as a string"));
     }
-    serde_json::from_str(payload).map_err(|e| {
+    let body: Value = serde_json::from_str(payload).map_err(|e| {
         Error::new(
             ErrorCode::PayloadNotJson,
             format!("payload is not JSON: {e}"),
@@ -214,7 +214,105 @@ pub fn parse_body(payload: &str) -> Result<Value> {
             r#"pass a JSON value, e.g. --payload '{"body":"Refactor auth module?"}'"#,
             r#"payload is a JSON value serialized as a string, e.g. "{\"body\":\"Refactor auth module?\"}""#,
         )
-    })
+    })?;
+    if let Some(number) = inexact_number(payload) {
+        return Err(Error::new(
+            ErrorCode::PayloadNotJson,
+            format!(
+                "the payload's number {number} cannot be kept exactly (it would be stored as {}); a number must fit a 64-bit integer or a double without losing digits",
+                stored_as(number)
+            ),
+        )
+        .detail("value", number)
+        .hint("send a number this precise as a string, e.g. \"123456789012345678901234567890\""));
+    }
+    Ok(body)
+}
+
+/// The first number in `json` (outside strings) that would not be stored
+/// as written: an integer beyond 64 bits, or a decimal with more
+/// significant digits than a double keeps, or one that overflows or
+/// underflows it. `1e2` and `100` are the same number and pass.
+pub fn inexact_number(json: &str) -> Option<&str> {
+    let bytes = json.as_bytes();
+    let (mut i, mut in_string, mut escaped) = (0, false, false);
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if byte == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if byte == b'-' || byte.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let number = &json[start..i];
+            if !number_is_exact(number) {
+                return Some(number);
+            }
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
+fn number_is_exact(number: &str) -> bool {
+    let integer = !number.contains(['.', 'e', 'E']);
+    if integer && (number.parse::<i64>().is_ok() || number.parse::<u64>().is_ok()) {
+        return true;
+    }
+    let Ok(value) = number.parse::<f64>() else {
+        return false;
+    };
+    // The same decimal digits and exponent as the shortest form that
+    // reads back as this double.
+    value.is_finite() && decimal(number) == decimal(&format!("{value:e}"))
+}
+
+/// A decimal number as (negative, significant digits, exponent of the
+/// first digit), zeros stripped; zero is `(_, "", 0)`.
+fn decimal(number: &str) -> (bool, String, i64) {
+    let negative = number.starts_with('-');
+    let unsigned = number.trim_start_matches(['-', '+']);
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = whole.chars().chain(fraction.chars()).collect();
+    let leading = digits.len() - digits.trim_start_matches('0').len();
+    let significant = digits
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_owned();
+    if significant.is_empty() {
+        return (false, String::new(), 0);
+    }
+    let first_digit_exponent = whole.len() as i64 - 1 - leading as i64 + exponent;
+    (negative, significant, first_digit_exponent)
+}
+
+/// What serde_json would keep of `number`, for the message.
+fn stored_as(number: &str) -> String {
+    number.parse::<f64>().map_or_else(
+        |_| "nothing".to_owned(),
+        |v| serde_json::json!(v).to_string(),
+    )
 }
 
 /// The deepest nesting of `[` and `{` outside strings, counted without
@@ -254,6 +352,41 @@ mod tests {
         assert_eq!(nesting_depth(br#"{"a":[1,{"b":"[[[{{{"}]}"#), 3);
         assert_eq!(nesting_depth(br#""\"[""#), 0);
         assert_eq!(nesting_depth(b"7"), 0);
+    }
+
+    #[test]
+    fn numbers_are_kept_exactly_or_refused() {
+        for exact in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "9223372036854775807",
+            "18446744073709551615",
+            "0.1",
+            "1.5",
+            "1.50",
+            "1e2",
+            "100.0",
+            "2.5e-3",
+            "0.30000000000000004",
+            "1.7976931348623157e308",
+            "5e-324",
+            r#"{"a":[1,2.25,"123456789012345678901234567890"]}"#,
+        ] {
+            assert_eq!(inexact_number(exact), None, "{exact}");
+        }
+        for inexact in [
+            "123456789012345678901234567890",
+            "18446744073709551616",
+            "0.1e-400",
+            "1e400",
+            "0.1000000000000000055511151231257827",
+            "3.14159265358979323846",
+        ] {
+            assert_eq!(inexact_number(inexact), Some(inexact), "{inexact}");
+        }
+        assert_eq!(inexact_number(r#"{"n":[1, 1e999]}"#), Some("1e999"));
     }
 
     #[test]

@@ -499,8 +499,10 @@ fn markdown(d: &Discussion) -> String {
                 text.push('\n');
             }
             _ => {
-                // serde_json escapes every control character in strings.
+                // serde_json escapes C0 controls in strings, not C1 ones
+                // nor bidirectional overrides; its own line breaks stay.
                 let json = serde_json::to_string_pretty(&entry.body).unwrap_or_default();
+                let json = printable(&json, true).into_owned();
                 let fence = fence_for(&json);
                 text.push_str(&format!("{fence}json\n{json}\n{fence}\n"));
             }

@@ -79,8 +79,9 @@ pub(super) fn body_text(body: &serde_json::Value) -> String {
         Some(text) if body.as_object().is_some_and(|o| o.len() == 1) => {
             printable(text, true).replace('\t', "    ")
         }
-        // serde_json escapes every control character in strings.
-        _ => body.to_string(),
+        // serde_json escapes C0 controls in strings, not C1 ones nor
+        // bidirectional overrides.
+        _ => printable(&body.to_string(), false).into_owned(),
     }
 }
 

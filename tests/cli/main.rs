@@ -11,6 +11,7 @@ mod common;
 mod cache;
 mod call;
 mod crash;
+mod edges;
 mod errors;
 mod events;
 mod examples;

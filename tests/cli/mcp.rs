@@ -9,6 +9,7 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -744,4 +745,121 @@ fn tool_calls_write_what_the_cli_would() {
     let mut shape: Map<String, Value> = via_mcp.as_object().unwrap().clone();
     shape.insert("replayed".into(), true.into());
     assert_eq!(keys(&via_call), keys(&Value::Object(shape)));
+}
+
+/// A line over the request limit is answered `-32600` and dropped whole,
+/// without being held in memory; the session goes on.
+#[test]
+fn an_oversized_line_is_refused_and_the_session_goes_on() {
+    let env = Env::file();
+    env.fleet();
+    let mut raw = Raw::start(&env);
+    raw.initialize("2025-11-25");
+    // 8 MiB of one line, in pieces.
+    {
+        let stdin = raw.stdin.as_mut().unwrap();
+        let piece = vec![b'a'; 1 << 20];
+        for _ in 0..8 {
+            stdin.write_all(&piece).unwrap();
+        }
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+    let answer = raw.receive();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most"),
+        "{answer}"
+    );
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "list_discussions", "arguments": {}}})
+        .to_string(),
+    );
+    let listed = raw.receive();
+    assert_eq!(listed["id"], 2);
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    // The same at the end of stdin, without a newline.
+    raw.stdin
+        .as_mut()
+        .unwrap()
+        .write_all(&vec![b'{'; 2 << 20])
+        .unwrap();
+    let (status, rest) = raw.close();
+    assert_eq!(status, Some(0));
+    let last: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+    assert_eq!(last["error"]["code"], -32600, "{rest}");
+}
+
+/// Every call that was read is answered, even when stdin closes while it
+/// waits for the ledger (here: behind a writer stopped with the lock).
+#[test]
+fn calls_read_before_stdin_closes_are_all_answered() {
+    let env = Env::file();
+    env.discussion(&[]);
+    let mut holder = env
+        .command_std()
+        .env("DISCUSS_FAILPOINTS", "append.before_fsync=stop")
+        .args(["fleet", "add", "fleet-alpha", "agent-z"])
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let until = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_default()
+        .contains(") T ")
+    {
+        assert!(Instant::now() < until, "the holder never stopped");
+        std::thread::yield_now();
+    }
+    let mut raw = Raw::start(&env);
+    raw.initialize("2025-11-25");
+    for id in 2..12 {
+        let (tool, arguments) = (
+            "ask_peer",
+            json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b",
+            "fleet_id": "fleet-alpha", "payload": format!("{{\"n\":{id}}}")}),
+        );
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}})
+            .to_string(),
+        );
+    }
+    // stdin closes while every call waits for the lock; then it is let go.
+    drop(raw.stdin.take());
+    // Longer than the SDK waits for calls in flight once its input ends.
+    std::thread::sleep(Duration::from_secs(6));
+    let resumed = Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(resumed.success());
+    assert!(holder.wait().unwrap().success());
+    let (status, rest) = raw.close();
+    assert_eq!(status, Some(0));
+    let mut ids: Vec<i64> = rest
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .unwrap_or_else(|e| panic!("a whole message ({e}): {l}"))
+        })
+        .map(|m| {
+            assert_eq!(m["result"]["isError"], false, "{m}");
+            m["id"].as_i64().unwrap()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (2..12).collect::<Vec<_>>(), "{rest}");
+    // And what they wrote is there: ten writes answered, ten written
+    // (counted as lines: this server's clock is the wall clock's).
+    let roots = env
+        .records()
+        .iter()
+        .filter(|r| r["kind"] == "message")
+        .count();
+    assert_eq!(roots, 11);
 }

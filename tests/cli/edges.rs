@@ -1,0 +1,104 @@
+//! The third round of edges (issue 20): what a hostile or careless input
+//! must never do — lose an acknowledged write, show a secret, store a
+//! different number, reach the terminal raw.
+
+use crate::common::*;
+
+/// A payload's numbers are kept exactly or refused, never changed.
+#[test]
+fn payload_numbers_are_kept_exactly_or_refused() {
+    let env = Env::new();
+    env.fleet();
+    let ask = |payload: &str| {
+        let mut args = ASK_A_TO_B.to_vec();
+        args.push(payload);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    for payload in [
+        r#"{"n":123456789012345678901234567890}"#,
+        r#"{"n":0.1e-400}"#,
+        r#"[3.14159265358979323846]"#,
+        r#"{"big":18446744073709551616}"#,
+    ] {
+        let args = ask(payload);
+        let err = env.fails(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            "payload_not_json",
+            3,
+        );
+        assert!(
+            payload.contains(err["details"]["value"].as_str().unwrap()),
+            "{err}"
+        );
+        assert!(
+            err["message"].as_str().unwrap().contains("exactly"),
+            "{err}"
+        );
+    }
+    // Beyond a double altogether: the parser itself refuses it.
+    let args = ask(r#"{"n":1e400}"#);
+    env.fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), "payload_not_json", 3);
+    // What a double or a 64-bit integer holds is stored as written.
+    let exact = r#"{"i":-9223372036854775808,"u":18446744073709551615,"f":0.1,"g":2.5e-3,"s":"123456789012345678901234567890"}"#;
+    let args = ask(exact);
+    let asked = env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let shown = env.show(asked["discussion_id"].as_str().unwrap());
+    let body = &shown["transcript"][0]["payload"];
+    assert_eq!(body["i"], serde_json::json!(i64::MIN));
+    assert_eq!(body["u"], serde_json::json!(u64::MAX));
+    assert_eq!(body["f"], serde_json::json!(0.1));
+    assert_eq!(body["g"], serde_json::json!(0.0025));
+    // Through `call` the same.
+    let request = serde_json::json!({"from_agent_id":"agent-a","to_agent_id":"agent-b",
+        "fleet_id":"fleet-alpha","payload":"{\"n\":123456789012345678901234567890}"});
+    let out = env.run(&["call", "ask_peer", &request.to_string()]);
+    assert_eq!(out.status, 3);
+    assert_eq!(out.error()["code"], "payload_not_json");
+}
+
+/// C1 controls (CSI, OSC, ST) and bidirectional overrides from a body
+/// never reach the terminal raw: not in `show`, not in Markdown.
+#[test]
+fn c1_controls_and_bidi_overrides_never_reach_the_terminal() {
+    let env = Env::new();
+    env.fleet();
+    let hostile = [
+        "\u{9b}31m",
+        "\u{9d}0;title\u{9c}",
+        "\u{202e}evil\u{202c}",
+        "\u{2066}x\u{2069}",
+    ];
+    for text in hostile {
+        for body in [
+            serde_json::json!({"body": text}),
+            serde_json::json!({"note": text, "n": 1}),
+        ] {
+            let mut args = ASK_A_TO_B.to_vec();
+            let payload = body.to_string();
+            args.push(&payload);
+            let dsc = env.ok(&args)["discussion_id"].as_str().unwrap().to_owned();
+            for form in [
+                &["show", dsc.as_str()][..],
+                &["show", dsc.as_str(), "--format", "markdown"][..],
+            ] {
+                let out = env.run(form);
+                assert_eq!(out.status, 0, "{}", out.stderr);
+                for c in [
+                    '\u{9b}', '\u{9c}', '\u{9d}', '\u{202e}', '\u{202c}', '\u{2066}', '\u{2069}',
+                ] {
+                    assert!(
+                        !out.stdout.contains(c),
+                        "{form:?} printed U+{:04X} raw: {:?}",
+                        c as u32,
+                        out.stdout
+                    );
+                }
+                assert!(
+                    out.stdout.contains("\\u{"),
+                    "escaped, not dropped: {}",
+                    out.stdout
+                );
+            }
+        }
+    }
+}
