@@ -8,6 +8,7 @@ use crate::output::{Answer, ExportView, ImportView, InfoView};
 use clap::{Args, Subcommand};
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Export, import or describe the ledger (a file or a PostgreSQL database)
@@ -53,6 +54,7 @@ fn export<'a>(ctx: &'a Context, output: Option<&Path>) -> Result<Answer<'a>> {
         ctx.ledger.export(&mut ctx.out.sink())?;
         return Ok(Answer::streamed(0));
     };
+    refuse_ledger_output(ctx, path)?;
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),
@@ -74,6 +76,77 @@ fn export<'a>(ctx: &'a Context, output: Option<&Path>) -> Result<Answer<'a>> {
     }))
 }
 
+/// `invalid_argument` for an output that is this ledger or one of its
+/// derived files, or another ledger in use (a discuss cache beside it, or
+/// a lock held on it): `export` replaces its output by a rename, and a
+/// writer that had opened the old file would append to an unlinked inode
+/// and report success. Nothing is created or changed.
+fn refuse_ledger_output(ctx: &Context, output: &Path) -> Result<()> {
+    let refuse = |why: String| {
+        Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("will not export to {}: {why}", output.display()),
+        )
+        .detail("path", output.display().to_string())
+        .hint("export to a new file (e.g. backup.jsonl), then move it where it belongs while no discuss process uses it"))
+    };
+    if let Some(ledger) = ctx.ledger.as_file() {
+        let own: Vec<PathBuf> = ["", ".index", ".checkpoint", ".summary", ".torn"]
+            .iter()
+            .map(|suffix| {
+                let mut name = ledger.path().as_os_str().to_owned();
+                name.push(suffix);
+                PathBuf::from(name)
+            })
+            .collect();
+        for (i, file) in own.iter().enumerate() {
+            if same_file(file, output) {
+                let what = if i == 0 {
+                    "it is the ledger itself"
+                } else {
+                    "it is a file the ledger derives"
+                };
+                return refuse(what.into());
+            }
+        }
+    }
+    if !output.exists() {
+        return Ok(());
+    }
+    let beside = |suffix: &str| {
+        let mut name = output.as_os_str().to_owned();
+        name.push(suffix);
+        Path::new(&name).exists()
+    };
+    if beside(".index") || beside(".checkpoint") {
+        return refuse("it is a ledger in use (its discuss cache is beside it)".into());
+    }
+    if let Ok(file) = File::open(output)
+        && let Err(std::fs::TryLockError::WouldBlock) = file.try_lock()
+    {
+        return refuse("a discuss process holds it locked as a ledger".into());
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file: the same inode when both exist, else
+/// the same absolute path once their folders are resolved (symlinks and
+/// `..` included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    let resolved = |path: &Path| {
+        let folder = match path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => Path::new("."),
+        };
+        Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
+    };
+    matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
+}
+
 fn import<'a>(ctx: &'a Context, path: &Path) -> Result<Answer<'a>> {
     let (source, shown) = open_source(path)?;
     let len = source.metadata().map_err(|e| Error::io(&shown, &e))?.len();
@@ -91,13 +164,18 @@ fn import<'a>(ctx: &'a Context, path: &Path) -> Result<Answer<'a>> {
 fn open_source(path: &Path) -> Result<(File, String)> {
     if path.as_os_str() != "-" {
         let shown = path.display().to_string();
-        let file = File::open(path).map_err(|e| {
-            Error::new(
-                ErrorCode::InvalidArgument,
-                format!("cannot read {shown}: {e}"),
-            )
-            .detail("path", shown.clone())
-        })?;
+        // O_NONBLOCK: a FIFO must not hang the open (it is refused below).
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(path)
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("cannot read {shown}: {e}"),
+                )
+                .detail("path", shown.clone())
+            })?;
         if !file.metadata().is_ok_and(|m| m.is_file()) {
             return Err(Error::new(
                 ErrorCode::InvalidArgument,

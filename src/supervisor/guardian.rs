@@ -29,6 +29,11 @@ use std::process::{Child, Command, Stdio};
 /// The hidden first argument that makes `discuss` the guardian.
 pub(crate) const ARG: &str = "__discuss-guardian";
 
+/// The inode of the pipe the supervisor hands the guardian as stdin: how
+/// the guardian knows a supervisor started it (a person typing
+/// `discuss __discuss-guardian` has no such pipe).
+const PIPE_VAR: &str = "DISCUSS_GUARDIAN_PIPE";
+
 /// A running guardian and the pipe that keeps it waiting.
 pub(crate) struct Guardian {
     child: Child,
@@ -40,12 +45,14 @@ impl Guardian {
     /// Starts the guardian in a new process group of its own.
     pub(crate) fn start() -> std::io::Result<Guardian> {
         let (reader, lifeline) = std::io::pipe()?;
+        let pipe = rustix::fs::fstat(&reader)?.st_ino;
         // The running image itself, even if its file was replaced since
         // (an upgrade while an agent runs).
         let mut command = Command::new("/proc/self/exe");
         command
             .arg(ARG)
             .env_clear()
+            .env(PIPE_VAR, pipe.to_string())
             .stdin(Stdio::from(reader))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -85,6 +92,12 @@ impl Guardian {
 /// The guardian's whole life: wait for the supervisor's end, then kill the
 /// group. Returns the exit status (it is normally killed before).
 pub(crate) fn run() -> u8 {
+    if let Err(why) = started_by_a_supervisor() {
+        eprintln!(
+            "error[usage]: {ARG} is part of supervised runs (discuss wake -- CMD), not a command: {why}; it signals nothing"
+        );
+        return crate::error::ErrorCode::Usage.exit_status();
+    }
     let mut stdin = std::io::stdin().lock();
     let mut byte = [0u8; 64];
     // Nothing is ever written: any return (end-of-file, an error) means the
@@ -97,7 +110,25 @@ pub(crate) fn run() -> u8 {
             Ok(_) => continue,
         }
     }
-    // Our own process group, the guardian itself included.
+    // Our own process group, the guardian itself included: one it leads
+    // (checked at start; a leader's group never changes).
     let _ = rustix::process::kill_current_process_group(rustix::process::Signal::KILL);
     1
+}
+
+/// Whether this process is the guardian a supervisor started: it leads
+/// its own process group (so the group it would kill is the agent's, never
+/// a shell's), and its stdin is the very pipe the supervisor made.
+fn started_by_a_supervisor() -> Result<(), &'static str> {
+    let leads = rustix::process::getpgrp() == rustix::process::getpid();
+    if !leads {
+        return Err("it does not lead its process group");
+    }
+    let expected: Option<u64> = std::env::var(PIPE_VAR).ok().and_then(|v| v.parse().ok());
+    let stdin = rustix::fs::fstat(std::io::stdin()).map_err(|_| "its stdin cannot be read")?;
+    let is_pipe = rustix::fs::FileType::from_raw_mode(stdin.st_mode) == rustix::fs::FileType::Fifo;
+    match expected {
+        Some(inode) if is_pipe && stdin.st_ino == inode => Ok(()),
+        _ => Err("its stdin is not the supervisor's pipe"),
+    }
 }

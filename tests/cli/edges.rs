@@ -37,7 +37,11 @@ fn payload_numbers_are_kept_exactly_or_refused() {
     }
     // Beyond a double altogether: the parser itself refuses it.
     let args = ask(r#"{"n":1e400}"#);
-    env.fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), "payload_not_json", 3);
+    env.fails(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        "payload_not_json",
+        3,
+    );
     // What a double or a 64-bit integer holds is stored as written.
     let exact = r#"{"i":-9223372036854775808,"u":18446744073709551615,"f":0.1,"g":2.5e-3,"s":"123456789012345678901234567890"}"#;
     let args = ask(exact);
@@ -100,5 +104,131 @@ fn c1_controls_and_bidi_overrides_never_reach_the_terminal() {
                 );
             }
         }
+    }
+}
+
+/// `ledger export --output` never replaces the ledger, a file it derives,
+/// or another ledger in use: a writer holding the old inode would append
+/// to a deleted file and report success.
+#[test]
+fn export_never_replaces_a_ledger_in_use() {
+    let env = Env::file();
+    env.discussion(&[]);
+    env.ok(&["list"]); // writes the summary too
+    let before = env.ledger_bytes();
+    let ledger = env.ledger();
+    let state = ledger.parent().unwrap().to_path_buf();
+    let mut targets = vec![
+        ledger.clone(),
+        state.join("./ledger.jsonl"),
+        state.join("../state/ledger.jsonl"),
+    ];
+    for suffix in [".index", ".checkpoint", ".summary"] {
+        targets.push(state.join(format!("ledger.jsonl{suffix}")));
+    }
+    let link = env.dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&ledger, &link).unwrap();
+    targets.push(link);
+    for target in &targets {
+        let derived_before = std::fs::read(target).ok();
+        let err = env.fails(
+            &["ledger", "export", "--output", target.to_str().unwrap()],
+            "invalid_argument",
+            3,
+        );
+        assert!(
+            err["message"].as_str().unwrap().contains("will not export"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(target).ok(),
+            derived_before,
+            "{target:?} untouched"
+        );
+    }
+    assert_eq!(env.ledger_bytes(), before);
+    // Another ledger in use (its cache beside it) is refused too.
+    let other = Env::file();
+    other.discussion(&[]);
+    let err = env.fails(
+        &[
+            "ledger",
+            "export",
+            "--output",
+            other.ledger().to_str().unwrap(),
+        ],
+        "invalid_argument",
+        3,
+    );
+    assert!(err["message"].as_str().unwrap().contains("in use"), "{err}");
+    // A backup is replaced as before.
+    let backup = env.dir.path().join("backup.jsonl");
+    for _ in 0..2 {
+        env.ok(&["ledger", "export", "--output", backup.to_str().unwrap()]);
+        assert_eq!(std::fs::read(&backup).unwrap(), before);
+    }
+}
+
+/// Only regular files (or `-`) are imported: a FIFO is refused at once,
+/// never waited on.
+#[test]
+fn import_refuses_a_fifo_without_waiting() {
+    let env = Env::new();
+    env.fleet();
+    let fifo = env.dir.path().join("lines.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let err = env.fails(
+        &["ledger", "import", fifo.to_str().unwrap()],
+        "invalid_argument",
+        3,
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{err}"
+    );
+}
+
+/// `discuss __discuss-guardian` typed by hand, or started by anything but
+/// a supervisor, refuses and signals nothing: the caller's shell and jobs
+/// live on.
+#[test]
+fn the_guardian_refuses_unless_a_supervisor_started_it() {
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let bin = bin.display();
+    let cases = [
+        // In a script: the shell's group, which it does not lead.
+        format!("{bin} __discuss-guardian </dev/null"),
+        // Leading a group of its own, with a pipe that is not the
+        // supervisor's (no variable, then a wrong one).
+        format!("echo x | setsid {bin} __discuss-guardian"),
+        format!("echo x | DISCUSS_GUARDIAN_PIPE=1 setsid {bin} __discuss-guardian"),
+    ];
+    for case in cases {
+        let script = format!(
+            "sleep 30 & job=$!; {case}; echo \"exit $?\"; kill -0 $job && echo alive; kill $job"
+        );
+        // A session of its own, so that a guardian that did signal its
+        // group could never reach this test's.
+        let out = std::process::Command::new("setsid")
+            .args(["bash", "-c", &script])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stdout.contains("exit 2"), "{case}: {stdout} {stderr}");
+        assert!(
+            stdout.contains("alive"),
+            "{case}: the caller's job was killed: {stdout}"
+        );
+        assert!(stderr.contains("not a command"), "{case}: {stderr}");
     }
 }
