@@ -35,6 +35,11 @@ pub(crate) enum LedgerCommand {
         /// The file to import, or - for standard input
         #[arg(value_name = "PATH|-")]
         path: PathBuf,
+        /// Import only the records whose ids the ledger does not hold yet
+        /// (still refused when such a line differs from the stored one);
+        /// without it, any record the ledger holds refuses the import
+        #[arg(long)]
+        skip_existing: bool,
     },
     /// Which ledger is in use: kind, location, lines, bytes
     Info,
@@ -43,7 +48,10 @@ pub(crate) enum LedgerCommand {
 pub(crate) fn run<'a>(ctx: &'a Context, args: &LedgerArgs) -> Result<Answer<'a>> {
     match &args.command {
         LedgerCommand::Export { output } => export(ctx, output.as_deref()),
-        LedgerCommand::Import { path } => import(ctx, path),
+        LedgerCommand::Import {
+            path,
+            skip_existing,
+        } => import(ctx, path, *skip_existing),
         LedgerCommand::Info => info(ctx),
     }
 }
@@ -147,13 +155,15 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
 }
 
-fn import<'a>(ctx: &'a Context, path: &Path) -> Result<Answer<'a>> {
+fn import<'a>(ctx: &'a Context, path: &Path, skip_existing: bool) -> Result<Answer<'a>> {
     let (source, shown) = open_source(path)?;
     let len = source.metadata().map_err(|e| Error::io(&shown, &e))?.len();
     check_importable(&source, len, &shown)?;
-    let imported = ctx.ledger.import(&source, len)?;
+    let source = crate::ledger::import::Source::scan(&source, len, skip_existing)?;
+    let done = ctx.ledger.import(&source)?;
     Ok(Answer::new(ImportView {
-        imported,
+        imported: done.imported,
+        skipped: skip_existing.then_some(done.skipped),
         source: shown,
         ledger: &ctx.ledger,
     }))

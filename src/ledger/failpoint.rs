@@ -14,6 +14,8 @@
 //!   (`DISCUSS_FAILPOINT_PARTIAL=N` bytes, default half);
 //! - `append.before_fsync`: all lines are written, none is synced;
 //! - `append.after_fsync`: the lines are durable, the lock is still held;
+//! - `import.after_chunk`: a file import has written one more chunk
+//!   (`DISCUSS_IMPORT_CHUNK` bytes); `crash@N` crashes after the N-th;
 //! - `fs.network=<name>`: the ledger's filesystem reads as that network
 //!   filesystem.
 
@@ -24,6 +26,16 @@ use std::io;
 pub(super) fn hit(point: &str) -> io::Result<()> {
     #[cfg(feature = "failpoints")]
     if let Some(action) = armed(point) {
+        // `action@N`: only at the N-th time the point is reached.
+        if let Some((action, nth)) = action.split_once('@') {
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static REACHED: AtomicUsize = AtomicUsize::new(0);
+            let reached = REACHED.fetch_add(1, Ordering::Relaxed) + 1;
+            if nth.parse() != Ok(reached) {
+                return Ok(());
+            }
+            return fire(action);
+        }
         return fire(&action);
     }
     let _ = point;
@@ -71,6 +83,21 @@ pub(crate) fn quiet_for(default: std::time::Duration) -> std::time::Duration {
         .and_then(|n| n.parse().ok())
     {
         return std::time::Duration::from_millis(ms);
+    }
+    default
+}
+
+/// The chunk a file import copies at a time; tests make it small with
+/// `DISCUSS_IMPORT_CHUNK` to crash between many chunks
+/// (`import.after_chunk`, after each one is written).
+pub(super) fn import_chunk(default: usize) -> usize {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = std::env::var("DISCUSS_IMPORT_CHUNK")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|n: &usize| *n > 0)
+    {
+        return n;
     }
     default
 }

@@ -4,7 +4,9 @@
 use super::cache::Cache;
 use super::cache::summary::{self, Summarize, SummaryWriter, Untrusted};
 use super::check::{LineCheck, check_lines};
-use super::lines::{LineFeed, operations_of, read_line_at, record_and_mark, stream_lines_from};
+use super::lines::{
+    LineFeed, operations_of, read_line_at, record_and_mark, stream_lines, stream_lines_from,
+};
 use super::view::{Keyed, Plan, View};
 use super::{failpoint, filesystem};
 use crate::error::{Error, ErrorCode, Result};
@@ -367,10 +369,17 @@ impl FileLedger {
         Ok(lines)
     }
 
-    /// Appends the first `len` bytes of `source` (complete lines in whole
-    /// operations) under the exclusive lock, then `fsync`s; on any error
-    /// the ledger is cut back to where it was. How many lines.
-    pub(crate) fn import(&self, source: &File, len: u64) -> Result<u64> {
+    /// Appends the lines of `source` (checked beforehand: complete lines,
+    /// whole operations) under the writer lock, leaving out those
+    /// `source.decide` says to, and `fsync`s them. All or nothing across a
+    /// crash: a marker (`<ledger>.importing`, the length before) is made
+    /// durable first and removed last, and whoever opens the ledger next
+    /// while it stands cuts the ledger back to that length (those lines
+    /// were never acknowledged, and the imported file still has them).
+    pub(crate) fn import(
+        &self,
+        source: &super::import::Source<'_>,
+    ) -> Result<super::import::Imported> {
         let mut file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let old = self.len_of(&file)?;
@@ -379,30 +388,116 @@ impl FileLedger {
         if whole < old {
             self.move_torn_tail(&file, whole, old)?;
         }
-        let mut copied = 0u64;
-        let mut lines = 0u64;
-        let mut chunk = vec![0u8; 4 << 20];
-        let written = (|| -> std::io::Result<()> {
-            while copied < len {
-                let n = ((len - copied) as usize).min(chunk.len());
-                source.read_exact_at(&mut chunk[..n], copied)?;
-                lines += memchr::memchr_iter(b'\n', &chunk[..n]).count() as u64;
-                file.write_all(&chunk[..n])?;
-                copied += n as u64;
+        let mut existing = Vec::new();
+        stream_lines(&file, whole, |_, line_no, line| {
+            if let Ok(record) = Record::parse(line, line_no as usize)
+                && source.wants(&record.id)
+            {
+                existing.push((record.id, line.to_vec()));
             }
+        })
+        .map_err(|e| self.unreadable(&e))?;
+        let skip = source.decide(existing)?;
+        self.mark_import(whole)?;
+        let mut lines = 0u64;
+        let written = (|| -> std::io::Result<u64> {
+            let copied = if skip.is_empty() {
+                copy_chunks(source.file, source.len, &mut file, &mut lines)?
+            } else {
+                copy_lines(source, &skip, &mut file, &mut lines)?
+            };
             failpoint::hit("append.before_fsync")?;
-            file.sync_data()
+            file.sync_data()?;
+            Ok(copied)
         })();
-        if let Err(err) = written {
-            let _ = file.set_len(whole).and_then(|()| file.sync_data());
-            return Err(self.io_error(&err));
-        }
+        let copied = match written {
+            Ok(copied) => copied,
+            Err(err) => {
+                let _ = file.set_len(whole).and_then(|()| file.sync_data());
+                let _ = self.unmark_import();
+                return Err(self.io_error(&err));
+            }
+        };
+        self.unmark_import()?;
         // The cache reads the new lines as another tool's; past what it
         // catches up in memory, the next command rebuilds it, streaming.
-        if len <= CATCH_UP_LIMIT && cache.catch_up(&file, whole + len).is_ok() {
+        if copied <= CATCH_UP_LIMIT && cache.catch_up(&file, whole + copied).is_ok() {
             cache.save();
         }
-        Ok(lines)
+        Ok(super::import::Imported {
+            imported: lines,
+            skipped: skip.len() as u64,
+        })
+    }
+
+    /// `<ledger>.importing`: stands while a file import is under way.
+    fn import_marker(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".importing");
+        PathBuf::from(name)
+    }
+
+    /// Makes the marker durable: the ledger's length before the import.
+    fn mark_import(&self, before: u64) -> Result<()> {
+        let marker = self.import_marker();
+        let failed = |e: std::io::Error| Error::io(marker.display(), &e);
+        let _ = std::fs::remove_file(&marker);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(OFlags::NOFOLLOW.bits() as i32)
+            .open(&marker)
+            .map_err(failed)?;
+        file.write_all(format!("{before}\n").as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(failed)?;
+        self.sync_folder()
+    }
+
+    fn unmark_import(&self) -> Result<()> {
+        let marker = self.import_marker();
+        std::fs::remove_file(&marker).map_err(|e| Error::io(marker.display(), &e))?;
+        self.sync_folder()
+    }
+
+    fn sync_folder(&self) -> Result<()> {
+        let folder = match self.path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => Path::new("."),
+        };
+        File::open(folder)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|e| Error::io(folder.display(), &e))
+    }
+
+    /// After an import that did not finish (its process died), the ledger
+    /// is cut back to where it was before it, under the writer lock.
+    fn finish_interrupted_import(&self, file: &File) -> Result<()> {
+        let marker = self.import_marker();
+        if std::fs::symlink_metadata(&marker).is_err() {
+            return Ok(());
+        }
+        lock(file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
+        // Under the lock: the importer is gone (or finished meanwhile).
+        let before = super::private_file::read_derived(&marker, 64)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| text.trim().parse::<u64>().ok());
+        if let Some(before) = before {
+            let len = self.len_of(file)?;
+            if len > before {
+                // Opened for reading: the cut needs a handle that may write.
+                OpenOptions::new()
+                    .write(true)
+                    .open(&self.path)
+                    .and_then(|w| w.set_len(before).and_then(|()| w.sync_data()))
+                    .map_err(|e| self.io_error(&e))?;
+            }
+        }
+        if std::fs::symlink_metadata(&marker).is_ok() {
+            self.unmark_import()?;
+        }
+        file.unlock().map_err(|e| self.io_error(&e))
     }
 
     /// The ledger opened for reading under a shared lock, or `None` when it
@@ -430,6 +525,7 @@ impl FileLedger {
         };
         self.refuse_irregular(&file)?;
         self.refuse_network_fs(&file)?;
+        self.finish_interrupted_import(&file)?;
         // A reader pointed at a README says so (and writes no cache beside it).
         self.refuse_foreign(&file, self.len_of(&file)?)?;
         Ok(Some(file))
@@ -652,6 +748,7 @@ impl FileLedger {
         if existed {
             // A new ledger's folder was checked before it was made.
             self.refuse_network_fs(&file)?;
+            self.finish_interrupted_import(&file)?;
         }
         Ok(file)
     }
@@ -962,4 +1059,65 @@ fn map_ids<T>(
         mapped.extend(derived.flatten());
     }
     Some(mapped)
+}
+
+/// The chunk an import copies at a time (smaller under the tests' fail
+/// points, to crash between many of them).
+fn import_chunk() -> usize {
+    failpoint::import_chunk(4 << 20)
+}
+
+/// Copies `len` bytes of `source` to `ledger` a chunk at a time; the
+/// bytes copied, and the lines counted into `lines`.
+fn copy_chunks(
+    source: &File,
+    len: u64,
+    ledger: &mut File,
+    lines: &mut u64,
+) -> std::io::Result<u64> {
+    let mut chunk = vec![0u8; import_chunk()];
+    let mut copied = 0u64;
+    while copied < len {
+        let n = ((len - copied) as usize).min(chunk.len());
+        source.read_exact_at(&mut chunk[..n], copied)?;
+        *lines += memchr::memchr_iter(b'\n', &chunk[..n]).count() as u64;
+        ledger.write_all(&chunk[..n])?;
+        copied += n as u64;
+        failpoint::hit("import.after_chunk")?;
+    }
+    Ok(copied)
+}
+
+/// Copies the lines of `source` whose offsets are not in `skip`.
+fn copy_lines(
+    source: &super::import::Source<'_>,
+    skip: &std::collections::HashSet<u64>,
+    ledger: &mut File,
+    lines: &mut u64,
+) -> std::io::Result<u64> {
+    let mut pending: Vec<u8> = Vec::with_capacity(import_chunk());
+    let mut copied = 0u64;
+    let mut failed = None;
+    stream_lines(source.file, source.len, |offset, _, line| {
+        if failed.is_some() || skip.contains(&offset) {
+            return;
+        }
+        pending.extend_from_slice(line);
+        pending.push(b'\n');
+        *lines += 1;
+        if pending.len() >= import_chunk() {
+            copied += pending.len() as u64;
+            failed = ledger
+                .write_all(&pending)
+                .and_then(|()| failpoint::hit("import.after_chunk"))
+                .err();
+            pending.clear();
+        }
+    })?;
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    copied += pending.len() as u64;
+    ledger.write_all(&pending)?;
+    Ok(copied)
 }

@@ -7,6 +7,7 @@ mod failpoint;
 mod file;
 mod filesystem;
 pub(crate) mod hash;
+pub(crate) mod import;
 pub(crate) mod lines;
 mod postgres;
 mod private_file;

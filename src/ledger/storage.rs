@@ -309,10 +309,16 @@ impl Ledger {
     /// Appends the lines of `source` (a file of `len` bytes: complete lines
     /// in whole operations, checked by the caller) verbatim, all or
     /// nothing; how many.
-    pub(crate) fn import(&self, source: &std::fs::File, len: u64) -> Result<u64> {
+    /// Appends the lines of `source` verbatim, all or nothing, refusing
+    /// (or with `skip_existing` leaving out) records whose ids the ledger
+    /// holds already.
+    pub(crate) fn import(
+        &self,
+        source: &super::import::Source<'_>,
+    ) -> Result<super::import::Imported> {
         match self {
-            Ledger::File(file) => file.import(source, len),
-            Ledger::Postgres(pg) => pg.import(|line| super::lines::stream_lines(source, len, line)),
+            Ledger::File(file) => file.import(source),
+            Ledger::Postgres(pg) => pg.import(source),
         }
     }
 

@@ -150,6 +150,10 @@ impl View for ExportView<'_> {
 #[derive(Serialize)]
 pub(crate) struct ImportView<'a> {
     pub imported: u64,
+    /// With `--skip-existing`: the records left out because the ledger
+    /// holds them already.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
     #[serde(skip)]
     pub source: String,
     #[serde(skip)]
@@ -164,6 +168,12 @@ impl View for ImportView<'_> {
             self.source,
             self.ledger.location()
         ));
+        if let Some(skipped) = self.skipped {
+            out.text(&format!(
+                "skipped {} the ledger holds already\n",
+                count(skipped, "record", "records")
+            ));
+        }
     }
 }
 

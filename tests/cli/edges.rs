@@ -232,3 +232,124 @@ fn the_guardian_refuses_unless_a_supervisor_started_it() {
         assert!(stderr.contains("not a command"), "{case}: {stderr}");
     }
 }
+
+/// Importing a backup twice, or into the ledger it came from, cannot
+/// duplicate a record: refused whole, or with `--skip-existing` only the
+/// new records taken (and still refused when a line differs).
+#[test]
+fn an_import_never_duplicates_a_record() {
+    let env = Env::new();
+    env.discussion(&[]);
+    let backup = env.dir.path().join("backup.jsonl");
+    std::fs::write(&backup, env.ledger_bytes()).unwrap();
+    let backup_arg = backup.to_str().unwrap();
+    env.discussion(&[]); // one more, after the backup
+    let before = env.ledger_bytes();
+    let err = env.fails(&["ledger", "import", backup_arg], "invalid_argument", 3);
+    let first_id = env.records()[0]["id"].clone();
+    assert_eq!(
+        err["details"]["record_id"], first_id,
+        "the first such id is named"
+    );
+    let in_backup = std::fs::read_to_string(&backup).unwrap().lines().count();
+    let skipped = env.ok(&["ledger", "import", "--skip-existing", backup_arg]);
+    assert_eq!(
+        (&skipped["imported"], &skipped["skipped"]),
+        (&0.into(), &in_backup.into()),
+        "{skipped}"
+    );
+    assert_eq!(env.ledger_bytes(), before);
+    // New records among old ones: only the new are taken, in order.
+    let fresh = Env::new();
+    fresh.discussion(&[]);
+    let mut mixed = std::fs::read(&backup).unwrap();
+    mixed.extend_from_slice(&fresh.ledger_bytes()[..]);
+    let new = String::from_utf8(fresh.ledger_bytes())
+        .unwrap()
+        .lines()
+        .count();
+    let mixed_path = env.dir.path().join("mixed.jsonl");
+    std::fs::write(&mixed_path, &mixed).unwrap();
+    let out = env.ok(&[
+        "ledger",
+        "import",
+        "--skip-existing",
+        mixed_path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        (&out["imported"], &out["skipped"]),
+        (&new.into(), &in_backup.into()),
+        "{out}"
+    );
+    let mut expected = before.clone();
+    expected.extend_from_slice(&fresh.ledger_bytes());
+
+    assert_eq!(env.ledger_bytes(), expected);
+    // A line under a known id that differs from the stored one.
+    let text = String::from_utf8(std::fs::read(&backup).unwrap()).unwrap();
+    let forged = text.replacen("\"by\":\"tester\"", "\"by\":\"forger\"", 1);
+    std::fs::write(&backup, forged).unwrap();
+    let err = env.fails(
+        &["ledger", "import", "--skip-existing", backup_arg],
+        "invalid_argument",
+        3,
+    );
+    assert!(
+        err["message"].as_str().unwrap().contains("differs"),
+        "{err}"
+    );
+}
+
+/// A file import killed (`kill -9`) after any of its chunks leaves nothing
+/// once the ledger is next opened, by a reader or a writer; the import
+/// then goes through whole.
+#[test]
+fn a_file_import_killed_after_any_chunk_leaves_nothing() {
+    let source_env = Env::file();
+    source_env.fleet();
+    for _ in 0..12 {
+        source_env.ask(&[]);
+    }
+    let source = source_env.ledger();
+    let size = std::fs::metadata(&source).unwrap().len();
+    let chunk = 1024u64;
+    let chunks = size.div_ceil(chunk);
+    assert!(chunks >= 5, "{size} bytes");
+    let env = Env::file();
+    env.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+    let before = env.ledger_bytes();
+    for nth in 1..=chunks {
+        let out = env.run_with(
+            &[
+                (
+                    "DISCUSS_FAILPOINTS",
+                    &format!("import.after_chunk=crash@{nth}"),
+                ),
+                ("DISCUSS_IMPORT_CHUNK", &chunk.to_string()),
+            ],
+            &["--json", "ledger", "import", source.to_str().unwrap()],
+            "",
+        );
+        assert_eq!(out.status, -1, "killed after chunk {nth}: {}", out.stderr);
+        let mut marker = env.ledger().into_os_string();
+        marker.push(".importing");
+        assert!(
+            std::path::Path::new(&marker).exists(),
+            "the marker stands after chunk {nth}"
+        );
+        // Every other opener: a reader first, or a writer.
+        if nth % 2 == 1 {
+            env.ok(&["verify"]);
+        } else {
+            env.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+        }
+        assert_eq!(env.ledger_bytes(), before, "after chunk {nth} of {chunks}");
+        assert!(!std::path::Path::new(&marker).exists());
+    }
+    let out = env.ok(&["ledger", "import", source.to_str().unwrap()]);
+    assert_eq!(out["imported"], 15);
+    let mut whole = before.clone();
+    whole.extend_from_slice(&std::fs::read(&source).unwrap());
+    assert_eq!(env.ledger_bytes(), whole);
+    env.ok(&["verify"]);
+}

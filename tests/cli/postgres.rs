@@ -411,17 +411,29 @@ fn an_import_is_all_or_nothing() {
     );
 
     std::fs::write(&source, &text).unwrap();
-    let out = db.run_with(
+    // Into the ledger it came from: every record is there already.
+    let err = db.fails(&["ledger", "import", source_arg], "invalid_argument", 3);
+    assert!(err["details"]["record_id"].is_string(), "{err}");
+    let skipped = db.ok(&["ledger", "import", "--skip-existing", source_arg]);
+    assert_eq!(
+        (&skipped["imported"], &skipped["skipped"]),
+        (&0.into(), &4.into())
+    );
+    assert_eq!(db.ledger_bytes(), before);
+    // Into an empty database: a crash before COMMIT leaves it empty, then
+    // every line comes, byte for byte.
+    let Some(fresh) = database() else { return };
+    let out = fresh.run_with(
         &[("DISCUSS_FAILPOINTS", "append.before_fsync=crash")],
         &["--json", "ledger", "import", source_arg],
         "",
     );
     assert_eq!(out.status, -1, "killed: {}", out.stderr);
-    assert_eq!(db.ledger_bytes(), before, "nothing of the import stays");
-    assert_eq!(db.ok(&["ledger", "import", source_arg])["imported"], 4);
-    let mut twice = before.clone();
-    twice.extend_from_slice(&before);
-    assert_eq!(db.ledger_bytes(), twice);
+    assert_eq!(fresh.ledger_bytes(), b"", "nothing of the import stays");
+    let imported = fresh.ok(&["ledger", "import", source_arg]);
+    assert_eq!(imported["imported"], 4);
+    assert!(imported.get("skipped").is_none(), "{imported}");
+    assert_eq!(fresh.ledger_bytes(), before);
 }
 
 /// A client killed (`kill -9`) after its INSERT and before its COMMIT

@@ -864,12 +864,30 @@ impl PgLedger {
     /// whole operations) in one transaction; how many.
     pub(crate) fn import(
         &self,
-        feed: impl FnOnce(&mut LineFeed<'_>) -> std::io::Result<(u64, u64)>,
-    ) -> Result<u64> {
+        source: &super::import::Source<'_>,
+    ) -> Result<super::import::Imported> {
         self.writing_session(|client| {
             // The summaries fall behind: the next list writes them anew.
             let (mut tx, _) = Self::writing(client)?;
             let mut state = self.written_state(&mut tx)?;
+            // Under the writer lock: which of the file's record ids are here.
+            let ids: Vec<&str> = source.ids().collect();
+            let existing: Vec<(String, Vec<u8>)> = tx
+                .query(
+                    "SELECT record_id, line FROM discuss_lines WHERE record_id = ANY($1)",
+                    &[&ids],
+                )?
+                .iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect();
+            let skip = source.decide(existing).map_err(Fail::Discuss)?;
+            let feed = |line: &mut LineFeed<'_>| {
+                super::lines::stream_lines(source.file, source.len, |offset, n, text| {
+                    if !skip.contains(&offset) {
+                        line(offset, n, text);
+                    }
+                })
+            };
             let mut batch: Vec<(Vec<u8>, Option<Record>)> = Vec::with_capacity(IMPORT_BATCH);
             let mut failed: Option<Fail> = None;
             let mut imported = 0u64;
@@ -907,7 +925,10 @@ impl PgLedger {
             save_state(&mut tx, &mut state)?;
             failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
             tx.commit()?;
-            Ok(imported)
+            Ok(super::import::Imported {
+                imported,
+                skipped: skip.len() as u64,
+            })
         })
     }
 }
