@@ -931,3 +931,65 @@ fn lists_from_the_summaries_agree_with_a_full_replay() {
     assert_eq!(after_import, replayed(&env), "after an import");
     assert_eq!(env.status(&closed), "closed");
 }
+
+/// Readers never wait for writers: a list right after an import (when the
+/// summaries are behind and it would write them) answers at once while a
+/// writer holds the ledger's lock with its transaction open, and the
+/// summaries are written by a later list.
+#[test]
+fn a_list_never_waits_behind_a_writer() {
+    let Some(db) = database() else { return };
+    let source = Env::file();
+    source.fleet();
+    for _ in 0..20 {
+        source.ask(&[]);
+    }
+    let file = source.ledger();
+    db.ok(&["ledger", "import", file.to_str().unwrap()]);
+    let (dsc, root) = {
+        let v = db.ok(&[
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-b",
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            "{}",
+        ]);
+        (
+            v["discussion_id"].as_str().unwrap().to_owned(),
+            v["root_message_id"].as_str().unwrap().to_owned(),
+        )
+    };
+    db.ok(&["ledger", "import", "-"]); // nothing: still the summaries behind
+    let mut writer = db
+        .command_std()
+        .env("DISCUSS_FAILPOINTS", "append.before_fsync=stop")
+        .args(wake_args(&dsc, &root))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until_stopped(writer.id());
+    let started = Instant::now();
+    let listed = db.ok(&["list"]);
+    let took = started.elapsed();
+    assert_eq!(listed["discussions"].as_array().unwrap().len(), 21);
+    assert!(
+        took < Duration::from_secs(2),
+        "the list waited {took:?} behind the writer"
+    );
+    let resumed = Command::new("kill")
+        .args(["-CONT", &writer.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(resumed.success());
+    assert!(writer.wait().unwrap().success());
+    assert_eq!(
+        db.ok(&["list"])["discussions"].as_array().unwrap().len(),
+        21
+    );
+    assert_eq!(db.status(&dsc), "active");
+}

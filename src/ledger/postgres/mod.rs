@@ -409,6 +409,30 @@ impl PgLedger {
         Ok((tx, tables.write_summaries))
     }
 
+    /// As `writing`, but `None` at once when another transaction holds
+    /// the ledger's lock (for readers that would write what they derived).
+    fn writing_unless_busy(client: &mut Client) -> Step<Option<(Transaction<'_>, bool)>> {
+        let mut tx = client.transaction()?;
+        let locked: bool = tx
+            .query_typed_one(
+                "SELECT pg_try_advisory_xact_lock($1)",
+                &[(&LOCK_KEY, Type::INT8)],
+            )?
+            .get(0);
+        if !locked {
+            tx.rollback()?;
+            return Ok(None);
+        }
+        let tables = tables_exist(&mut tx)?;
+        if !tables.ledger {
+            return Ok(None);
+        }
+        if !tables.summaries && tables.write_summaries {
+            tx.batch_execute(SUMMARIES)?;
+        }
+        Ok(Some((tx, tables.write_summaries)))
+    }
+
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
         self.reading(View::empty, |tx| {
             let mut state = self.state(tx)?;
@@ -654,7 +678,11 @@ impl PgLedger {
     /// `lines` lines, if the ledger still has exactly those.
     fn write_summaries(&self, lines: u64, fresh: &[(String, Summary)]) -> Result<()> {
         self.session(|client| {
-            let (mut tx, keeps_summaries) = Self::writing(client)?;
+            // A reader never waits for writers: with a writer under way the
+            // summaries wait for a later list.
+            let Some((mut tx, keeps_summaries)) = Self::writing_unless_busy(client)? else {
+                return Ok(());
+            };
             let mut state = self.written_state(&mut tx)?;
             if !keeps_summaries || state.lines != lines || state.folded.summarized == lines {
                 return Ok(());
