@@ -993,3 +993,54 @@ fn a_list_never_waits_behind_a_writer() {
     );
     assert_eq!(db.status(&dsc), "active");
 }
+
+/// `discuss_lines` is the truth: with the state table dropped readers
+/// fold the lines themselves (and the next write makes it again); a state
+/// row that counts lines that were deleted is not believed.
+#[test]
+fn derived_tables_are_never_believed_over_the_lines() {
+    let Some(db) = database() else { return };
+    let url = db.pg.clone().unwrap();
+    let sql = |statement: &str| {
+        let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+        client.batch_execute(statement).unwrap();
+    };
+    let (dsc, _) = db.discussion(&[]);
+    let before = db.ledger_bytes();
+    let shown = db.show(&dsc);
+    sql("DROP TABLE discuss_state");
+    assert_eq!(db.show(&dsc), shown, "show folds the lines");
+    assert_eq!(db.ledger_bytes(), before, "export writes every line");
+    assert_eq!(db.ok(&["verify"])["records"], 4);
+    assert_eq!(db.ok(&["list"])["discussions"].as_array().unwrap().len(), 1);
+    // A write makes the state again, and counts every line.
+    db.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+    assert_eq!(db.ok(&["ledger", "info"])["lines"], 5);
+    // Lines deleted under the state row: what they said is gone too.
+    let fleets = db.ok(&["fleet", "list"]);
+    assert_eq!(fleets["fleets"].as_array().unwrap().len(), 2, "{fleets}");
+    sql("DELETE FROM discuss_lines WHERE line_no = 5");
+    let fleets = db.ok(&["fleet", "list"]);
+    assert_eq!(
+        fleets["fleets"].as_array().unwrap().len(),
+        1,
+        "fleet-beta is gone: {fleets}"
+    );
+    db.fails(
+        &[
+            "ask",
+            "--from",
+            "agent-x",
+            "--to",
+            "agent-a",
+            "--fleet",
+            "fleet-beta",
+            "--payload",
+            "{}",
+        ],
+        "unknown_fleet",
+        4,
+    );
+    assert_eq!(db.ok(&["ledger", "info"])["lines"], 4);
+    assert_eq!(db.ledger_bytes(), before);
+}

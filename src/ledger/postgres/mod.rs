@@ -400,7 +400,9 @@ impl PgLedger {
             &[(&LOCK_KEY, Type::INT8)],
         )?;
         let tables = tables_exist(&mut tx)?;
-        if !tables.ledger {
+        if !tables.ledger || !tables.state {
+            // Every statement of the schema is "if not exists": a dropped
+            // state table is made again, and folded anew from the lines.
             tx.batch_execute(SCHEMA)?;
         }
         if !tables.summaries && tables.write_summaries {
@@ -444,10 +446,20 @@ impl PgLedger {
     /// The state row, caught up with the rows after it (the tables are
     /// there: `reading` or `writing` saw to it).
     fn state(&self, tx: &mut Transaction<'_>) -> Step<State> {
-        let row = tx.query_typed_opt(
-            "SELECT format, lines, bytes, summary FROM discuss_state",
-            &[],
-        )?;
+        let row = if tables_exist(tx)?.state {
+            tx.query_typed_opt(
+                "SELECT format, lines, bytes, summary FROM discuss_state",
+                &[],
+            )?
+        } else {
+            None
+        };
+        // The lines are the truth: a state row that counts more lines than
+        // there are (lines deleted under it) is not believed.
+        let newest: i64 = tx
+            .query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?
+            .get(0);
+
         let mut state = State {
             lines: 0,
             bytes: 0,
@@ -465,8 +477,11 @@ impl PgLedger {
             }
             let lines = row.get::<_, i64>(1) as u64;
             state.row_lines = Some(lines);
-            // A damaged summary is derived data: it is folded anew.
-            if let Ok(folded) = serde_json::from_str(row.get(3)) {
+            // A damaged summary is derived data: it is folded anew; so is
+            // one that counts more lines than there are (lines deleted).
+            if lines as i64 <= newest
+                && let Ok(folded) = serde_json::from_str(row.get(3))
+            {
                 state.lines = lines;
                 state.bytes = row.get::<_, i64>(2) as u64;
                 state.folded = folded;
@@ -1005,8 +1020,12 @@ fn each_discussion(
 
 /// Which tables are there, and what this role may do with the summaries'.
 struct Tables {
-    /// `discuss_lines` and `discuss_state`: a ledger.
+    /// `discuss_lines`: a ledger (the lines are the truth; the rest is
+    /// derived from them).
     ledger: bool,
+    /// `discuss_state`: what is folded of the lines (made again when
+    /// missing; readers then fold every line).
+    state: bool,
     /// `discuss_summaries` (a database of an earlier version has none).
     summaries: bool,
     /// The summaries may be read (else lists derive every discussion).
@@ -1019,7 +1038,8 @@ struct Tables {
 
 fn tables_exist(tx: &mut Transaction<'_>) -> Step<Tables> {
     let row = tx.query_typed_one(
-        "SELECT to_regclass('discuss_lines') IS NOT NULL AND to_regclass('discuss_state') IS NOT NULL, \
+        "SELECT to_regclass('discuss_lines') IS NOT NULL, \
+         to_regclass('discuss_state') IS NOT NULL, \
          to_regclass('discuss_summaries') IS NOT NULL, \
          CASE WHEN to_regclass('discuss_summaries') IS NULL THEN false \
               ELSE has_table_privilege('discuss_summaries', 'SELECT') END, \
@@ -1030,9 +1050,10 @@ fn tables_exist(tx: &mut Transaction<'_>) -> Step<Tables> {
     )?;
     Ok(Tables {
         ledger: row.get(0),
-        summaries: row.get(1),
-        read_summaries: row.get(2),
-        write_summaries: row.get(3),
+        state: row.get(1),
+        summaries: row.get(2),
+        read_summaries: row.get(3),
+        write_summaries: row.get(4),
     })
 }
 
