@@ -207,8 +207,11 @@ pub(crate) fn run(
         // its lock: a busy ledger is looked at on a later tick.
         let version = session.ledger.version();
         if version != seen_version && watchdog.fired().is_none() {
-            match session.ledger.view_within(&[], Instant::now())? {
-                Some(view)
+            // A database that cannot be reached (a restart, a failover)
+            // does not end the turn: the agent keeps running and the
+            // ledger is looked at again on the next tick.
+            match ride_out(session, session.ledger.view_within(&[], Instant::now()))? {
+                Some(Some(view))
                     if view
                         .global(session.now(view.last_at_ms()))
                         .kill_switch
@@ -216,8 +219,8 @@ pub(crate) fn run(
                 {
                     watchdog.fire(EndReason::KillSwitch)
                 }
-                Some(_) => seen_version = version,
-                None => {}
+                Some(Some(_)) => seen_version = version,
+                Some(None) | None => {}
             }
         }
         std::thread::sleep(POLL);
@@ -257,7 +260,14 @@ pub(crate) fn run(
             (Some(status), end)
         }
     };
-    let replied = current_attempt(session, discussion, attempt)?.state == AttemptState::Completed;
+    // The end is recorded once the ledger answers again, however long
+    // after the turn that is (bounded: a ledger gone for good is an error).
+    let until = deadline.max(Instant::now()) + RIDE_OUT;
+    let replied = retrying(session, until, || {
+        current_attempt(session, discussion, attempt)
+    })?
+    .state
+        == AttemptState::Completed;
     if !replied
         && options.reply_from_stdout
         && status.is_some_and(|s| s.success())
@@ -272,7 +282,50 @@ pub(crate) fn run(
             end,
         );
     }
-    finish(session, discussion, attempt, end)
+    retrying(session, until, || {
+        finish(session, discussion, attempt, end.clone())
+    })
+}
+
+/// How long after a turn's deadline a supervisor waits for an unreachable
+/// ledger to record how the turn ended.
+const RIDE_OUT: Duration = Duration::from_secs(120);
+
+/// `Ok(None)` for a ledger that cannot be reached (said once on stderr),
+/// else the result as it is.
+fn ride_out<T>(session: &Session, result: Result<T>) -> Result<Option<T>> {
+    match result {
+        Ok(got) => Ok(Some(got)),
+        Err(err) if err.code == ErrorCode::LedgerUnavailable => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "note: {} cannot be reached; the agent keeps running, and its turn is recorded once the ledger answers",
+                    session.ledger.location()
+                );
+            });
+            Ok(None)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// `step` again every half second while the ledger cannot be reached,
+/// until `until`.
+fn retrying<T>(
+    session: &Session,
+    until: Instant,
+    mut step: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    loop {
+        match step() {
+            Err(err) if err.code == ErrorCode::LedgerUnavailable && Instant::now() < until => {
+                let _ = ride_out::<()>(session, Err(err));
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            result => return result,
+        }
+    }
 }
 
 enum Ending {

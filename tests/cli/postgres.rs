@@ -1044,3 +1044,77 @@ fn derived_tables_are_never_believed_over_the_lines() {
     assert_eq!(db.ok(&["ledger", "info"])["lines"], 4);
     assert_eq!(db.ledger_bytes(), before);
 }
+
+/// A database restart during a supervised turn does not end it: the agent
+/// keeps running, and how the turn ended is recorded once the database is
+/// back (here it comes back after the agent exited), then the supervisor
+/// exits with that outcome.
+#[test]
+fn a_supervisor_rides_out_a_database_restart() {
+    let Some(cluster) = Cluster::start(&[]) else {
+        return;
+    };
+    let mut env = Env::file();
+    env.pg = Some(cluster.database());
+    env.now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "30000"]);
+    let mark = env.dir.path().join("agent-finished");
+    let agent = format!("sleep 2; echo done > {}", mark.display());
+    let supervisor = env
+        .command_std()
+        .args([
+            "--json",
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+            "--",
+            "sh",
+            "-c",
+            &agent,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Down once the turn has started, until after the agent exits.
+    let until = Instant::now() + Duration::from_secs(20);
+    while !String::from_utf8_lossy(&env.ledger_bytes()).contains("discussion.attempt.started") {
+        assert!(Instant::now() < until, "the turn never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    cluster.stop_server();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        mark.exists(),
+        "the agent ran to its end while the database was down"
+    );
+    cluster.start_server();
+    let out = supervisor.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(8),
+        "failed (exited without reply): {stderr}"
+    );
+    assert!(
+        stderr.contains("cannot be reached; the agent keeps running"),
+        "{stderr}"
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["attempt"]["outcome"], "failed", "{answer}");
+    assert_eq!(
+        answer["attempt"]["reason"], "exited_without_reply",
+        "{answer}"
+    );
+    let shown = env.show(&dsc);
+    assert_eq!(shown["attempts"][0]["state"], "failed", "{shown}");
+    assert_eq!(shown["attempts"][0]["reason"], "exited_without_reply");
+    let _ = &mut env;
+}
