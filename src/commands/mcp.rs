@@ -28,8 +28,10 @@ use std::sync::Arc;
 /// seed's request objects exactly), list_discussions and inbox. No tool
 /// starts an agent: wake_agent only reserves the turn.
 #[derive(Debug, Args)]
-#[command(after_help = "Example (register with an agent host, with the ledger the agents share):\n  \
-    claude mcp add discuss -e DISCUSS_LEDGER=/srv/agents/ledger.jsonl -- discuss mcp --agent agent-a")]
+#[command(
+    after_help = "Example (register with an agent host, with the ledger the agents share):\n  \
+    claude mcp add discuss -e DISCUSS_LEDGER=/srv/agents/ledger.jsonl -- discuss mcp --agent agent-a"
+)]
 pub(crate) struct McpArgs {
     /// Act for this agent only: ask_peer.from_agent_id and
     /// reply_discussion.agent_id must be it (agent_mismatch otherwise)

@@ -234,10 +234,30 @@ pub fn parse_body(payload: &str) -> Result<Value> {
 /// significant digits than a double keeps, or one that overflows or
 /// underflows it. `1e2` and `100` are the same number and pass.
 pub fn inexact_number(json: &str) -> Option<&str> {
-    let bytes = json.as_bytes();
-    let (mut i, mut in_string, mut escaped) = (0, false, false);
-    while i < bytes.len() {
-        let byte = bytes[i];
+    let mut end_of_last = 0;
+    for (at, byte) in outside_strings(json.as_bytes()) {
+        if at < end_of_last || !(byte == b'-' || byte.is_ascii_digit()) {
+            continue;
+        }
+        // A number is one run of these bytes (never a quote).
+        let len = json[at..]
+            .bytes()
+            .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .count();
+        end_of_last = at + len;
+        let number = &json[at..end_of_last];
+        if !number_is_exact(number) {
+            return Some(number);
+        }
+    }
+    None
+}
+
+/// The bytes of `json` outside its strings (the quotes left out), with
+/// their offsets: what the scans below look at without parsing.
+fn outside_strings(json: &[u8]) -> impl Iterator<Item = (usize, u8)> + '_ {
+    let (mut in_string, mut escaped) = (false, false);
+    json.iter().enumerate().filter_map(move |(at, &byte)| {
         if in_string {
             match byte {
                 _ if escaped => escaped = false,
@@ -245,30 +265,14 @@ pub fn inexact_number(json: &str) -> Option<&str> {
                 b'"' => in_string = false,
                 _ => {}
             }
-            i += 1;
-            continue;
+            return None;
         }
         if byte == b'"' {
             in_string = true;
-            i += 1;
-            continue;
+            return None;
         }
-        if byte == b'-' || byte.is_ascii_digit() {
-            let start = i;
-            while i < bytes.len()
-                && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-            {
-                i += 1;
-            }
-            let number = &json[start..i];
-            if !number_is_exact(number) {
-                return Some(number);
-            }
-            continue;
-        }
-        i += 1;
-    }
-    None
+        Some((at, byte))
+    })
 }
 
 fn number_is_exact(number: &str) -> bool {
@@ -319,19 +323,8 @@ fn stored_as(number: &str) -> String {
 /// parsing (so a body too deep for a parser is still measured).
 pub fn nesting_depth(json: &[u8]) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &byte in json {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    for (_, byte) in outside_strings(json) {
         match byte {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);

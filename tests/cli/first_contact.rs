@@ -64,11 +64,7 @@ fn database_passwords_are_never_shown() {
     let env = Env::file();
     // Nothing listens on a port just freed: every command fails to connect
     // and names the location it tried.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let urls = [
         format!("postgresql://ann:pa/SECRET@127.0.0.1:{port}/db"),
         format!("postgresql://ann:pa?SECRET@127.0.0.1:{port}/db"),
@@ -505,7 +501,7 @@ fn papercuts() {
     assert!(env.run(&fresh).stdout.contains("next: discuss wake"));
     // Counts read as English.
     env.ok(&["quota", "set", "1", "--agent", "agent-c"]);
-    let (other, other_root) = {
+    let ask_c = || {
         let v = env.ok(&[
             "ask",
             "--from",
@@ -517,32 +513,21 @@ fn papercuts() {
             "--payload",
             "{}",
         ]);
-        (
-            v["discussion_id"].as_str().unwrap().to_owned(),
-            v["root_message_id"].as_str().unwrap().to_owned(),
-        )
+        let id = |field: &str| v[field].as_str().unwrap().to_owned();
+        (id("discussion_id"), id("root_message_id"))
     };
+    let (other, other_root) = ask_c();
     env.wake(&other, "agent-c", &other_root);
-    let v = env.ok(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-c",
-        "--fleet",
-        "fleet-alpha",
-        "--payload",
-        "{}",
-    ]);
+    let (third, third_root) = ask_c();
     let err = env.fails(
         &[
             "wake",
             "--agent",
             "agent-c",
             "--discussion",
-            v["discussion_id"].as_str().unwrap(),
+            &third,
             "--expected-head",
-            v["root_message_id"].as_str().unwrap(),
+            &third_root,
         ],
         "wake_quota_exceeded",
         6,
@@ -579,11 +564,7 @@ fn papercuts() {
 #[test]
 fn a_failed_read_does_not_speak_of_writes() {
     let env = Env::file();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let url = format!("postgresql://ann@127.0.0.1:{port}/fleet");
     let read = env.run_with(&[("DISCUSS_LEDGER", &url)], &["--json", "list"], "");
     assert_eq!(read.error()["code"], "ledger_unavailable");

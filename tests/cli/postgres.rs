@@ -601,11 +601,7 @@ fn wait_until_stopped(pid: u32) {
 fn an_unreachable_database_fails_within_the_connect_timeout() {
     let env = Env::file();
     // Nothing listens on a port just freed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let refused = env
         .command()
         .env(
@@ -947,17 +943,9 @@ fn a_list_never_waits_behind_a_writer() {
     let file = source.ledger();
     db.ok(&["ledger", "import", file.to_str().unwrap()]);
     let (dsc, root) = {
-        let v = db.ok(&[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-        ]);
+        let mut ask = ASK_A_TO_B.to_vec();
+        ask.push("{}");
+        let v = db.ok(&ask);
         (
             v["discussion_id"].as_str().unwrap().to_owned(),
             v["root_message_id"].as_str().unwrap().to_owned(),

@@ -371,3 +371,13 @@ pub(crate) fn strip_colour(text: &str) -> String {
     }
     plain
 }
+
+/// A port on 127.0.0.1 where nothing listens (one just freed): a database
+/// there refuses every connection at once.
+pub(crate) fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
