@@ -28,6 +28,15 @@ struct Streamed {
     tail: Vec<u8>,
 }
 
+/// What a reader found at the ledger's path.
+enum Opened {
+    Missing,
+    /// An interrupted import waits to be undone, and the writer lock could
+    /// not be had in time.
+    Busy,
+    Ready(File),
+}
+
 /// How many bytes before a stream's end are kept to recognize the file.
 const STREAMED_TAIL: u64 = 256;
 
@@ -109,8 +118,10 @@ impl FileLedger {
         discussion_ids: &[&str],
         until: Option<Instant>,
     ) -> Result<Option<View>> {
-        let Some(file) = self.open_existing()? else {
-            return Ok(Some(View::empty()));
+        let file = match self.open_reading(until)? {
+            Opened::Missing => return Ok(Some(View::empty())),
+            Opened::Busy => return Ok(None),
+            Opened::Ready(file) => file,
         };
         if !lock(&file, Lock::Shared, until).map_err(|e| self.io_error(&e))? {
             return Ok(None);
@@ -247,7 +258,7 @@ impl FileLedger {
         // No lock: lines are only ever appended, only whole operations are
         // handed on, and `take` may read the ledger itself (`events` does),
         // which may need the exclusive lock to rebuild the cache.
-        let Some(file) = self.open_existing()? else {
+        let Opened::Ready(file) = self.open_reading(None)? else {
             if from.0 > 0 {
                 return Err(self.changed_under_reader(from, "was removed"));
             }
@@ -473,12 +484,16 @@ impl FileLedger {
 
     /// After an import that did not finish (its process died), the ledger
     /// is cut back to where it was before it, under the writer lock.
-    fn finish_interrupted_import(&self, file: &File) -> Result<()> {
+    /// `false` when the lock could not be had by `until` (an import is
+    /// under way, or another process holds the lock).
+    fn finish_interrupted_import(&self, file: &File, until: Option<Instant>) -> Result<bool> {
         let marker = self.import_marker();
         if std::fs::symlink_metadata(&marker).is_err() {
-            return Ok(());
+            return Ok(true);
         }
-        lock(file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
+        if !lock(file, Lock::Exclusive, until).map_err(|e| self.io_error(&e))? {
+            return Ok(false);
+        }
         // Under the lock: the importer is gone (or finished meanwhile).
         let before = super::private_file::read_derived(&marker, 64)
             .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -497,13 +512,14 @@ impl FileLedger {
         if std::fs::symlink_metadata(&marker).is_ok() {
             self.unmark_import()?;
         }
-        file.unlock().map_err(|e| self.io_error(&e))
+        file.unlock().map_err(|e| self.io_error(&e))?;
+        Ok(true)
     }
 
     /// The ledger opened for reading under a shared lock, or `None` when it
     /// does not exist yet (reading never creates it).
     fn open_shared(&self) -> Result<Option<File>> {
-        let Some(file) = self.open_existing()? else {
+        let Opened::Ready(file) = self.open_reading(None)? else {
             return Ok(None);
         };
         lock(&file, Lock::Shared, None).map_err(|e| self.io_error(&e))?;
@@ -525,10 +541,23 @@ impl FileLedger {
         };
         self.refuse_irregular(&file)?;
         self.refuse_network_fs(&file)?;
-        self.finish_interrupted_import(&file)?;
-        // A reader pointed at a README says so (and writes no cache beside it).
-        self.refuse_foreign(&file, self.len_of(&file)?)?;
         Ok(Some(file))
+    }
+
+    /// The ledger opened for a reader: `open_existing`, after undoing an
+    /// import that a crash interrupted (waiting for the writer lock no
+    /// later than `until`: `Busy` when it could not be had), and refused
+    /// when it is not a ledger (a reader pointed at a README says so, and
+    /// writes no cache beside it).
+    fn open_reading(&self, until: Option<Instant>) -> Result<Opened> {
+        let Some(file) = self.open_existing()? else {
+            return Ok(Opened::Missing);
+        };
+        if !self.finish_interrupted_import(&file, until)? {
+            return Ok(Opened::Busy);
+        }
+        self.refuse_foreign(&file, self.len_of(&file)?)?;
+        Ok(Opened::Ready(file))
     }
 
     /// `ledger_unreadable` for a non-empty file whose first complete line is
@@ -748,7 +777,7 @@ impl FileLedger {
         if existed {
             // A new ledger's folder was checked before it was made.
             self.refuse_network_fs(&file)?;
-            self.finish_interrupted_import(&file)?;
+            self.finish_interrupted_import(&file, None)?;
         }
         Ok(file)
     }

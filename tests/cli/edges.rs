@@ -353,3 +353,60 @@ fn a_file_import_killed_after_any_chunk_leaves_nothing() {
     assert_eq!(env.ledger_bytes(), whole);
     env.ok(&["verify"]);
 }
+
+/// While an import runs (its marker standing, the lock held), a reader
+/// with a deadline is not held past it: `wait --timeout-ms` times out on
+/// time, and once the import is let go everything is there.
+#[test]
+fn a_running_import_holds_no_reader_past_its_deadline() {
+    let source_env = Env::file();
+    source_env.fleet();
+    for _ in 0..6 {
+        source_env.ask(&[]);
+    }
+    let env = Env::file();
+    let (dsc, _) = env.discussion(&[]);
+    let mut importer = env
+        .command_std()
+        .env("DISCUSS_FAILPOINTS", "import.after_chunk=stop@1")
+        .env("DISCUSS_IMPORT_CHUNK", "512")
+        .args(["ledger", "import", source_env.ledger().to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = importer.id();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_default()
+        .contains(") T ")
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "the importer never stopped"
+        );
+        std::thread::yield_now();
+    }
+    let started = std::time::Instant::now();
+    let out = env.run(&[
+        "--json",
+        "wait",
+        &dsc,
+        "--until",
+        "closed",
+        "--timeout-ms",
+        "300",
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.status, 10, "{}", out.stderr);
+    assert!(took < std::time::Duration::from_secs(3), "waited {took:?}");
+    let resumed = std::process::Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(resumed.success());
+    assert!(importer.wait().unwrap().success());
+    assert_eq!(
+        env.ok(&["list"])["discussions"].as_array().unwrap().len(),
+        7
+    );
+}
