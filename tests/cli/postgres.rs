@@ -1106,3 +1106,34 @@ fn a_supervisor_rides_out_a_database_restart() {
     assert_eq!(shown["attempts"][0]["reason"], "exited_without_reply");
     let _ = &mut env;
 }
+
+/// `ledger import` leaves the database ready to serve: the table's
+/// statistics are gathered in the same run, not whenever autovacuum gets
+/// to it (until then the planner reads a fresh table in full).
+#[test]
+fn an_import_gathers_the_statistics() {
+    let Some(db) = database() else { return };
+    let source = Env::file();
+    source.fleet();
+    for _ in 0..30 {
+        source.ask(&[]);
+    }
+    let lines = std::fs::read_to_string(source.ledger())
+        .unwrap()
+        .lines()
+        .count();
+    db.ok(&["ledger", "import", source.ledger().to_str().unwrap()]);
+    let url = db.pg.clone().unwrap();
+    let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+    let row = client
+        .query_one(
+            "SELECT reltuples::bigint FROM pg_class WHERE relname = 'discuss_lines'",
+            &[],
+        )
+        .unwrap();
+    let estimated: i64 = row.get(0);
+    assert_eq!(
+        estimated, lines as i64,
+        "the statistics count every imported line"
+    );
+}

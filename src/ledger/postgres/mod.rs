@@ -968,6 +968,14 @@ impl PgLedger {
             save_state(&mut tx, &mut state)?;
             failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
             tx.commit()?;
+            // Ready to serve at once: without statistics, the planner reads
+            // a freshly imported table in full until autovacuum analyses it
+            // (measured: 365–425 ms a command at a million lines, 24 ms
+            // after). A role that does not own the table gets a warning,
+            // not an error.
+            if imported > 0 {
+                client.batch_execute("ANALYZE discuss_lines")?;
+            }
             Ok(super::import::Imported {
                 imported,
                 skipped: skip.len() as u64,
