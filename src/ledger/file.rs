@@ -299,7 +299,7 @@ impl FileLedger {
             ));
         }
         if len == from.0 {
-            self.remember_stream(&file, identity, from.0);
+            self.remember_stream(&file, identity, from)?;
             return Ok(from);
         }
         let mut refused = None;
@@ -318,21 +318,28 @@ impl FileLedger {
         if let Some(err) = refused {
             return Err(err);
         }
-        self.remember_stream(&file, identity, streamed.end);
+        self.remember_stream(&file, identity, (streamed.end, streamed.lines))?;
         Ok((streamed.end, streamed.lines))
     }
 
-    fn remember_stream(&self, file: &File, identity: (u64, u64), end: u64) {
+    /// Keeps the bytes just before `end`, read right after the stream: a
+    /// file that no longer has them (cut while it was read) stops the
+    /// stream, rather than leaving nothing to compare with later.
+    fn remember_stream(&self, file: &File, identity: (u64, u64), at: (u64, u64)) -> Result<()> {
+        let end = at.0;
         let kept = STREAMED_TAIL.min(end);
         let mut tail = vec![0; kept as usize];
-        if file.read_exact_at(&mut tail, end - kept).is_err() {
-            tail.clear();
+        let whole = file.read_exact_at(&mut tail, end - kept).is_ok()
+            && (end == 0 || tail.last() == Some(&b'\n'));
+        if !whole {
+            return Err(self.changed_under_reader(at, "was truncated while it was read"));
         }
         *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) = Some(Streamed {
             identity,
             end,
             tail,
         });
+        Ok(())
     }
 
     /// The ledger's size: it changes with every write.
