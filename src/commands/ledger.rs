@@ -99,34 +99,21 @@ fn refuse_ledger_output(ctx: &Context, output: &Path) -> Result<()> {
         .hint("export to a new file (e.g. backup.jsonl), then move it where it belongs while no discuss process uses it"))
     };
     if let Some(ledger) = ctx.ledger.as_file() {
-        let own: Vec<PathBuf> = ["", ".index", ".checkpoint", ".summary", ".torn"]
+        if same_file(ledger.path(), output) {
+            return refuse("it is the ledger itself".into());
+        }
+        if ledger
+            .derived_paths()
             .iter()
-            .map(|suffix| {
-                let mut name = ledger.path().as_os_str().to_owned();
-                name.push(suffix);
-                PathBuf::from(name)
-            })
-            .collect();
-        for (i, file) in own.iter().enumerate() {
-            if same_file(file, output) {
-                let what = if i == 0 {
-                    "it is the ledger itself"
-                } else {
-                    "it is a file the ledger derives"
-                };
-                return refuse(what.into());
-            }
+            .any(|file| same_file(file, output))
+        {
+            return refuse("it is a file the ledger derives".into());
         }
     }
     if !output.exists() {
         return Ok(());
     }
-    let beside = |suffix: &str| {
-        let mut name = output.as_os_str().to_owned();
-        name.push(suffix);
-        Path::new(&name).exists()
-    };
-    if beside(".index") || beside(".checkpoint") {
+    if crate::ledger::FileLedger::new(output.to_path_buf()).has_cache() {
         return refuse("it is a ledger in use (its discuss cache is beside it)".into());
     }
     if let Ok(file) = File::open(output)

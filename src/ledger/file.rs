@@ -88,9 +88,24 @@ impl FileLedger {
 
     /// Where torn tails are kept: `<ledger>.torn`.
     pub(crate) fn torn_path(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".torn");
-        PathBuf::from(name)
+        super::cache::with_suffix(&self.path, ".torn")
+    }
+
+    /// Whether a discuss cache stands beside the file: it is a ledger in use.
+    pub(crate) fn has_cache(&self) -> bool {
+        Cache::index_path(&self.path).exists() || Cache::checkpoint_path(&self.path).exists()
+    }
+
+    /// Every file kept beside the ledger: the torn tails, the cache (index,
+    /// checkpoint, summary) and the import marker.
+    pub(crate) fn derived_paths(&self) -> [PathBuf; 5] {
+        [
+            self.torn_path(),
+            Cache::index_path(&self.path),
+            Cache::checkpoint_path(&self.path),
+            summary::summary_path(&self.path),
+            self.import_marker(),
+        ]
     }
 
     /// The cache's view of the ledger under a shared lock, with the records
@@ -450,9 +465,7 @@ impl FileLedger {
 
     /// `<ledger>.importing`: stands while a file import is under way.
     fn import_marker(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(".importing");
-        PathBuf::from(name)
+        super::cache::with_suffix(&self.path, ".importing")
     }
 
     /// Makes the marker durable: the ledger's length before the import.

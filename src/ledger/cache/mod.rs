@@ -114,7 +114,7 @@ pub(crate) struct Cache {
 /// entries; anything larger is not one.
 const MAX_CHECKPOINT_BYTES: u64 = 256 << 20;
 
-pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
