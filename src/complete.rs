@@ -58,7 +58,7 @@ pub(crate) fn discussions(current: &OsStr) -> Vec<CompletionCandidate> {
             .collect();
     }
     let live = [Status::Open, Status::Active];
-    let Ok((rows, _)) = crate::lists::listed(&session, &live, None, None) else {
+    let Ok((rows, _)) = crate::operations::lists::listed(&session, &live, None, None) else {
         return Vec::new();
     };
     rows.into_iter()

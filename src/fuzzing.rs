@@ -48,7 +48,7 @@ pub fn replay(bytes: &[u8]) -> Replay {
         assert!(derive(id, &records, i64::MAX).is_some());
         // What the cache keeps for lists (`list::summarize`) is what replay
         // says from its instant on, whatever the clock says later.
-        let summary = crate::lists::summarize(id, &records);
+        let summary = crate::operations::lists::summarize(id, &records);
         let kept: Option<Row> = serde_json::from_str(&summary.row).expect("a kept row reads back");
         for now in [
             summary.settled_from_ms,
@@ -234,7 +234,8 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     // summary (written at the first instant, read at the others) are what
     // replay says.
     let last = snapshot.last_at_ms.unwrap_or(0);
-    let summarized = crate::ledger::FileLedger::new(path).summarize_with(crate::lists::summarize);
+    let summarized =
+        crate::ledger::FileLedger::new(path).summarize_with(crate::operations::lists::summarize);
     for now in [
         last,
         last.saturating_add(60_000),

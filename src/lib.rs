@@ -22,14 +22,18 @@ mod complete;
 mod escape;
 mod ids;
 mod ledger;
-mod lists;
+mod operations;
 mod output;
 mod progress;
 mod session;
 mod supervisor;
+mod tools;
 mod user;
 
-/// The tools `discuss call` and `discuss mcp` take, with their fields.
-pub fn call_tools() -> &'static [(&'static str, &'static [&'static str])] {
-    commands::call::tools()
+/// The tools `discuss call` and `discuss mcp` take, each with its fields.
+pub fn call_tools() -> Vec<(&'static str, Vec<&'static str>)> {
+    tools::TOOLS
+        .iter()
+        .map(|tool| (tool.name, tool.fields.iter().map(|f| f.name).collect()))
+        .collect()
 }

@@ -46,7 +46,8 @@ impl Session {
             ));
         }
         Ok(Session {
-            ledger: Ledger::at(location, allow_network_fs)?.summarize_with(crate::lists::summarize),
+            ledger: Ledger::at(location, allow_network_fs)?
+                .summarize_with(crate::operations::lists::summarize),
             clock: Clock::from_env()?,
             actor,
             defaulted_ledger,

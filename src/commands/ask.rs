@@ -1,10 +1,10 @@
 //! `discuss ask`: the seed's `ask_peer`.
 
 use super::{Context, PayloadArgs, SuperviseArgs};
-use crate::engine::{AskOutcome, AskRequest, idempotency, plan_ask};
+use crate::engine::AskRequest;
 use crate::error::Result;
+use crate::operations;
 use crate::output::{Answer, AskView};
-use crate::record::ReceiptKind;
 use clap::Args;
 
 /// Start a discussion: the root message (turn 1) from --from to --to.
@@ -26,13 +26,13 @@ pub(crate) struct AskArgs {
     #[command(flatten)]
     pub payload: PayloadArgs,
     /// Turn budget, the root included (2 to 32)
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = crate::tools::DEFAULT_MAX_TURNS, allow_negative_numbers = true)]
     pub max_turns: i64,
     /// Conversation deadline after the root, in ms (1000 to 900000)
-    #[arg(long, default_value_t = 300_000, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = crate::tools::DEFAULT_TIMEOUT_MS, allow_negative_numbers = true)]
     pub timeout_ms: i64,
     /// Deadline of each turn, in ms (1000 to 300000, at most --timeout-ms)
-    #[arg(long, default_value_t = 60_000, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = crate::tools::DEFAULT_TURN_TIMEOUT_MS, allow_negative_numbers = true)]
     pub turn_timeout_ms: i64,
     /// Reserve the peer's first turn in the same atomic write
     #[arg(long)]
@@ -66,7 +66,7 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
     }
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
-    let (outcome, replayed) = perform(ctx, &request, key)?;
+    let (outcome, replayed) = operations::ask::ask(ctx, &request, key)?;
     let ran = super::supervise(
         ctx,
         supervise,
@@ -77,13 +77,13 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
     )?;
     // Status and head as they are after the supervised turn.
     let supervised = match ran {
-        Some(ran) => Some((ran, super::show::load(ctx, &outcome.discussion.id)?.0)),
+        Some(ran) => Some((ran, operations::read::load(ctx, &outcome.discussion.id)?.0)),
         None => None,
     };
     // A replay answers as the first time, but suggests a wake only if the
     // root still waits for one.
     let root_waits = if replayed {
-        let (now, _) = super::show::load(ctx, &outcome.discussion.id)?;
+        let (now, _) = operations::read::load(ctx, &outcome.discussion.id)?;
         now.status == crate::discussion::Status::Open && now.turns_used == 1
     } else {
         outcome.attempt.is_none()
@@ -96,45 +96,4 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
         root_waits,
     })
     .quiet(args.quiet.quiet))
-}
-
-/// Writes the root (and the reservation); with an idempotency key already
-/// used for this very request, writes nothing and answers the original
-/// (`true` = replayed).
-pub(crate) fn perform(
-    ctx: &Context,
-    request: &AskRequest,
-    key: Option<&str>,
-) -> Result<(AskOutcome, bool)> {
-    super::write_once(
-        ctx,
-        &[],
-        key,
-        &request.digest,
-        |earlier| {
-            let discussion = idempotency::as_written(earlier)?;
-            // The reservation written with the root, if it asked for one.
-            let attempt = earlier
-                .discussion
-                .iter()
-                .filter(|r| r.op_id.as_deref() == Some(&earlier.first.id))
-                .find_map(|r| match &r.body {
-                    crate::ledger::Body::Receipt(receipt)
-                        if receipt.kind() == Some(ReceiptKind::Reserved) =>
-                    {
-                        receipt.attempt_id.as_deref()
-                    }
-                    _ => None,
-                })
-                .and_then(|id| discussion.attempt(id).cloned());
-            Ok(AskOutcome {
-                discussion,
-                attempt,
-            })
-        },
-        |view| {
-            let stamp = ctx.stamp(view.last_at_ms());
-            plan_ask(&view.global(stamp.at_ms), request, &stamp)
-        },
-    )
 }

@@ -43,7 +43,7 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
     let discussion = match &args.discussion {
         Some(id) => {
             crate::ids::check_server_id("discussion_id", crate::ids::DISCUSSION, id)?;
-            Some(super::resolve_discussion(ctx, id)?)
+            Some(crate::operations::resolve_discussion(ctx, id)?)
         }
         None => None,
     };

@@ -2,7 +2,7 @@
 
 use super::Context;
 use crate::error::Result;
-use crate::lists::{inbox_rows, listed, parse_statuses};
+use crate::operations::lists::{inbox_rows, listed, parse_statuses};
 use crate::output::{Answer, RowsView};
 use clap::Args;
 

@@ -2,8 +2,8 @@
 //! stdio, for agent hosts (Claude Code, Codex CLI, Gemini CLI, …).
 //!
 //! The official SDK (`rmcp`) speaks the protocol; every tool call goes
-//! through `call::answer`, the very code `discuss call` runs, so no check is
-//! written twice. A success answers `call`'s object as `structuredContent`
+//! through `tools::answer`, the very code `discuss call` runs, so no check is
+//! written twice, and the tools and their schemas come from `tools`' table. A success answers `call`'s object as `structuredContent`
 //! and as one text block; a refusal answers `isError: true` with the
 //! contract's error object in the same two places, and the session goes on.
 //! The async runtime is current-thread and built by this command alone;
@@ -184,7 +184,7 @@ const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The longest line read from stdin: a `call` request's limit and room for
 /// the JSON-RPC envelope around it.
-const MAX_LINE_BYTES: usize = super::call::MAX_REQUEST_BYTES + 4096;
+const MAX_LINE_BYTES: usize = crate::tools::MAX_REQUEST_BYTES + 4096;
 
 enum Line {
     Whole(Vec<u8>),
@@ -330,12 +330,12 @@ struct Server {
 }
 
 impl Server {
-    /// One tool call through `call::answer`, on the blocking pool.
+    /// One tool call through `tools::answer`, on the blocking pool.
     async fn answer(&self, tool: String, request: Map<String, Value>) -> Result<Value> {
         let ctx = Arc::clone(&self.ctx);
         let agent = self.agent.clone();
         tokio::task::spawn_blocking(move || {
-            super::call::answer(&ctx, &tool, request, agent.as_deref())
+            crate::tools::answer(&ctx, &tool, request, agent.as_deref())
         })
         .await
         .unwrap_or_else(|e| {
@@ -378,276 +378,29 @@ impl ServerHandler for Server {
     }
 }
 
-/// Ids of agents and fleets (`cli.md`, "IDs").
-const NAME: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
-
-fn name(description: &str) -> Value {
-    json!({"type": "string", "pattern": NAME, "description": description})
-}
-
-fn server_id(prefix: &str, description: &str) -> Value {
-    json!({"type": "string", "pattern": format!("^{prefix}"), "description": description})
-}
-
-fn payload(description: &str) -> Value {
-    json!({"type": "string", "maxLength": crate::discussion::envelope::MAX_ENVELOPE_BYTES,
-        "description": description})
-}
-
-fn idempotency_key() -> Value {
-    json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9._:-]+$",
-        "description": "Optional. Makes the call safe to retry: the same key with the same \
-            arguments answers the original result (\"replayed\": true) and writes nothing; \
-            with other arguments it is refused (idempotency_conflict)."})
-}
-
-fn schema(properties: Value, required: &[&str]) -> Arc<Map<String, Value>> {
-    let mut object = Map::new();
-    object.insert("type".into(), "object".into());
-    object.insert("properties".into(), properties);
-    object.insert("required".into(), required.into());
-    object.insert("additionalProperties".into(), false.into());
-    Arc::new(object)
-}
-
-/// The tools with their annotations and output schemas. Writes only
-/// append to the ledger (nothing is ever overwritten or deleted), so none
-/// is destructive; readers are read-only; none reaches beyond the ledger.
+/// The tools of the table with their annotations and schemas. Writes
+/// only append to the ledger (nothing is ever overwritten or deleted), so
+/// none is destructive; readers are read-only; none reaches beyond the
+/// ledger.
 fn tools(pinned: bool) -> Vec<Tool> {
     use rmcp::model::ToolAnnotations;
-    input_tools(pinned)
-        .into_iter()
+    crate::tools::TOOLS
+        .iter()
         .map(|tool| {
-            let read_only = matches!(&*tool.name, "get_discussion" | "list_discussions" | "inbox");
-            let output = output_schema(&tool.name);
-            tool.with_annotations(
+            let read_only = tool.read_only();
+            Tool::new(
+                tool.name,
+                tool.description,
+                Arc::new(crate::tools::schema::input(tool, pinned)),
+            )
+            .with_annotations(
                 ToolAnnotations::new()
                     .read_only(read_only)
                     .destructive(false)
                     .idempotent(read_only)
                     .open_world(false),
             )
-            .with_raw_output_schema(output)
+            .with_raw_output_schema(Arc::new(crate::tools::schema::output(tool)))
         })
         .collect()
-}
-
-/// What a call answers (`structuredContent`): on success the object
-/// `discuss call` prints (the fields every answer has, with their types),
-/// on a refusal the contract's error object. Clients check answers
-/// against it, so it states only what always holds.
-fn output_schema(tool: &str) -> Arc<Map<String, Value>> {
-    let id = json!({"type": "string"});
-    let maybe_id = json!({"type": ["string", "null"]});
-    let status = json!({"type": "string", "enum": ["open", "active", "closed", "deadman",
-        "expired", "exhausted", "invalid"]});
-    let attempt = json!({"type": "object", "required": ["attempt_id", "agent_id", "turn",
-        "head_message_id", "state", "reserved_at", "deadline_at"], "properties": {
-        "attempt_id": id, "agent_id": id, "turn": {"type": "integer"}, "head_message_id": id,
-        "state": {"type": "string"}, "reserved_at": id, "deadline_at": id}});
-    let row = json!({"type": "object", "required": ["discussion_id", "fleet_id", "participants",
-        "status", "turns_used", "max_turns", "head_message_id", "head_to_agent_id", "updated_at",
-        "escalated", "live_attempt_id", "live_attempt_deadline_at"], "properties": {
-        "discussion_id": id, "fleet_id": maybe_id, "participants": {"type": "array",
-        "items": id}, "status": status, "turns_used": {"type": "integer"},
-        "max_turns": {"type": "integer"}, "head_message_id": maybe_id,
-        "head_to_agent_id": maybe_id, "updated_at": id, "escalated": {"type": "boolean"},
-        "live_attempt_id": maybe_id, "live_attempt_deadline_at": maybe_id}});
-    let (properties, required): (Value, &[&str]) = match tool {
-        "ask_peer" => (
-            json!({"discussion_id": id, "root_message_id": id, "head_message_id": id,
-                "status": status, "policy": {"type": "object"},
-                "attempt": {"anyOf": [attempt, {"type": "null"}]},
-                "replayed": {"type": "boolean"}}),
-            &[
-                "discussion_id",
-                "root_message_id",
-                "head_message_id",
-                "status",
-                "policy",
-                "attempt",
-            ],
-        ),
-        "wake_agent" => (
-            json!({"discussion_id": id, "attempt": attempt, "replayed": {"type": "boolean"}}),
-            &["discussion_id", "attempt"],
-        ),
-        "reply_discussion" => (
-            json!({"discussion_id": id, "message_id": id, "turn": {"type": "integer"},
-                "status": status, "head_message_id": id, "replayed": {"type": "boolean"}}),
-            &[
-                "discussion_id",
-                "message_id",
-                "turn",
-                "status",
-                "head_message_id",
-            ],
-        ),
-        "get_discussion" => (
-            json!({"discussion_id": id, "status": status, "participants": {"type": "array"},
-                "policy": {"type": ["object", "null"]}, "turns_used": {"type": "integer"},
-                "head": {"type": ["object", "null"]}, "transcript": {"type": "array"},
-                "attempts": {"type": "array"}, "escalation": {"type": ["object", "null"]},
-                "integrity_findings": {"type": "array"}}),
-            &[
-                "discussion_id",
-                "status",
-                "participants",
-                "transcript",
-                "attempts",
-                "integrity_findings",
-            ],
-        ),
-        _ => (
-            json!({"discussions": {"type": "array", "items": row}}),
-            &["discussions"],
-        ),
-    };
-    // A refusal carries the contract's error object in the same place
-    // (clients check it against this schema too).
-    let refusal = json!({"type": "object", "required": ["error"], "properties": {"error": {
-        "type": "object", "required": ["code", "message", "details"], "properties": {
-        "code": {"type": "string"}, "message": {"type": "string"},
-        "details": {"type": "object"}}}}});
-    let answer = json!({"type": "object", "required": required, "properties": properties});
-    let mut object = Map::new();
-    object.insert("type".into(), "object".into());
-    object.insert("anyOf".into(), json!([answer, refusal]));
-    Arc::new(object)
-}
-
-/// The tools and their input schemas. With a pinned agent, `inbox` needs
-/// no `agent_id`.
-fn input_tools(pinned: bool) -> Vec<Tool> {
-    let statuses = [
-        "invalid",
-        "closed",
-        "deadman",
-        "expired",
-        "exhausted",
-        "active",
-        "open",
-        "terminal",
-    ];
-    vec![
-        Tool::new(
-            "ask_peer",
-            "Start a discussion: send the root message (turn 1) to one peer agent of the \
-             same fleet. Answers discussion_id, root_message_id (the head to wake on) and \
-             the policy. Nothing starts the peer unless wake_peer is true, which also \
-             reserves the peer's first turn (quota and kill-switch apply).",
-            schema(
-                json!({
-                    "from_agent_id": name("You, the asking agent (a member of the fleet)."),
-                    "to_agent_id": name("The one peer agent (a member of the fleet, not you)."),
-                    "fleet_id": name("The fleet both agents belong to."),
-                    "payload": payload("The message body as serialized JSON, e.g. \
-                        \"{\\\"body\\\":\\\"Refactor auth module?\\\"}\". The whole envelope \
-                        is at most 65,536 bytes."),
-                    "max_turns": {"type": "integer", "minimum": 2, "maximum": 32, "default": 4,
-                        "description": "Turn budget, the root included."},
-                    "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 900_000,
-                        "default": 300_000, "description": "Conversation deadline after the root."},
-                    "turn_timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 300_000,
-                        "default": 60_000, "description": "Deadline of each turn; at most timeout_ms."},
-                    "wake_peer": {"type": "boolean", "default": false,
-                        "description": "Reserve the peer's first turn in the same atomic write."},
-                    "idempotency_key": idempotency_key(),
-                }),
-                &["from_agent_id", "to_agent_id", "fleet_id", "payload"],
-            ),
-        ),
-        Tool::new(
-            "wake_agent",
-            "Reserve one budgeted turn for the agent the current head is addressed to. It \
-             only reserves: it never starts the agent. Answers the attempt (attempt_id, \
-             turn, deadline_at) that the woken agent's reply must name. Refused with \
-             stale_head if the head moved, turn_already_active if someone holds the turn.",
-            schema(
-                json!({
-                    "agent_id": name("The agent to wake: the recipient of the head."),
-                    "discussion_id": server_id("dsc_", "The discussion, as the server named it."),
-                    "expected_head_message_id": server_id("msg_",
-                        "The head message you saw (get_discussion's head.message_id)."),
-                    "idempotency_key": idempotency_key(),
-                }),
-                &["agent_id", "discussion_id", "expected_head_message_id"],
-            ),
-        ),
-        Tool::new(
-            "reply_discussion",
-            "Answer within the attempt you were woken for, before its deadline: a question \
-             back to the other agent, or a result. close: true ends the discussion. Answers \
-             the new message id and the discussion's status.",
-            schema(
-                json!({
-                    "agent_id": name("You, the woken agent."),
-                    "discussion_id": server_id("dsc_", "The discussion."),
-                    "attempt_id": server_id("att_", "The attempt wake_agent reserved for you."),
-                    "reply_to_message_id": server_id("msg_", "The head message you answer."),
-                    "type": {"type": "string", "enum": ["question", "result"],
-                        "description": "question: ask back; result: answer."},
-                    "payload": payload("The body as serialized JSON, e.g. \
-                        \"{\\\"body\\\":\\\"Yes, proceed.\\\"}\"."),
-                    "close": {"type": "boolean", "default": false,
-                        "description": "End the discussion with this reply."},
-                    "idempotency_key": idempotency_key(),
-                }),
-                &[
-                    "agent_id",
-                    "discussion_id",
-                    "attempt_id",
-                    "reply_to_message_id",
-                    "type",
-                    "payload",
-                ],
-            ),
-        ),
-        Tool::new(
-            "get_discussion",
-            "Read a discussion's derived state: status, participants, budget, head, \
-             transcript, attempts, escalation and integrity findings. Never writes.",
-            schema(
-                json!({
-                    "discussion_id": server_id("dsc_", "The discussion."),
-                    "include_receipts": {"type": "boolean", "default": true,
-                        "description": "Include each transcript entry's receipts."},
-                }),
-                &["discussion_id"],
-            ),
-        ),
-        Tool::new(
-            "list_discussions",
-            "List discussions, newest first, optionally by status, agent or fleet. Never \
-             writes.",
-            schema(
-                json!({
-                    "status": {"anyOf": [
-                        {"type": "string", "enum": statuses},
-                        {"type": "array", "items": {"type": "string", "enum": statuses}},
-                    ], "description": "A status, or a list; terminal stands for any terminal one."},
-                    "agent_id": name("Only discussions of this agent."),
-                    "fleet_id": name("Only discussions of this fleet."),
-                }),
-                &[],
-            ),
-        ),
-        Tool::new(
-            "inbox",
-            "The discussions whose head is addressed to an agent: open ones (what it could \
-             be woken for) and its live turn (active, with live_attempt_id and \
-             live_attempt_deadline_at: reply_discussion with that attempt_id and \
-             head_message_id before the deadline). Never writes, never wakes.",
-            schema(
-                json!({
-                    "agent_id": name(if pinned {
-                        "The agent; this server's own agent when left out."
-                    } else {
-                        "The agent whose inbox to read."
-                    }),
-                }),
-                if pinned { &[] } else { &["agent_id"] },
-            ),
-        ),
-    ]
 }

@@ -1,9 +1,9 @@
 //! `discuss reply`: the seed's `reply_discussion`.
 
 use super::{Context, PayloadArgs};
-use crate::discussion::Discussion;
-use crate::engine::{ReplyRequest, idempotency, plan_reply};
+use crate::engine::ReplyRequest;
 use crate::error::Result;
+use crate::operations;
 use crate::output::{Answer, ReplyView};
 use clap::{Args, ValueEnum};
 
@@ -51,7 +51,7 @@ pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
         ReplyType::Question => "question",
         ReplyType::Result => "result",
     };
-    let discussion = super::resolve_discussion(ctx, &args.discussion)?;
+    let discussion = operations::resolve_discussion(ctx, &args.discussion)?;
     let request = ReplyRequest::new(
         &args.agent,
         &discussion,
@@ -62,36 +62,10 @@ pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
         args.close,
     )?;
     let key = args.idempotency.key()?;
-    let (discussion, message_id, replayed) = perform(ctx, &request, key)?;
+    let (discussion, message_id, replayed) = operations::reply::reply(ctx, &request, key)?;
     Ok(Answer::new(ReplyView {
         discussion,
         message_id,
         replayed,
     }))
-}
-
-/// Appends the reply; with an idempotency key already used for this very
-/// request, writes nothing and answers the original (`true` = replayed).
-pub(crate) fn perform(
-    ctx: &Context,
-    request: &ReplyRequest,
-    key: Option<&str>,
-) -> Result<(Discussion, String, bool)> {
-    let ((discussion, message_id), replayed) = super::write_once(
-        ctx,
-        &[&request.discussion_id],
-        key,
-        &request.digest,
-        |earlier| Ok((idempotency::as_written(earlier)?, earlier.first.id.clone())),
-        |view| {
-            plan_reply(
-                &view.global(ctx.now(view.last_at_ms())),
-                &view.discussion(&request.discussion_id),
-                request,
-                &ctx.stamp(view.last_at_ms()),
-            )
-        },
-    )
-    .map_err(|err| super::near_match(err, ctx, &request.discussion_id))?;
-    Ok((discussion, message_id, replayed))
 }

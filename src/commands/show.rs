@@ -1,10 +1,7 @@
 //! `discuss show`: the seed's `get_discussion`.
 
 use super::Context;
-use crate::discussion::{Discussion, derive};
-use crate::engine::unknown_discussion;
 use crate::error::Result;
-use crate::ids;
 use crate::output::{Answer, DiscussionView, Form};
 use clap::Args;
 
@@ -32,7 +29,7 @@ pub(crate) enum ShowFormat {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
-    let (discussion, now_ms) = load(ctx, &args.discussion)?;
+    let (discussion, now_ms) = crate::operations::read::load(ctx, &args.discussion)?;
     let form = match args.format {
         ShowFormat::Human => Form::Usual,
         ShowFormat::Markdown => Form::Markdown,
@@ -43,18 +40,4 @@ pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
         receipts: !args.no_receipts,
     })
     .form(form))
-}
-
-/// Reads and derives one discussion; `unknown_discussion` when absent.
-pub(crate) fn load(ctx: &Context, discussion_id: &str) -> Result<(Discussion, i64)> {
-    ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
-    let discussion_id = &super::resolve_discussion(ctx, discussion_id)?;
-    let view = ctx.ledger.view(&[discussion_id])?;
-    let now = ctx.now(view.last_at_ms());
-    let discussion =
-        derive(discussion_id, &view.discussion(discussion_id), now).ok_or_else(|| {
-            let err = unknown_discussion(discussion_id).detail("ledger", ctx.ledger.location());
-            super::near_match(err, ctx, discussion_id)
-        })?;
-    Ok((discussion, now))
 }

@@ -3,7 +3,7 @@
 use super::Context;
 use crate::discussion::{Discussion, Status};
 use crate::error::Result;
-use crate::lists::{derive_all, newest_first};
+use crate::operations::lists::{derive_all, newest_first};
 use crate::output::{Answer, VerifyView};
 use crate::progress::Progress;
 use clap::Args;

@@ -5,7 +5,7 @@ use crate::discussion::{Status, derive};
 use crate::engine::unknown_discussion;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::lists::parse_statuses;
+use crate::operations::lists::parse_statuses;
 use crate::output::{Answer, DiscussionView, Reached};
 use clap::Args;
 use std::time::{Duration, Instant};
@@ -39,7 +39,7 @@ const POLL: Duration = Duration::from_millis(50);
 
 pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer<'static>> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
-    let discussion_id = super::resolve_discussion(ctx, &args.discussion)?;
+    let discussion_id = crate::operations::resolve_discussion(ctx, &args.discussion)?;
     let wanted = parse_statuses(&args.until)?;
     let started = Instant::now();
     let until = args.timeout_ms.map(|t| started + Duration::from_millis(t));
@@ -93,7 +93,7 @@ pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer<'static>> {
         let discussion =
             derive(&discussion_id, &view.discussion(&discussion_id), now).ok_or_else(|| {
                 let err = unknown_discussion(&discussion_id);
-                super::near_match(err, ctx, &discussion_id)
+                crate::operations::near_match(err, ctx, &discussion_id)
             })?;
         if wanted.contains(&discussion.status) {
             return Ok(Answer::new(Reached(DiscussionView {

@@ -1,9 +1,9 @@
 //! `discuss wake`: the seed's `wake_agent`.
 
 use super::{Context, SuperviseArgs};
-use crate::discussion::{Attempt, Discussion};
-use crate::engine::{WakeRequest, idempotency, plan_wake};
+use crate::engine::WakeRequest;
 use crate::error::Result;
+use crate::operations;
 use crate::output::{Answer, WakeView};
 use clap::Args;
 
@@ -34,12 +34,12 @@ pub(crate) struct WakeArgs {
 }
 
 pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
-    let discussion = super::resolve_discussion(ctx, &args.discussion)?;
+    let discussion = operations::resolve_discussion(ctx, &args.discussion)?;
     let request = WakeRequest::new(&args.agent, &discussion, &args.expected_head)?;
     let supervise = args.supervise.options()?;
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
-    let (discussion, attempt, replayed) = perform(ctx, &request, key)?;
+    let (discussion, attempt, replayed) = operations::wake::wake(ctx, &request, key)?;
     let supervised = super::supervise(
         ctx,
         supervise,
@@ -55,45 +55,4 @@ pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
         replayed,
     })
     .quiet(args.quiet.quiet))
-}
-
-/// Reserves the attempt; with an idempotency key already used for this
-/// very request, writes nothing and answers the original (`true` =
-/// replayed).
-pub(crate) fn perform(
-    ctx: &Context,
-    request: &WakeRequest,
-    key: Option<&str>,
-) -> Result<(Discussion, Attempt, bool)> {
-    let ((discussion, attempt), replayed) = super::write_once(
-        ctx,
-        &[&request.discussion_id],
-        key,
-        &request.digest,
-        |earlier| {
-            let discussion = idempotency::as_written(earlier)?;
-            let attempt = match &earlier.first.body {
-                crate::ledger::Body::Receipt(r) => r.attempt_id.as_deref(),
-                _ => None,
-            }
-            .and_then(|id| discussion.attempt(id).cloned())
-            .ok_or_else(|| {
-                crate::error::Error::new(
-                    crate::error::ErrorCode::Internal,
-                    "the record of an idempotency key holds no reservation",
-                )
-            })?;
-            Ok((discussion, attempt))
-        },
-        |view| {
-            plan_wake(
-                &view.global(ctx.now(view.last_at_ms())),
-                &view.discussion(&request.discussion_id),
-                request,
-                &ctx.stamp(view.last_at_ms()),
-            )
-        },
-    )
-    .map_err(|err| super::near_match(err, ctx, &request.discussion_id))?;
-    Ok((discussion, attempt, replayed))
 }

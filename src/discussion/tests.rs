@@ -735,7 +735,7 @@ proptest! {
             // model says: a discussion open now and never touched again
             // lapses, and the kept row has it lapsed.
             let mine = sim.mine();
-            let summary = crate::lists::summarize(&sim.dsc, &mine);
+            let summary = crate::operations::lists::summarize(&sim.dsc, &mine);
             let kept: Option<crate::discussion::Row> = serde_json::from_str(&summary.row).unwrap();
             let settled = summary.settled_from_ms;
             for at in [settled, settled.max(now), settled + 86_400_000] {

@@ -14,9 +14,12 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::hash::hash64;
 use crate::ledger::{Idempotency, Keyed, Record};
 
+/// The longest idempotency key.
+pub const MAX_KEY_BYTES: usize = 128;
+
 /// Checks a key's form: 1 to 128 characters of `[A-Za-z0-9._:-]`.
 pub fn check_key(key: &str) -> Result<()> {
-    let ok = (1..=128).contains(&key.len())
+    let ok = (1..=MAX_KEY_BYTES).contains(&key.len())
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));

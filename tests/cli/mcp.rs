@@ -134,13 +134,14 @@ fn the_server_says_who_it_is_and_its_schemas_are_the_seeds() {
                 "inbox"
             ]
         );
+        let call_tools = discuss::call_tools();
         for tool in &tools {
             let schema = Value::Object((*tool.input_schema).clone());
             assert_eq!(schema["type"], "object", "{}", tool.name);
             assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
             assert!(tool.description.as_ref().is_some_and(|d| d.len() > 60));
             // Exactly the fields `call` takes: one list of fields for both.
-            let (_, fields) = discuss::call_tools()
+            let (_, fields) = call_tools
                 .iter()
                 .find(|(name, _)| *name == tool.name)
                 .unwrap();

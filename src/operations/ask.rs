@@ -1,0 +1,48 @@
+//! The seed's `ask_peer`: the root message, and with `wake_peer` the
+//! peer's first reservation, in one write.
+
+use crate::engine::{AskOutcome, AskRequest, idempotency, plan_ask};
+use crate::error::Result;
+use crate::record::ReceiptKind;
+use crate::session::Session;
+
+/// Writes the root (and the reservation); with an idempotency key already
+/// used for this very request, writes nothing and answers the original
+/// (`true` = replayed).
+pub(crate) fn ask(
+    session: &Session,
+    request: &AskRequest,
+    key: Option<&str>,
+) -> Result<(AskOutcome, bool)> {
+    super::write_once(
+        session,
+        &[],
+        key,
+        &request.digest,
+        |earlier| {
+            let discussion = idempotency::as_written(earlier)?;
+            // The reservation written with the root, if it asked for one.
+            let attempt = earlier
+                .discussion
+                .iter()
+                .filter(|r| r.op_id.as_deref() == Some(&earlier.first.id))
+                .find_map(|r| match &r.body {
+                    crate::ledger::Body::Receipt(receipt)
+                        if receipt.kind() == Some(ReceiptKind::Reserved) =>
+                    {
+                        receipt.attempt_id.as_deref()
+                    }
+                    _ => None,
+                })
+                .and_then(|id| discussion.attempt(id).cloned());
+            Ok(AskOutcome {
+                discussion,
+                attempt,
+            })
+        },
+        |view| {
+            let stamp = session.stamp(view.last_at_ms());
+            plan_ask(&view.global(stamp.at_ms), request, &stamp)
+        },
+    )
+}

@@ -1,0 +1,22 @@
+//! The seed's `get_discussion`: one discussion, derived now.
+
+use crate::discussion::{Discussion, derive};
+use crate::engine::unknown_discussion;
+use crate::error::Result;
+use crate::ids;
+use crate::session::Session;
+
+/// Reads and derives one discussion (a unique id prefix names it too) and
+/// the instant it was derived at; `unknown_discussion` when absent.
+pub(crate) fn load(session: &Session, discussion_id: &str) -> Result<(Discussion, i64)> {
+    ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
+    let discussion_id = &crate::operations::resolve_discussion(session, discussion_id)?;
+    let view = session.ledger.view(&[discussion_id])?;
+    let now = session.now(view.last_at_ms());
+    let discussion =
+        derive(discussion_id, &view.discussion(discussion_id), now).ok_or_else(|| {
+            let err = unknown_discussion(discussion_id).detail("ledger", session.ledger.location());
+            crate::operations::near_match(err, session, discussion_id)
+        })?;
+    Ok((discussion, now))
+}
