@@ -1,27 +1,36 @@
-//! The process edge: parse arguments, run, map the outcome to an exit status.
+//! The process edge: `run(args)` parses the arguments, runs the one
+//! command they name and turns the outcome into an exit status. Whether
+//! the answer is JSON, how a closed stdout ends the process and what an
+//! error prints are decided here, once. `main.rs` only calls `run` with
+//! the process's arguments, so the whole program runs in-process too.
 
 use crate::cli::{Cli, Command};
-use crate::commands::{self, Context, Options};
+use crate::commands::{self, Context};
+use crate::error::Error;
 use crate::error::Result;
-use crate::error::{Error, ErrorCode};
-use crate::output::Answer;
-use crate::output::Output;
-use clap::Parser;
+use crate::output::{Answer, ColorChoice, Output};
+use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
+use std::process::ExitCode;
 
-/// Runs `discuss` with the process arguments; returns the exit status.
-pub fn main() -> u8 {
+/// Runs `discuss` with these arguments (the program's name first);
+/// returns the exit status.
+pub fn run(args: impl IntoIterator<Item = impl Into<OsString>>) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    ExitCode::from(status_of(&args))
+}
+
+fn status_of(args: &[OsString]) -> u8 {
     // A Tab in a shell (`DISCUSS_COMPLETE=bash discuss -- ...`): answered
-    // before anything else, and the process ends there.
-    answer_completion_if_asked();
-    let args: Vec<OsString> = std::env::args_os().collect();
+    // before anything else, and nothing more is done.
+    if answer_completion_if_asked(args) {
+        return 0;
+    }
     if args.len() == 1 {
         // Bare `discuss`: the help, as a first step, not an error.
-        let mut command = <Cli as clap::CommandFactory>::command();
-        let help = command.render_help().to_string();
-        // Through the output layer: a closed pipe is a quiet success.
-        Output::new(false, crate::output::ColorChoice::Never).print_text(&format!("{help}\n"));
-        return 0;
+        let help = Cli::command().render_help().to_string();
+        let out = Output::new(false, ColorChoice::Never);
+        return finish(&out, out.print_text(&format!("{help}\n")).map(|()| 0));
     }
     // The supervisor's guardian is this binary too (see supervisor::guardian);
     // it is not a command and never reaches clap.
@@ -31,28 +40,44 @@ pub fn main() -> u8 {
     {
         return crate::supervisor::guardian::run();
     }
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|matches| {
+            let name = matches.subcommand_name().unwrap_or_default().to_owned();
+            Ok((Cli::from_arg_matches(&matches)?, name))
+        });
+    let (cli, name) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) if !err.use_stderr() => {
             // --help and --version
             let _ = err.print();
             return 0;
         }
         Err(err) => {
-            let out = Output::new(wants_json(&args), crate::output::ColorChoice::Never);
-            out.print_error(&usage_error(&err, &args));
-            return ErrorCode::Usage.exit_status();
+            let json = wants_json(args);
+            let out = Output::new(json, ColorChoice::Never);
+            return finish(&out, Err(usage_error(&err, args)));
         }
     };
     let out = Output::new(cli.global.json, cli.global.color);
-    match run(&cli, out.clone()) {
+    let out = if crate::cli::always_json(&name) {
+        out.as_json()
+    } else {
+        out
+    };
+    let outcome = dispatch(&cli, &out);
+    finish(&out, outcome)
+}
+
+/// The exit status of an outcome, its error shown first. A closed stdout
+/// ends the run quietly with success, whatever error it surfaced as: the
+/// reader has what it wanted, and every write to the ledger is done by the
+/// time anything is printed.
+fn finish(out: &Output, outcome: Result<u8>) -> u8 {
+    match outcome {
         Ok(status) => status,
+        Err(_) if crate::output::stdout_closed() => 0,
         Err(err) => {
-            let machine = matches!(
-                cli.command,
-                crate::cli::Command::Call(_) | crate::cli::Command::Mcp(_)
-            );
-            let out = if machine { out.as_json() } else { out };
             out.print_error(&err);
             err.exit_status()
         }
@@ -119,45 +144,42 @@ fn meant_command<'a>(root: &'a clap::Command, args: &[OsString]) -> &'a clap::Co
 }
 
 /// For usage errors, which clap reports before our options are known:
-/// `--json` anywhere before `--`, or the `call` command.
+/// `--json` anywhere before `--`, or a command that always answers JSON.
 fn wants_json(args: &[OsString]) -> bool {
     let before_dashes = args.iter().skip(1).take_while(|a| *a != "--");
     let mut positional = before_dashes
         .clone()
         .filter(|a| !a.to_string_lossy().starts_with('-'));
-    before_dashes.clone().any(|a| a == "--json") || positional.next().is_some_and(|a| a == "call")
+    before_dashes.clone().any(|a| a == "--json")
+        || positional
+            .next()
+            .is_some_and(|a| crate::cli::always_json(&a.to_string_lossy()))
 }
 
-/// Answers a completion request when `DISCUSS_COMPLETE` names a shell, and
-/// exits; returns at once otherwise.
-fn answer_completion_if_asked() {
-    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command)
+/// Answers a completion request when `DISCUSS_COMPLETE` names a shell
+/// (true: answered); false at once otherwise.
+fn answer_completion_if_asked(args: &[OsString]) -> bool {
+    let current_dir = std::env::current_dir().ok();
+    clap_complete::CompleteEnv::with_factory(Cli::command)
         .var(crate::complete::VAR)
         .bin("discuss")
         .completer("discuss")
-        .complete();
+        .try_complete(args.iter().cloned(), current_dir.as_deref())
+        .unwrap_or(true)
 }
 
 /// Runs the parsed command and shows its answer through the output
 /// layer; the exit status on success.
-fn run(cli: &Cli, out: Output) -> Result<u8> {
-    let global = Options {
-        ledger: cli.global.ledger.as_deref(),
-        actor: cli.global.actor.as_deref(),
-        allow_network_fs: cli.global.allow_network_fs,
-    };
-    let ctx = match &cli.command {
-        // Neither needs a ledger.
-        Command::Completions { shell } => {
-            out.print_text(&String::from_utf8_lossy(&crate::assets::completion(*shell)));
-            return Ok(0);
-        }
-        // Answers go out as MCP messages, errors as JSON: never human text.
-        Command::Mcp(args) => {
-            return commands::mcp::run(Context::new(&global, out.as_json())?, args);
-        }
-        Command::Call(_) => Context::new(&global, out.as_json())?,
-        _ => Context::new(&global, out)?,
+fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
+    if let Command::Completions { shell } = &cli.command {
+        // Needs no ledger.
+        let script = crate::assets::completion(*shell);
+        out.print_text(&String::from_utf8_lossy(&script))?;
+        return Ok(0);
+    }
+    let ctx = Context {
+        session: cli.global.session()?,
+        out: out.clone(),
     };
     let answer = match &cli.command {
         Command::Fleet(args) => commands::fleet::run(&ctx, args)?,
@@ -174,9 +196,35 @@ fn run(cli: &Cli, out: Output) -> Result<u8> {
         Command::Wait(args) => commands::wait::run(&ctx, args)?,
         Command::Events(args) => commands::events::run(&ctx, args)?,
         Command::Ledger(args) => commands::ledger::run(&ctx, args)?,
-        // Answered above.
-        Command::Completions { .. } | Command::Mcp(_) => Answer::streamed(0),
+        // Answers go out as MCP messages; the session ends the process.
+        Command::Mcp(args) => return commands::mcp::run(ctx, args),
+        Command::Completions { .. } => Answer::streamed(0),
     };
-    ctx.out.emit(&answer);
+    ctx.out.emit(&answer)?;
     Ok(answer.status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_program_runs_in_process() {
+        assert_eq!(status_of(&args(&["discuss", "frobnicate"])), 2);
+        assert_eq!(status_of(&args(&["discuss", "show"])), 2);
+        assert_eq!(status_of(&args(&["discuss", "--version"])), 0);
+    }
+
+    #[test]
+    fn commands_made_for_programs_answer_usage_errors_as_json() {
+        assert!(wants_json(&args(&["discuss", "call", "--bogus"])));
+        assert!(wants_json(&args(&["discuss", "mcp", "--bogus"])));
+        assert!(wants_json(&args(&["discuss", "list", "--json", "--bogus"])));
+        assert!(!wants_json(&args(&["discuss", "list", "--bogus"])));
+        assert!(!wants_json(&args(&["discuss", "list", "--", "--json"])));
+    }
 }

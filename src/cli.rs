@@ -77,6 +77,40 @@ pub(crate) struct GlobalArgs {
     pub color: ColorChoice,
 }
 
+impl GlobalArgs {
+    /// The session these options name: the one place where `--ledger`,
+    /// `--actor` and `--allow-network-fs` (or their variables) become a
+    /// ledger, a clock and an actor.
+    pub(crate) fn session(&self) -> crate::error::Result<crate::session::Session> {
+        crate::session::Session::new(
+            self.ledger.as_deref(),
+            self.actor.as_deref(),
+            self.allow_network_fs,
+            crate::operations::lists::summarize,
+        )
+    }
+
+    /// The options as the environment alone gives them (`DISCUSS_LEDGER`,
+    /// `DISCUSS_ACTOR`, `DISCUSS_ALLOW_NETWORK_FS`), read by clap with the
+    /// very parsers of the command line: for shell completion, which sees
+    /// no options typed on the line.
+    pub(crate) fn from_environment() -> Option<GlobalArgs> {
+        let command = GlobalArgs::augment_args(clap::Command::new("discuss"));
+        let matches = command.try_get_matches_from(["discuss"]).ok()?;
+        <GlobalArgs as clap::FromArgMatches>::from_arg_matches(&matches).ok()
+    }
+}
+
+/// The commands made for programs: their answers and their errors are
+/// JSON whatever `--json` says (`call` prints the tool's object; `mcp`
+/// speaks the protocol on stdout and says errors on stderr as JSON).
+const ALWAYS_JSON: [&str; 2] = ["call", "mcp"];
+
+/// Whether the command named `name` always answers JSON.
+pub(crate) fn always_json(name: &str) -> bool {
+    ALWAYS_JSON.contains(&name)
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Register agents in fleets, remove them, list fleets

@@ -27,14 +27,13 @@ pub(crate) fn registration(shell: clap_complete::Shell) -> Vec<u8> {
     script
 }
 
-/// The ledger `DISCUSS_LEDGER` (or the default) names, for reading.
-/// (`--ledger` typed on the line is not seen: completers get only the word
-/// being completed.)
+/// The ledger `DISCUSS_LEDGER` (or the default) names, for reading, as
+/// every command opens it. (`--ledger` typed on the line is not seen:
+/// completers get only the word being completed.)
 fn session() -> Option<Session> {
-    let ledger = std::env::var_os("DISCUSS_LEDGER").map(std::path::PathBuf::from);
-    let allow_network_fs = std::env::var("DISCUSS_ALLOW_NETWORK_FS")
-        .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "yes" | "on"));
-    let session = Session::new(ledger.as_deref(), Some("completion"), allow_network_fs).ok()?;
+    let mut global = crate::cli::GlobalArgs::from_environment()?;
+    global.actor = Some("completion".into());
+    let session = global.session().ok()?;
     session.ledger.exists().unwrap_or(false).then_some(session)
 }
 

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(discuss::app::main())
+    discuss::app::run(std::env::args_os())
 }

@@ -17,12 +17,15 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// The ledger at `ledger` (the default path when `None`), the clock
-    /// (`DISCUSS_NOW`), and `actor` (the OS user name when `None`).
+    /// The ledger at `ledger` (the default path when `None`) keeping
+    /// `summarize`'s summaries, the clock (`DISCUSS_NOW`), and `actor` (the
+    /// OS user name when `None`). `cli::GlobalArgs::session` is the one
+    /// caller that turns options into these.
     pub(crate) fn new(
         ledger: Option<&Path>,
         actor: Option<&str>,
         allow_network_fs: bool,
+        summarize: crate::ledger::Summarize,
     ) -> Result<Session> {
         let defaulted_ledger = ledger.is_none_or(|l| l.as_os_str().is_empty());
         let location = match ledger {
@@ -46,8 +49,7 @@ impl Session {
             ));
         }
         Ok(Session {
-            ledger: Ledger::at(location, allow_network_fs)?
-                .summarize_with(crate::operations::lists::summarize),
+            ledger: Ledger::at(location, allow_network_fs)?.summarize_with(summarize),
             clock: Clock::from_env()?,
             actor,
             defaulted_ledger,

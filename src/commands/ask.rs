@@ -45,7 +45,7 @@ pub(crate) struct AskArgs {
     pub supervise: SuperviseArgs,
 }
 
-pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer> {
     let request = AskRequest::new(
         &args.from,
         &args.to,

@@ -28,7 +28,7 @@ pub(crate) struct CallArgs {
     pub request: Option<String>,
 }
 
-pub(crate) fn run(ctx: &Context, args: &CallArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &CallArgs) -> Result<Answer> {
     let text = match args.request.as_deref() {
         // On a terminal nothing would come: say how instead of waiting.
         None if std::io::IsTerminal::is_terminal(&std::io::stdin()) => {

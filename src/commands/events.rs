@@ -36,7 +36,7 @@ pub(crate) struct EventsArgs {
 /// How often `--follow` looks for new lines.
 const FOLLOW_POLL: Duration = Duration::from_millis(100);
 
-pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }
@@ -214,7 +214,6 @@ impl Stream<'_> {
     }
 
     fn print(&self, record: &Record, status: Option<Status>) -> Result<()> {
-        self.ctx.out.item(&EventView::of(record, status));
-        Ok(())
+        self.ctx.out.item(&EventView::of(record, status))
     }
 }

@@ -41,7 +41,7 @@ pub(crate) enum FleetCommand {
     },
 }
 
-pub(crate) fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer> {
     let (op, fleet, agents) = match &args.command {
         FleetCommand::Add { fleet, agents } => (FleetOp::Add, fleet, agents),
         FleetCommand::Remove { fleet, agents } => (FleetOp::Remove, fleet, agents),
@@ -67,7 +67,7 @@ pub(crate) fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer<'static>> {
     }))
 }
 
-fn list(ctx: &Context, only: Option<&str>) -> Result<Answer<'static>> {
+fn list(ctx: &Context, only: Option<&str>) -> Result<Answer> {
     if let Some(fleet) = only {
         ids::check_name("fleet_id", fleet)?;
     }

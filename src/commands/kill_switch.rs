@@ -32,7 +32,7 @@ pub(crate) enum KillSwitchCommand {
     Off,
 }
 
-pub(crate) fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer> {
     let state = match &args.command {
         None | Some(KillSwitchCommand::Status) => {
             let view = ctx.ledger.view(&[])?;

@@ -45,7 +45,7 @@ pub(crate) enum LedgerCommand {
     Info,
 }
 
-pub(crate) fn run<'a>(ctx: &'a Context, args: &LedgerArgs) -> Result<Answer<'a>> {
+pub(crate) fn run(ctx: &Context, args: &LedgerArgs) -> Result<Answer> {
     match &args.command {
         LedgerCommand::Export { output } => export(ctx, output.as_deref()),
         LedgerCommand::Import {
@@ -56,10 +56,10 @@ pub(crate) fn run<'a>(ctx: &'a Context, args: &LedgerArgs) -> Result<Answer<'a>>
     }
 }
 
-fn export<'a>(ctx: &'a Context, output: Option<&Path>) -> Result<Answer<'a>> {
+fn export(ctx: &Context, output: Option<&Path>) -> Result<Answer> {
     let Some(path) = output else {
         // The lines themselves are the answer, even with --json.
-        ctx.ledger.export(&mut ctx.out.sink())?;
+        ctx.ledger.export(&mut ctx.out.stdout())?;
         return Ok(Answer::streamed(0));
     };
     refuse_ledger_output(ctx, path)?;
@@ -80,7 +80,7 @@ fn export<'a>(ctx: &'a Context, output: Option<&Path>) -> Result<Answer<'a>> {
     Ok(Answer::new(ExportView {
         exported: lines,
         output: path.display().to_string(),
-        ledger: &ctx.ledger,
+        ledger: ctx.ledger.location(),
     }))
 }
 
@@ -142,7 +142,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
 }
 
-fn import<'a>(ctx: &'a Context, path: &Path, skip_existing: bool) -> Result<Answer<'a>> {
+fn import(ctx: &Context, path: &Path, skip_existing: bool) -> Result<Answer> {
     let (source, shown) = open_source(path)?;
     let len = source.metadata().map_err(|e| Error::io(&shown, &e))?.len();
     check_importable(&source, len, &shown)?;
@@ -152,7 +152,7 @@ fn import<'a>(ctx: &'a Context, path: &Path, skip_existing: bool) -> Result<Answ
         imported: done.imported,
         skipped: skip_existing.then_some(done.skipped),
         source: shown,
-        ledger: &ctx.ledger,
+        ledger: ctx.ledger.location(),
     }))
 }
 
@@ -224,6 +224,6 @@ fn check_importable(source: &File, len: u64, shown: &str) -> Result<()> {
     Ok(())
 }
 
-fn info(ctx: &Context) -> Result<Answer<'static>> {
+fn info(ctx: &Context) -> Result<Answer> {
     Ok(Answer::new(InfoView(ctx.ledger.info()?)))
 }

@@ -1,6 +1,7 @@
 //! `discuss list` and `discuss inbox`: one row per discussion. Read-only.
 
 use super::Context;
+use crate::discussion::Row;
 use crate::error::Result;
 use crate::operations::lists::{inbox_rows, listed, parse_statuses};
 use crate::output::{Answer, RowsView};
@@ -40,25 +41,47 @@ pub(crate) struct InboxArgs {
     pub quiet: super::QuietArgs,
 }
 
-pub(crate) fn run<'a>(ctx: &'a Context, args: &ListArgs) -> Result<Answer<'a>> {
+pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<Answer> {
     let statuses = parse_statuses(&args.statuses)?;
     let (rows, now_ms) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
-    Ok(Answer::new(RowsView {
+    Ok(rows_answer(
+        ctx,
         rows,
         now_ms,
-        empty: "no discussions".into(),
-        ledger: &ctx.ledger,
-    })
-    .quiet(args.quiet.quiet))
+        "no discussions",
+        args.quiet.quiet,
+    ))
 }
 
-pub(crate) fn inbox<'a>(ctx: &'a Context, args: &InboxArgs) -> Result<Answer<'a>> {
+pub(crate) fn inbox(ctx: &Context, args: &InboxArgs) -> Result<Answer> {
     let (rows, now_ms) = inbox_rows(ctx, &args.agent)?;
-    Ok(Answer::new(RowsView {
+    let empty = format!("nothing waits for {}", args.agent);
+    Ok(rows_answer(ctx, rows, now_ms, &empty, args.quiet.quiet))
+}
+
+/// The rows as a view, with what a person's rendering needs of the ledger
+/// besides them: where it is, when nothing was found (an empty answer
+/// from the wrong path misleads, so a ledger that is not there is said
+/// so), and every id, when the terminal is too narrow for whole ones.
+fn rows_answer(ctx: &Context, rows: Vec<Row>, now_ms: i64, empty: &str, quiet: bool) -> Answer {
+    let human = !ctx.out.json && !quiet;
+    let location = ctx.ledger.location();
+    let empty = if !human || !rows.is_empty() {
+        String::new()
+    } else if ctx.ledger.exists().unwrap_or(true) {
+        format!("{empty} in {location}")
+    } else {
+        format!("{empty}: there is no ledger at {location} yet")
+    };
+    let mut view = RowsView {
         rows,
         now_ms,
-        empty: format!("nothing waits for {}", args.agent),
-        ledger: &ctx.ledger,
-    })
-    .quiet(args.quiet.quiet))
+        empty,
+        known_ids: Vec::new(),
+    };
+    if human && view.needs_known_ids(&ctx.out.style()) {
+        // A shortened id is not worth failing the list for.
+        view.known_ids = ctx.ledger.discussion_ids().unwrap_or_default();
+    }
+    Answer::new(view).quiet(quiet)
 }

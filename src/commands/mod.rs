@@ -39,24 +39,6 @@ impl std::ops::Deref for Context {
     }
 }
 
-/// Where the ledger is, and who acts: the global options.
-pub(crate) struct Options<'a> {
-    /// `--ledger` / `DISCUSS_LEDGER`; the default path when `None`.
-    pub ledger: Option<&'a std::path::Path>,
-    /// `--actor` / `DISCUSS_ACTOR`; the OS user name when `None`.
-    pub actor: Option<&'a str>,
-    pub allow_network_fs: bool,
-}
-
-impl Context {
-    pub(crate) fn new(global: &Options, out: Output) -> Result<Context> {
-        Ok(Context {
-            session: Session::new(global.ledger, global.actor, global.allow_network_fs)?,
-            out,
-        })
-    }
-}
-
 /// `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]

@@ -35,7 +35,7 @@ pub(crate) enum QuotaCommand {
     Show,
 }
 
-pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer> {
     let (global, now) = match &args.command {
         QuotaCommand::Set {
             wakes_per_hour,

@@ -46,7 +46,7 @@ pub(crate) struct ReplyArgs {
     pub idempotency: super::IdempotencyArgs,
 }
 
-pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer> {
     let kind = match args.kind {
         ReplyType::Question => "question",
         ReplyType::Result => "result",

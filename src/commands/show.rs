@@ -28,7 +28,7 @@ pub(crate) enum ShowFormat {
     Markdown,
 }
 
-pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer> {
     let (discussion, now_ms) = crate::operations::read::load(ctx, &args.discussion)?;
     let form = match args.format {
         ShowFormat::Human => Form::Usual,

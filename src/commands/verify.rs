@@ -21,7 +21,7 @@ use clap::Args;
 )]
 pub(crate) struct VerifyArgs {}
 
-pub(crate) fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>> {
+pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
     // A CI job pointed at the wrong path must not pass.
     ctx.ledger.require_existing()?;
     // Streamed: memory holds one discussion at a time, whatever the size
@@ -56,7 +56,11 @@ pub(crate) fn run<'a>(ctx: &'a Context, _args: &VerifyArgs) -> Result<Answer<'a>
         && invalid.is_empty();
     Ok(Answer::new(VerifyView {
         ok,
-        ledger: &ctx.ledger,
+        ledger: ctx.ledger.location(),
+        torn_moves_to: ctx
+            .ledger
+            .as_file()
+            .map(|file| file.torn_path().display().to_string()),
         lines,
         discussions,
         invalid,

@@ -37,7 +37,7 @@ pub(crate) struct WaitArgs {
 /// Often enough to notice a reply promptly, rarely enough to cost nothing.
 const POLL: Duration = Duration::from_millis(50);
 
-pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, &args.discussion)?;
     let discussion_id = crate::operations::resolve_discussion(ctx, &args.discussion)?;
     let wanted = parse_statuses(&args.until)?;

@@ -33,7 +33,7 @@ pub(crate) struct WakeArgs {
     pub supervise: SuperviseArgs,
 }
 
-pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer<'static>> {
+pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer> {
     let discussion = operations::resolve_discussion(ctx, &args.discussion)?;
     let request = WakeRequest::new(&args.agent, &discussion, &args.expected_head)?;
     let supervise = args.supervise.options()?;

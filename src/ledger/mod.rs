@@ -16,7 +16,7 @@ mod storage;
 mod view;
 
 pub(crate) use crate::record::{Body, Idempotency, Record};
-pub(crate) use cache::summary::{Summary, Untrusted};
+pub(crate) use cache::summary::{Summarize, Summary, Untrusted};
 pub(crate) use check::{LineCheck, LineFinding};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;

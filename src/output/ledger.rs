@@ -4,20 +4,24 @@ use super::discussion::FindingJson;
 use super::text::{count, printable};
 use super::{Sink, Style, View};
 use crate::discussion::Discussion;
-use crate::ledger::{Info, Ledger, LineCheck, LineFinding, UnreadableLine};
+use crate::ledger::{Info, LineCheck, LineFinding, UnreadableLine};
 use serde::Serialize;
 
 /// `verify`: what a full replay found.
-pub(crate) struct VerifyView<'a> {
+pub(crate) struct VerifyView {
     pub ok: bool,
-    pub ledger: &'a Ledger,
+    /// Where the ledger is, as it is shown.
+    pub ledger: String,
+    /// Where the next write moves a torn tail (a file's `.torn` file);
+    /// none for a database, whose writers refuse one.
+    pub torn_moves_to: Option<String>,
     pub lines: LineCheck,
     pub discussions: usize,
     /// The invalid discussions, newest first.
     pub(crate) invalid: Vec<Discussion>,
 }
 
-impl Serialize for VerifyView<'_> {
+impl Serialize for VerifyView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct VerifyJson<'a> {
@@ -37,7 +41,7 @@ impl Serialize for VerifyView<'_> {
         }
         VerifyJson {
             ok: self.ok,
-            ledger: self.ledger.location(),
+            ledger: self.ledger.clone(),
             records: self.lines.records,
             discussions: self.discussions,
             unreadable_lines: &self.lines.unreadable,
@@ -56,7 +60,7 @@ impl Serialize for VerifyView<'_> {
     }
 }
 
-impl View for VerifyView<'_> {
+impl View for VerifyView {
     /// 7 (`integrity_findings`) when anything is wrong.
     fn exit_status(&self) -> u8 {
         if self.ok {
@@ -85,8 +89,8 @@ impl View for VerifyView<'_> {
             ));
         }
         if lines.torn_tail > 0 {
-            let moved = match self.ledger.as_file() {
-                Some(file) => format!("moved to {} by the next write", file.torn_path().display()),
+            let moved = match &self.torn_moves_to {
+                Some(path) => format!("moved to {path} by the next write"),
                 None => "refused by writers until removed by hand".into(),
             };
             out.text(&format!(
@@ -128,19 +132,20 @@ impl View for VerifyView<'_> {
 
 /// `ledger export --output PATH`: how many lines went where.
 #[derive(Serialize)]
-pub(crate) struct ExportView<'a> {
+pub(crate) struct ExportView {
     pub exported: u64,
     pub output: String,
+    /// Where the ledger is, as it is shown.
     #[serde(skip)]
-    pub ledger: &'a Ledger,
+    pub ledger: String,
 }
 
-impl View for ExportView<'_> {
+impl View for ExportView {
     fn human(&self, _style: &Style, out: &mut Sink) {
         out.text(&format!(
             "exported {} from {} to {}\n",
             count(self.exported, "line", "lines"),
-            self.ledger.location(),
+            self.ledger,
             self.output
         ));
     }
@@ -148,7 +153,7 @@ impl View for ExportView<'_> {
 
 /// `ledger import`: how many lines came from where.
 #[derive(Serialize)]
-pub(crate) struct ImportView<'a> {
+pub(crate) struct ImportView {
     pub imported: u64,
     /// With `--skip-existing`: the records left out because the ledger
     /// holds them already.
@@ -156,17 +161,18 @@ pub(crate) struct ImportView<'a> {
     pub skipped: Option<u64>,
     #[serde(skip)]
     pub source: String,
+    /// Where the ledger is, as it is shown.
     #[serde(skip)]
-    pub ledger: &'a Ledger,
+    pub ledger: String,
 }
 
-impl View for ImportView<'_> {
+impl View for ImportView {
     fn human(&self, _style: &Style, out: &mut Sink) {
         out.text(&format!(
             "imported {} from {} into {}\n",
             count(self.imported, "line", "lines"),
             self.source,
-            self.ledger.location()
+            self.ledger
         ));
         if let Some(skipped) = self.skipped {
             out.text(&format!(

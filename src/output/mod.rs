@@ -154,14 +154,14 @@ pub(crate) enum Form {
 
 /// What a command returns: its view (none when it streamed its output
 /// already, as `events` does), the form asked for, and the exit status.
-pub(crate) struct Answer<'a> {
-    pub view: Option<Box<dyn Render + 'a>>,
+pub(crate) struct Answer {
+    pub view: Option<Box<dyn Render>>,
     pub form: Form,
     pub status: u8,
 }
 
-impl<'a> Answer<'a> {
-    pub(crate) fn new(view: impl Render + 'a) -> Answer<'a> {
+impl Answer {
+    pub(crate) fn new(view: impl Render + 'static) -> Answer {
         Answer {
             status: view.exit_status(),
             view: Some(Box::new(view)),
@@ -170,7 +170,7 @@ impl<'a> Answer<'a> {
     }
 
     /// An answer already printed item by item (`Output::item`).
-    pub(crate) fn streamed(status: u8) -> Answer<'a> {
+    pub(crate) fn streamed(status: u8) -> Answer {
         Answer {
             view: None,
             form: Form::Usual,
@@ -179,14 +179,14 @@ impl<'a> Answer<'a> {
     }
 
     /// `-q`: only ids, when `quiet`.
-    pub(crate) fn quiet(mut self, quiet: bool) -> Answer<'a> {
+    pub(crate) fn quiet(mut self, quiet: bool) -> Answer {
         if quiet {
             self.form = Form::Ids;
         }
         self
     }
 
-    pub(crate) fn form(mut self, form: Form) -> Answer<'a> {
+    pub(crate) fn form(mut self, form: Form) -> Answer {
         self.form = form;
         self
     }
@@ -235,12 +235,20 @@ impl Output {
     }
 
     /// Shows a command's answer on stdout in the form asked for.
-    pub(crate) fn emit(&self, answer: &Answer) {
+    pub(crate) fn emit(&self, answer: &Answer) -> Result<(), Error> {
         let Some(view) = &answer.view else {
-            return;
+            return Ok(());
         };
-        let mut out = Sink::stdout();
-        match answer.form {
+        let mut stdout = StdoutWriter::new();
+        let mut out = Sink::new(&mut stdout);
+        self.render(view.as_ref(), answer.form, &mut out);
+        out.finish()
+    }
+
+    /// Renders a view in `form` into any sink (stdout, or a buffer in a
+    /// test).
+    pub(crate) fn render(&self, view: &dyn Render, form: Form, out: &mut Sink) {
+        match form {
             Form::Ids => {
                 // One id a line, for `xargs` and `while read`.
                 for id in view.ids() {
@@ -248,30 +256,27 @@ impl Output {
                     out.text("\n");
                 }
             }
-            _ if self.json => view.json(&mut out),
-            Form::Markdown => view.markdown(&mut out),
-            Form::Usual => view.human(&self.style(), &mut out),
+            _ if self.json => view.json(out),
+            Form::Markdown => view.markdown(out),
+            Form::Usual => view.human(&self.style(), out),
         }
-        out.flush();
     }
 
     /// One item of a stream (`events`), shown and flushed at once.
-    pub(crate) fn item(&self, view: &dyn Render) {
-        let mut out = Sink::stdout();
-        if self.json {
-            view.json(&mut out);
-        } else {
-            view.human(&self.style(), &mut out);
-        }
-        out.flush();
+    pub(crate) fn item(&self, view: &dyn Render) -> Result<(), Error> {
+        let mut stdout = StdoutWriter::new();
+        let mut out = Sink::new(&mut stdout);
+        self.render(view, Form::Usual, &mut out);
+        out.finish()
     }
 
     /// Plain text that is no view (the help of bare `discuss`, a
     /// completion script).
-    pub(crate) fn print_text(&self, text: &str) {
-        let mut out = Sink::stdout();
+    pub(crate) fn print_text(&self, text: &str) -> Result<(), Error> {
+        let mut stdout = StdoutWriter::new();
+        let mut out = Sink::new(&mut stdout);
         out.text(text);
-        out.flush();
+        out.finish()
     }
 
     /// A note for a person on stderr (`note: …`), never on stdout, where
@@ -282,8 +287,8 @@ impl Output {
     }
 
     /// Raw bytes on stdout (`ledger export` to stdout).
-    pub(crate) fn sink(&self) -> Sink {
-        Sink::stdout()
+    pub(crate) fn stdout(&self) -> StdoutWriter {
+        StdoutWriter::new()
     }
 
     /// The error on stderr: one JSON object in JSON mode, else
@@ -312,66 +317,116 @@ impl Output {
     }
 }
 
-/// Buffered stdout. A closed pipe (`discuss list | head -1`) is not an
-/// error: the reader has what it wanted, and every write to the ledger is
-/// done by the time anything is printed, so the process ends quietly with
-/// success. Any other failure to write is `io_error`, exit 1.
-pub(crate) struct Sink {
+/// Whether a write to stdout found it closed (`discuss list | head -1`).
+/// That is not an error: the reader has what it wanted, and every write
+/// to the ledger is done by the time anything is printed, so the edge
+/// (`app`) ends the process quietly with success when this is set,
+/// whatever error the closed pipe surfaced as. A fact of the process,
+/// like stdout itself.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Buffered stdout that remembers a closed pipe (`stdout_closed`).
+pub(crate) struct StdoutWriter {
     out: BufWriter<Stdout>,
 }
 
-impl Sink {
-    fn stdout() -> Sink {
-        Sink {
+impl StdoutWriter {
+    fn new() -> StdoutWriter {
+        StdoutWriter {
             out: BufWriter::with_capacity(1 << 16, std::io::stdout()),
         }
     }
 
-    pub(crate) fn text(&mut self, text: &str) {
-        if let Err(err) = self.out.write_all(text.as_bytes()) {
-            self.failed(&err);
+    fn noted<T>(result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(err) = &result
+            && err.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-    }
-
-    pub(crate) fn flush(&mut self) {
-        if let Err(err) = self.out.flush() {
-            self.failed(&err);
-        }
-    }
-
-    fn failed(&mut self, err: &std::io::Error) -> ! {
-        if err.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        self.fail(&err.to_string())
-    }
-
-    fn fail(&mut self, detail: &str) -> ! {
-        let _ = writeln!(
-            std::io::stderr(),
-            "error[io_error]: writing to stdout: {detail}"
-        );
-        std::process::exit(1);
+        result
     }
 }
 
-impl Write for Sink {
+impl Write for StdoutWriter {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        Self::noted(self.out.write(bytes))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Self::noted(self.out.flush())
+    }
+}
+
+impl Drop for StdoutWriter {
+    fn drop(&mut self) {
+        let _ = Self::noted(self.out.flush());
+    }
+}
+
+/// Where a view is rendered: any writer. The first failure to write is
+/// kept and nothing more is written; `finish` flushes and answers it as
+/// `io_error` (a closed stdout is the edge's to forgive).
+pub(crate) struct Sink<'w> {
+    out: &'w mut dyn Write,
+    failed: Option<String>,
+}
+
+impl<'w> Sink<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write) -> Sink<'w> {
+        Sink { out, failed: None }
+    }
+
+    pub(crate) fn text(&mut self, text: &str) {
+        if self.failed.is_none()
+            && let Err(err) = self.out.write_all(text.as_bytes())
+        {
+            self.failed = Some(err.to_string());
+        }
+    }
+
+    /// A failure of something that writes through the sink (JSON), kept
+    /// unless an earlier one is.
+    fn fail(&mut self, detail: &str) {
+        self.failed.get_or_insert_with(|| detail.to_owned());
+    }
+
+    /// Flushes; the first failure, if any.
+    pub(crate) fn finish(mut self) -> Result<(), Error> {
+        if self.failed.is_none()
+            && let Err(err) = self.out.flush()
+        {
+            self.failed = Some(err.to_string());
+        }
+        match self.failed {
+            None => Ok(()),
+            Some(detail) => Err(Error::new(
+                crate::error::ErrorCode::IoError,
+                format!("writing to stdout: {detail}"),
+            )),
+        }
+    }
+}
+
+impl Write for Sink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.failed.is_some() {
+            return Err(std::io::Error::other("an earlier write failed"));
+        }
         match self.out.write_all(bytes) {
             Ok(()) => Ok(bytes.len()),
-            Err(err) => self.failed(&err),
+            Err(err) => {
+                self.failed = Some(err.to_string());
+                Err(err)
+            }
         }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Sink::flush(self);
         Ok(())
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        Sink::flush(self);
     }
 }
 
@@ -382,5 +437,98 @@ pub(crate) struct At(pub i64);
 impl Serialize for At {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&crate::clock::format_ms(self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str) -> crate::discussion::Row {
+        crate::discussion::Row {
+            id: id.into(),
+            fleet_id: Some("fleet-alpha".into()),
+            participants: vec!["agent-a".into(), "agent-b".into()],
+            status: Status::Open,
+            turns_used: 1,
+            max_turns: 4,
+            head_message_id: Some("msg_1".into()),
+            head_to_agent_id: Some("agent-b".into()),
+            updated_at_ms: 1_000,
+            escalated: false,
+            live_attempt_id: None,
+            live_attempt_deadline_ms: None,
+        }
+    }
+
+    fn rendered(view: &dyn Render, output: &Output, form: Form) -> String {
+        let mut buffer = Vec::new();
+        let mut sink = Sink::new(&mut buffer);
+        output.render(view, form, &mut sink);
+        sink.finish().unwrap();
+        String::from_utf8(buffer).unwrap()
+    }
+
+    #[test]
+    fn a_view_renders_into_any_writer() {
+        let view = RowsView {
+            rows: vec![row("dsc_0123456789abcdef0123456789abcdef")],
+            now_ms: 1_000,
+            empty: String::new(),
+            known_ids: Vec::new(),
+        };
+        let human = rendered(&view, &Output::new(false, ColorChoice::Never), Form::Usual);
+        assert!(human.starts_with("discussion "), "{human}");
+        assert!(human.contains("agent-a ⇄ agent-b  1/4"), "{human}");
+        let json = rendered(&view, &Output::new(true, ColorChoice::Never), Form::Usual);
+        let value: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["discussions"][0]["status"], "open");
+        let ids = rendered(&view, &Output::new(true, ColorChoice::Never), Form::Ids);
+        assert_eq!(ids, "dsc_0123456789abcdef0123456789abcdef\n");
+    }
+
+    #[test]
+    fn a_narrow_terminal_asks_for_every_id_and_a_pipe_does_not() {
+        let view = RowsView {
+            rows: vec![row("dsc_0123456789abcdef0123456789abcdef")],
+            now_ms: 1_000,
+            empty: String::new(),
+            known_ids: Vec::new(),
+        };
+        let narrow = Style {
+            color: false,
+            width: Some(60),
+        };
+        let pipe = Style {
+            color: false,
+            width: None,
+        };
+        assert!(view.needs_known_ids(&narrow));
+        assert!(!view.needs_known_ids(&pipe));
+    }
+
+    #[test]
+    fn a_failed_write_is_an_io_error_and_stops_writing() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut full = Full;
+        let mut sink = Sink::new(&mut full);
+        sink.text("one");
+        sink.text("two");
+        let err = sink.finish().unwrap_err();
+        assert_eq!(err.code, crate::error::ErrorCode::IoError);
+        assert!(
+            err.message.starts_with("writing to stdout: "),
+            "{}",
+            err.message
+        );
+        assert!(!stdout_closed());
     }
 }

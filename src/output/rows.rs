@@ -4,7 +4,6 @@
 use super::text::relative;
 use super::{Sink, Style, View};
 use crate::discussion::{Row, Status};
-use crate::ledger::Ledger;
 use serde::Serialize;
 
 /// A row as the contract shows it.
@@ -44,17 +43,18 @@ impl<'a> From<&'a Row> for RowJson<'a> {
 }
 
 /// The rows of `list` or `inbox`, newest first, derived at `now_ms`.
-pub(crate) struct RowsView<'a> {
+pub(crate) struct RowsView {
     pub rows: Vec<Row>,
     pub now_ms: i64,
-    /// What to say when there are no rows ("no discussions").
+    /// What to say when there are no rows ("no discussions in …").
     pub empty: String,
-    /// The ledger they come from: its ids make shortened ids unique, and
-    /// an empty answer says where it looked.
-    pub ledger: &'a Ledger,
+    /// Every discussion id of the ledger, sorted, when ids are to be
+    /// shortened (`needs_known_ids`): a shortened id must stay unique
+    /// among them all, not only among the rows shown.
+    pub known_ids: Vec<String>,
 }
 
-impl Serialize for RowsView<'_> {
+impl Serialize for RowsView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         // Row by row, as the JSON is written: never a second copy.
@@ -101,7 +101,33 @@ fn cells(d: &Row, now: i64) -> [String; 6] {
     ]
 }
 
-impl View for RowsView<'_> {
+impl RowsView {
+    /// Whether, shown in `style`, the lines are wider than the terminal,
+    /// so that ids are shortened and the view needs `known_ids`.
+    pub(crate) fn needs_known_ids(&self, style: &Style) -> bool {
+        style
+            .width
+            .is_some_and(|limit| line_width(&self.widths()) > limit)
+    }
+
+    /// The widths of the columns: a row's cells made and dropped at a
+    /// time, so memory holds the rows, not their text.
+    fn widths(&self) -> Vec<usize> {
+        let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (width, cell) in widths.iter_mut().zip(cells(row, self.now_ms)) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        widths
+    }
+}
+
+fn line_width(widths: &[usize]) -> usize {
+    widths.iter().map(|w| w + 2).sum::<usize>() - 2
+}
+
+impl View for RowsView {
     /// Aligned columns, one line a row. Colour is put on after the
     /// padding, so it never changes the layout. On a terminal narrower
     /// than the lines, ids are shortened to the shortest prefix unique
@@ -110,36 +136,19 @@ impl View for RowsView<'_> {
     /// file nothing is cut.
     fn human(&self, style: &Style, out: &mut Sink) {
         if self.rows.is_empty() {
-            // A ledger that is not there is said so, with where it was
-            // looked for: an empty answer from the wrong path misleads.
-            if self.ledger.exists().unwrap_or(true) {
-                out.text(&format!("{} in {}\n", self.empty, self.ledger.location()));
-            } else {
-                out.text(&format!(
-                    "{}: there is no ledger at {} yet\n",
-                    self.empty,
-                    self.ledger.location()
-                ));
-            }
+            out.text(&format!("{}\n", self.empty));
             return;
         }
-        // Two passes over the rows, a row's cells made and dropped in each:
-        // the widths, then the lines. Memory holds the rows, not their text.
-        let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
-        for row in &self.rows {
-            for (width, cell) in widths.iter_mut().zip(cells(row, self.now_ms)) {
-                *width = (*width).max(cell.chars().count());
-            }
-        }
-        let line_width = |widths: &[usize]| widths.iter().map(|w| w + 2).sum::<usize>() - 2;
+        // Two passes over the rows: the widths, then the lines.
+        let mut widths = self.widths();
         let mut id_length = None;
         if let Some(limit) = style.width {
             if line_width(&widths) > limit {
                 // Unique among every discussion of the ledger, not only the
                 // rows shown: the prefix must name its discussion when
                 // pasted.
-                let all = self.ledger.discussion_ids().unwrap_or_default();
-                let keep = unique_prefix_length(&all, self.rows.iter().map(|r| r.id.as_str()));
+                let keep =
+                    unique_prefix_length(&self.known_ids, self.rows.iter().map(|r| r.id.as_str()));
                 let longest = self.rows.iter().map(|r| r.id.chars().count()).max();
                 widths[0] = keep.min(longest.unwrap_or(keep)).max(HEADERS[0].len());
                 id_length = Some(keep);

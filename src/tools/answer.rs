@@ -123,7 +123,7 @@ fn answer_request(
             let fleet = request.optional_string("fleet_id")?;
             let (rows, now_ms) =
                 lists::listed(session, &statuses, agent.as_deref(), fleet.as_deref())?;
-            rows_json(session, rows, now_ms)
+            rows_json(rows, now_ms)
         }
         Operation::Inbox => {
             let given = request.optional_string("agent_id")?;
@@ -134,7 +134,7 @@ fn answer_request(
                 );
             };
             let (rows, now_ms) = lists::inbox_rows(session, agent)?;
-            rows_json(session, rows, now_ms)
+            rows_json(rows, now_ms)
         }
         Operation::Get => {
             let (discussion, now_ms) =
@@ -170,12 +170,12 @@ fn pinned(request: &Request, agent: Option<&str>, field: &str) -> Result<()> {
 }
 
 /// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.
-fn rows_json(session: &Session, rows: Vec<crate::discussion::Row>, now_ms: i64) -> Value {
+fn rows_json(rows: Vec<crate::discussion::Row>, now_ms: i64) -> Value {
     RowsView {
         rows,
         now_ms,
         empty: String::new(),
-        ledger: &session.ledger,
+        known_ids: Vec::new(),
     }
     .value()
 }

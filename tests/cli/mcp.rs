@@ -864,3 +864,19 @@ fn calls_read_before_stdin_closes_are_all_answered() {
         .count();
     assert_eq!(roots, 11);
 }
+
+/// `mcp` answers JSON whatever `--json` says, its usage errors too (as
+/// `call`'s): a host logs stderr, and a program reads it.
+#[test]
+fn a_usage_error_of_mcp_is_json() {
+    let env = Env::new();
+    let out = env.run(&["mcp", "--agnet", "agent-a"]);
+    assert_eq!(out.status, 2, "{}", out.stderr);
+    let error = out.error();
+    assert_eq!(error["code"], "usage", "{error}");
+    assert!(
+        error["details"]["usage"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("discuss mcp"))
+    );
+}
