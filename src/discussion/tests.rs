@@ -721,7 +721,7 @@ proptest! {
             // The cache's live set, fed the same records, never misses the
             // discussion while it is open or active (`cache::live`).
             if matches!(state.status, Status::Open | Status::Active) {
-                let mut live = crate::ledger::cache::live::LiveSet::default();
+                let mut live = crate::ledger::live::LiveSet::default();
                 for record in &sim.records {
                     if let Some(id) = record.discussion_id() {
                         live.touch(id, record.at_ms);

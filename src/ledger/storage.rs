@@ -4,10 +4,10 @@
 //! (`postgres/`). Both store the very same v1 lines in one order and hand
 //! out the same `View`, so the derivation never knows which it reads.
 
-use super::cache::summary::{Summarize, Untrusted};
 use super::check::LineCheck;
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
+use super::summary::{Summarize, Untrusted};
 use super::view::{Plan, View};
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Record;

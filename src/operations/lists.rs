@@ -5,7 +5,7 @@
 use crate::discussion::{Discussion, Row, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
-use crate::ledger::cache::live::MAX_CONVERSATION_MS;
+use crate::ledger::live::MAX_CONVERSATION_MS;
 use crate::ledger::{Summary, Untrusted};
 use crate::record::Record;
 use crate::session::Session;

@@ -48,14 +48,14 @@ mod location;
 
 pub(super) use location::{Location, is_postgres_url};
 
-use super::cache::summary::{Summarize, Summary, Untrusted};
 use super::check::{LineCheck, check_lines};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
+use super::summary::{Summarize, Summary, Untrusted};
 use super::view::{Keyed, Plan, View};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
-use crate::ledger::cache::live::LiveSet;
+use crate::ledger::live::LiveSet;
 use crate::record::Record;
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;

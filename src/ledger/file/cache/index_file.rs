@@ -3,8 +3,8 @@
 //! a line. Written whole and renamed into place, never changed in place.
 
 use super::Mark;
+use crate::ledger::file::private_file::temporary_beside;
 use crate::ledger::hash::hash64;
-use crate::ledger::private_file::temporary_beside;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;

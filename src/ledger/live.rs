@@ -22,8 +22,8 @@ use std::collections::HashMap;
 /// the tests).
 pub(crate) const CAPACITY: usize = 256;
 
-/// The longest conversation: `timeout_ms` is at most 900,000 (15 min).
-pub(crate) const MAX_CONVERSATION_MS: i64 = 900_000;
+/// The longest conversation: the most `timeout_ms` may be (15 min).
+pub(crate) const MAX_CONVERSATION_MS: i64 = crate::discussion::envelope::TIMEOUT_MS.1;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LiveSet {
@@ -82,7 +82,7 @@ impl LiveSet {
 }
 
 fn capacity() -> usize {
-    super::super::failpoint::live_capacity(CAPACITY)
+    super::failpoint::live_capacity(CAPACITY)
 }
 
 #[cfg(test)]

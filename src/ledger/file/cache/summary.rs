@@ -20,35 +20,17 @@
 //! old lines over and summarizes again only the discussions the merge
 //! touched. Deleting it changes nothing but speed.
 
-use super::super::hash::hash64;
-use super::super::private_file::{open_derived, temporary_beside};
-use crate::record::Record;
+use crate::ledger::file::private_file::{open_derived, temporary_beside};
+use crate::ledger::hash::hash64;
+use crate::ledger::summary::{Summary, Untrusted};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &str = "DSCSUM01";
 
-/// What the summary keeps of one discussion.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Summary {
-    /// From this instant on the row holds, until a new line touches the
-    /// discussion.
-    pub settled_from_ms: i64,
-    /// The row, as one line of JSON (`null` when the discussion has none).
-    pub row: String,
-}
-
-/// How the command layer summarizes a discussion from its records. The
-/// ledger never reads a row; it keeps it and hands it back.
-pub(crate) type Summarize = fn(&str, &[&Record]) -> Summary;
-
 pub(crate) fn summary_path(ledger: &Path) -> PathBuf {
     super::with_suffix(ledger, ".summary")
 }
-
-/// A summary line could not be trusted.
-#[derive(Debug)]
-pub(crate) struct Untrusted;
 
 /// Reads the summary of the base whose header hash is `base`, line by
 /// line, handing each (id, settled from, row) to `line`; the lines come

@@ -22,28 +22,28 @@
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
 mod index_file;
-pub(crate) mod live;
 mod rebuild;
 pub(crate) mod summary;
 
-use super::failpoint;
-use super::hash::hash64;
-use super::lines::parse_lines;
 use super::private_file::{TEMP_MARK, open_derived, read_derived, temporary_beside};
 use crate::global::Global;
+use crate::ledger::failpoint;
+use crate::ledger::hash::hash64;
+use crate::ledger::lines::parse_lines;
+use crate::ledger::live::LiveSet;
+use crate::ledger::summary::{Summarize, Summary};
 use crate::record::Record;
 use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
 pub(crate) use index_file::{LineRef, idempotency_index_key, key_of};
-use live::LiveSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use summary::{Summarize, Summary, SummaryWriter};
+use summary::SummaryWriter;
 
 /// Entries after the base before they are merged into a new one.
 pub(crate) const MERGE_AT: usize = 4096;

@@ -18,7 +18,7 @@ pub(super) struct Gathered {
     pub(super) ids: HashSet<String>,
     pub(super) global: Global,
     pub(super) last_at_ms: Option<i64>,
-    pub(super) live: super::live::LiveSet,
+    pub(super) live: crate::ledger::live::LiveSet,
 }
 
 /// The fields of a line the index needs, read without building the whole

@@ -1,0 +1,376 @@
+//! Reading a file ledger whole: every discussion mapped (from the index,
+//! the live set or the summary), the lines checked, the records streamed
+//! in order, and the lines exported byte for byte.
+
+use super::cache::Cache;
+use super::cache::summary::{self, SummaryWriter};
+use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
+use crate::error::{Error, Result};
+use crate::ledger::check::{LineCheck, check_lines};
+use crate::ledger::lines::{LineFeed, operations_of, record_and_mark, stream_lines_from};
+use crate::ledger::summary::{Summarize, Untrusted};
+use crate::record::Record;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+
+impl FileLedger {
+    /// Maps every discussion of the ledger, one at a time, under a shared
+    /// lock: `map` gets the newest `at_ms` of the ledger, the discussion id
+    /// and its records. Memory holds one discussion's records at a time,
+    /// whatever the size of the ledger.
+    pub(crate) fn map_discussions<T>(
+        &self,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Vec::new());
+        };
+        let (_, mapped) = self
+            .read_through_cache(&file, None, |cache| map_all(cache, &file, &mut map))?
+            .expect("an unbounded wait always gets the lock");
+        Ok(mapped)
+    }
+
+    /// As `map_discussions`, but only over the discussions that may be
+    /// `open` or `active` at the instant `now` gives for the newest `at_ms`
+    /// (`cache::live`): a handful, whatever the size of the ledger. `None`
+    /// when the cache cannot tell which, and `map_discussions` must do.
+    pub(crate) fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Some(Vec::new()));
+        };
+        let (_, mapped) = self
+            .read_through_cache(&file, None, |cache| {
+                let Some(ids) = cache.live.candidates(now(cache.last_at_ms)) else {
+                    return Some(None);
+                };
+                map_ids(cache, &file, ids, &mut map).map(Some)
+            })?
+            .expect("an unbounded wait always gets the lock");
+        Ok(mapped)
+    }
+
+    /// As `map_discussions`, for readers of many discussions (`list`), but
+    /// from the summary (`cache/summary.rs`): `from_row` gets the row of
+    /// each discussion that nothing touched since the base and that is
+    /// settled at the instant `now` gives; the others, a handful, are
+    /// derived from their records through `map`. Without a summary that
+    /// can be trusted, every discussion is derived, and the summary is
+    /// written for the next reader.
+    pub(crate) fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut from_row: impl FnMut(&str) -> Result<Option<T>, Untrusted>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Vec::new());
+        };
+        let (_, mapped) = self
+            .read_through_cache(&file, None, |cache| {
+                let (Some(summarize), Some(base)) = (self.summarize, cache.summary_base()) else {
+                    return map_all(cache, &file, &mut map);
+                };
+                let now_ms = now(cache.last_at_ms);
+                match from_summary(cache, &file, base, now_ms, &mut from_row, &mut map) {
+                    Ok(mapped) => Some(mapped),
+                    Err(Untrusted) => summarize_all(
+                        cache,
+                        &file,
+                        (base, summarize),
+                        now_ms,
+                        &mut from_row,
+                        &mut map,
+                    ),
+                }
+            })?
+            .expect("an unbounded wait always gets the lock");
+        Ok(mapped)
+    }
+
+    /// Every line of the ledger, streamed: how many records, the lines that
+    /// are not records, the torn tail, and the findings about lines
+    /// (operations, duplicate ids, time) as seen at `now_ms` (what `verify`
+    /// reports). `progress` hears (bytes read, bytes in all) now and then.
+    pub(crate) fn check_lines(
+        &self,
+        now_ms: i64,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<LineCheck> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(LineCheck::default());
+        };
+        let len = self.len_of(&file)?;
+        check_lines(
+            |line| crate::ledger::lines::stream_lines(&file, len, line),
+            len,
+            now_ms,
+            progress,
+        )
+        .map_err(|e| self.unreadable(&e))
+    }
+
+    /// Every discussion id the ledger names, sorted.
+    pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(Vec::new());
+        };
+        let (_, ids) = self
+            .read_through_cache(&file, None, |cache| cache.discussion_ids().ok())?
+            .expect("an unbounded wait always gets the lock");
+        Ok(ids)
+    }
+
+    /// The records of whole operations from byte `from.0` (the start of
+    /// line `from.1 + 1`) to the end, in order, to `take`; where they end.
+    pub(crate) fn stream_records(
+        &self,
+        from: (u64, u64),
+        mut take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)> {
+        // No lock: lines are only ever appended, only whole operations are
+        // handed on, and `take` may read the ledger itself (`events` does),
+        // which may need the exclusive lock to rebuild the cache.
+        let Opened::Ready(file) = self.open_reading(None)? else {
+            if from.0 > 0 {
+                return Err(self.changed_under_reader(from, "was removed"));
+            }
+            return Ok(from);
+        };
+        let meta = file.metadata().map_err(|e| self.io_error(&e))?;
+        let identity = (
+            std::os::unix::fs::MetadataExt::dev(&meta),
+            std::os::unix::fs::MetadataExt::ino(&meta),
+        );
+        let len = meta.len();
+        if let Some(earlier) = &*self.streamed_from.lock().unwrap_or_else(|e| e.into_inner())
+            && earlier.end == from.0
+            && from.0 > 0
+        {
+            if earlier.identity != identity {
+                return Err(self.changed_under_reader(from, "was replaced by another file"));
+            }
+            let mut tail = vec![0; earlier.tail.len()];
+            let same = len >= from.0
+                && file
+                    .read_exact_at(&mut tail, from.0 - earlier.tail.len() as u64)
+                    .is_ok()
+                && tail == earlier.tail;
+            if !same {
+                return Err(self.changed_under_reader(
+                    from,
+                    "was rewritten (truncated, or replaced in place)",
+                ));
+            }
+        }
+        if len < from.0 {
+            // Only bytes after the last whole operation may ever go (a
+            // torn tail): a shorter ledger was truncated or replaced.
+            return Err(self.changed_under_reader(
+                from,
+                &format!("got shorter ({len} bytes): it was truncated or replaced"),
+            ));
+        }
+        if len == from.0 {
+            self.remember_stream(&file, identity, from)?;
+            return Ok(from);
+        }
+        let mut refused = None;
+        let streamed = operations_of(
+            |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line),
+            |_, line_no, line| record_and_mark(line_no, line),
+            |record| {
+                if let (None, Some(record)) = (&refused, record)
+                    && let Err(err) = take(record)
+                {
+                    refused = Some(err);
+                }
+            },
+        )
+        .map_err(|e| self.unreadable(&e))?;
+        if let Some(err) = refused {
+            return Err(err);
+        }
+        self.remember_stream(&file, identity, (streamed.end, streamed.lines))?;
+        Ok((streamed.end, streamed.lines))
+    }
+
+    /// Keeps the bytes just before `end`, read right after the stream: a
+    /// file that no longer has them (cut while it was read) stops the
+    /// stream, rather than leaving nothing to compare with later.
+    fn remember_stream(&self, file: &File, identity: (u64, u64), at: (u64, u64)) -> Result<()> {
+        let end = at.0;
+        let kept = STREAMED_TAIL.min(end);
+        let mut tail = vec![0; kept as usize];
+        let whole = file.read_exact_at(&mut tail, end - kept).is_ok()
+            && (end == 0 || tail.last() == Some(&b'\n'));
+        if !whole {
+            return Err(self.changed_under_reader(at, "was truncated while it was read"));
+        }
+        *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) = Some(Streamed {
+            identity,
+            end,
+            tail,
+        });
+        Ok(())
+    }
+
+    /// The ledger's size: it changes with every write.
+    pub(crate) fn version(&self) -> Option<u64> {
+        std::fs::metadata(&self.path).map(|m| m.len()).ok()
+    }
+
+    /// How many complete lines, and the file's size.
+    pub(crate) fn counts(&self) -> Result<(u64, u64)> {
+        let Some(file) = self.open_shared()? else {
+            return Ok((0, 0));
+        };
+        let len = self.len_of(&file)?;
+        let (_, covered) = self
+            .read_through_cache(&file, None, |cache| Some(cache.mark))?
+            .expect("an unbounded wait always gets the lock");
+        // The complete lines of a torn tail count too: `export` writes them.
+        let mut tail = vec![0u8; (len - covered.covered) as usize];
+        file.read_exact_at(&mut tail, covered.covered)
+            .map_err(|e| self.unreadable(&e))?;
+        Ok((
+            covered.lines + memchr::memchr_iter(b'\n', &tail).count() as u64,
+            len,
+        ))
+    }
+
+    /// Writes the complete lines, byte for byte; how many.
+    pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
+        let Some(file) = self.open_shared()? else {
+            return Ok(0);
+        };
+        let len = self.len_of(&file)?;
+        let mut failed = None;
+        let (_, lines) = crate::ledger::lines::stream_lines(&file, len, |_, _, line| {
+            if failed.is_none()
+                && let Err(err) = out.write_all(line).and_then(|()| out.write_all(b"\n"))
+            {
+                failed = Some(err);
+            }
+        })
+        .map_err(|e| self.unreadable(&e))?;
+        if let Some(err) = failed {
+            return Err(Error::io("the export", &err));
+        }
+        Ok(lines)
+    }
+}
+
+/// Every discussion mapped, or `None` when the index turns out damaged.
+fn map_all<T>(
+    cache: &Cache,
+    file: &File,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<Vec<T>> {
+    map_ids(cache, file, cache.discussion_ids().ok()?, map)
+}
+
+/// Every discussion through the summary of base `base`; `Err` when the
+/// summary (or the index) cannot be trusted.
+fn from_summary<T>(
+    cache: &Cache,
+    file: &File,
+    base: u64,
+    now_ms: i64,
+    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> std::result::Result<Vec<T>, Untrusted> {
+    let touched = cache.touched_after_base();
+    let mut mapped = Vec::new();
+    let mut derive = |id: &str, mapped: &mut Vec<T>| {
+        let derived = cache
+            .with_records(file, id, |records| map(cache.last_at_ms, id, records))
+            .map_err(|_| Untrusted)?;
+        mapped.extend(derived.flatten());
+        Ok(())
+    };
+    summary::read(cache.ledger_path(), base, |id, settled_from_ms, row| {
+        if touched.contains(id) {
+            Ok(()) // derived below, with every discussion new since the base
+        } else if settled_from_ms > now_ms {
+            derive(id, &mut mapped)
+        } else {
+            mapped.extend(from_row(row)?);
+            Ok(())
+        }
+    })?;
+    for id in touched {
+        derive(id, &mut mapped)?;
+    }
+    Ok(mapped)
+}
+
+/// Every discussion summarized, and the summary of base `base` written on
+/// the way (when the folder takes it); a discussion settled at `now_ms`
+/// answers with its new summary line, the others are derived. `None` when
+/// the index is damaged.
+fn summarize_all<T>(
+    cache: &Cache,
+    file: &File,
+    (base, summarize): (u64, Summarize),
+    now_ms: i64,
+    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
+    let mut mapped = Vec::new();
+    for id in cache.discussion_ids().ok()? {
+        let summarized = cache
+            .with_records(file, &id, |records| {
+                let summary = summarize(&id, records);
+                // Settled, its line is its answer: one derivation, not two.
+                let answer = match (summary.settled_from_ms <= now_ms)
+                    .then(|| from_row(&summary.row))
+                    .and_then(Result::ok)
+                {
+                    Some(kept) => kept,
+                    None => map(cache.last_at_ms, &id, records),
+                };
+                (summary, answer)
+            })
+            .ok()?;
+        let Some((summary, answer)) = summarized else {
+            continue;
+        };
+        if let Some(out) = &mut writer
+            && out.push(&id, &summary).is_err()
+        {
+            writer = None;
+        }
+        mapped.extend(answer);
+    }
+    if let Some(writer) = writer {
+        // A folder that is not writable costs the next reader the same.
+        let _ = writer.finish();
+    }
+    Some(mapped)
+}
+
+/// The discussions `ids` mapped one at a time, or `None` when the index
+/// turns out damaged.
+fn map_ids<T>(
+    cache: &Cache,
+    file: &File,
+    ids: impl IntoIterator<Item = impl AsRef<str>>,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut mapped = Vec::new();
+    for id in ids {
+        let id = id.as_ref();
+        let derived = cache
+            .with_records(file, id, |records| map(cache.last_at_ms, id, records))
+            .ok()?;
+        mapped.extend(derived.flatten());
+    }
+    Some(mapped)
+}
