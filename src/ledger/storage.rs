@@ -1,8 +1,11 @@
-//! Where the ledger lives: the one interface the engine and the commands
-//! use, with two implementations — a file under a lock on one host
-//! (`file.rs`), or a PostgreSQL database for a fleet across hosts
-//! (`postgres/`). Both store the very same v1 lines in one order and hand
-//! out the same `View`, so the derivation never knows which it reads.
+//! Where the ledger lives: `Storage`, the contract every backend meets,
+//! and `Ledger`, the one handle the engine and the commands use. Two
+//! backends implement it — a file under a lock on one host (`file/`), or a
+//! PostgreSQL database for a fleet across hosts (`postgres/`). Both store
+//! the very same v1 lines in one order and hand out the same `View`, so
+//! the derivation never knows which it reads. A third backend is a room
+//! of its own implementing `Storage`, one variant of `Ledger` and its
+//! arm in `Ledger::at`; nothing above the ledger changes.
 
 use super::check::LineCheck;
 use super::file::FileLedger;
@@ -38,10 +41,112 @@ fn looks_like_key_value(location: &str) -> bool {
         .is_some_and(|(key, _)| KEYWORDS.contains(&key.trim_end()))
 }
 
+/// What a backend does. Generic over the callers' closures (not `dyn`):
+/// a whole-ledger read calls them once a discussion, and each call stays
+/// a direct one.
+pub(crate) trait Storage {
+    /// `file`, `postgres`: what `ledger info` and notes call it.
+    fn kind(&self) -> &'static str;
+    /// Where it is, for people: the path, or the URL without its password.
+    fn location(&self) -> String;
+    /// What a supervised child gets as `DISCUSS_LEDGER`: the same ledger,
+    /// from any working directory.
+    fn for_child(&self) -> std::io::Result<OsString>;
+    /// Keeps a summary of every discussion, made by `summarize`, for
+    /// `map_summaries`.
+    fn summarize_with(self, summarize: Summarize) -> Self
+    where
+        Self: Sized;
+    /// The global state, the newest time and the records of
+    /// `discussion_ids`, read consistently; an empty view before the first
+    /// write.
+    fn view(&self, discussion_ids: &[&str]) -> Result<View>;
+    /// As `view`, but `None` when a writer still holds the ledger at
+    /// `until` (a backend whose readers never wait answers at once).
+    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>>;
+    /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
+    /// the id and the records.
+    fn map_discussions<T>(
+        &self,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>>;
+    /// As `map_discussions`, from the summary where it can be trusted:
+    /// `from_row` gets the kept row of each settled discussion that no line
+    /// touched since, `map` derives the others (`Err(Untrusted)` from
+    /// `from_row`: a row it cannot read, and the summary is not used).
+    fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>>;
+    /// As `map_discussions`, over the discussions that may still be open or
+    /// active only; `None` when that cannot be told.
+    fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>>;
+    /// Every discussion id, sorted.
+    fn discussion_ids(&self) -> Result<Vec<String>>;
+    /// The discussion ids that start with `prefix`, sorted.
+    fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut ids = self.discussion_ids()?;
+        ids.retain(|id| id.starts_with(prefix));
+        Ok(ids)
+    }
+    /// Every line checked, as `verify` reports.
+    fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck>;
+    /// The records of whole operations after position `from` (bytes, lines)
+    /// to `take`, in order; the position after them.
+    fn stream_records(
+        &self,
+        from: (u64, u64),
+        take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)>;
+    /// A number that changes whenever the ledger does: pollers read again
+    /// only then. `None` when it cannot be told now.
+    fn version(&self) -> Option<u64>;
+    /// Whether anything was ever written.
+    fn exists(&self) -> Result<bool>;
+    /// One read-validate-append step, exclusive among writers: `plan` sees
+    /// the view (with what the ledger has under `idempotency_key`) and
+    /// returns the records to append and a result, returned once they are
+    /// durable.
+    fn append_keyed<T>(
+        &self,
+        discussion_ids: &[&str],
+        idempotency_key: Option<&str>,
+        plan: impl Plan<T>,
+    ) -> Result<T>;
+    /// Writes every complete line in ledger order, byte for byte; how many.
+    fn export(&self, out: &mut dyn Write) -> Result<u64>;
+    /// Appends the lines of `source` verbatim, all or nothing, refusing
+    /// (or with `skip_existing` leaving out) records whose ids the ledger
+    /// holds already.
+    fn import(&self, source: &super::import::Source<'_>) -> Result<super::import::Imported>;
+    /// How many complete lines, and how many bytes they take.
+    fn counts(&self) -> Result<(u64, u64)>;
+}
+
 #[derive(Debug, Clone)]
 pub(crate) enum Ledger {
     File(FileLedger),
     Postgres(Box<PgLedger>),
+}
+
+/// Runs `$call` on whichever backend `$ledger` is: the one place that
+/// knows there are two.
+macro_rules! on_backend {
+    ($ledger:expr, $backend:ident => $call:expr) => {
+        match $ledger {
+            Ledger::File($backend) => $call,
+            Ledger::Postgres($backend) => {
+                let $backend: &PgLedger = $backend;
+                $call
+            }
+        }
+    };
 }
 
 /// What `ledger info` tells.
@@ -94,24 +199,19 @@ impl Ledger {
     /// `map_summaries` (a file's cache keeps it beside the index).
     pub(crate) fn summarize_with(self, summarize: Summarize) -> Ledger {
         match self {
-            Ledger::File(file) => Ledger::File(file.summarize_with(summarize)),
-            Ledger::Postgres(pg) => Ledger::Postgres(Box::new(pg.summarize_with(summarize))),
+            Ledger::File(file) => Ledger::File(Storage::summarize_with(file, summarize)),
+            Ledger::Postgres(pg) => {
+                Ledger::Postgres(Box::new(Storage::summarize_with(*pg, summarize)))
+            }
         }
     }
 
     pub(crate) fn kind(&self) -> &'static str {
-        match self {
-            Ledger::File(_) => "file",
-            Ledger::Postgres(_) => "postgres",
-        }
+        on_backend!(self, backend => Storage::kind(backend))
     }
 
-    /// Where it is, for people: the path, or the URL without its password.
     pub(crate) fn location(&self) -> String {
-        match self {
-            Ledger::File(file) => file.path().display().to_string(),
-            Ledger::Postgres(pg) => pg.shown().to_owned(),
-        }
+        on_backend!(self, backend => Storage::location(backend))
     }
 
     /// The file ledger, for what only a file has (its torn tails).
@@ -122,144 +222,80 @@ impl Ledger {
         }
     }
 
-    /// What a supervised child gets as `DISCUSS_LEDGER`: the same ledger,
-    /// from any working directory.
     pub(crate) fn for_child(&self) -> std::io::Result<OsString> {
-        match self {
-            Ledger::File(file) => Ok(std::path::absolute(file.path())?.into_os_string()),
-            Ledger::Postgres(pg) => Ok(pg.url().into()),
-        }
+        on_backend!(self, backend => Storage::for_child(backend))
     }
 
     pub(crate) fn network_fs_allowed(&self) -> bool {
         matches!(self, Ledger::File(file) if file.network_fs_allowed())
     }
 
-    /// The global state, the newest time and the records of
-    /// `discussion_ids`, read consistently; an empty view before the first
-    /// write.
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
-        match self {
-            Ledger::File(file) => file.view(discussion_ids),
-            Ledger::Postgres(pg) => pg.view(discussion_ids),
-        }
+        on_backend!(self, backend => Storage::view(backend, discussion_ids))
     }
 
-    /// As `view`, but `None` when a file's writer still holds its lock at
-    /// `until` (a database's readers never wait for writers).
     pub(crate) fn view_within(
         &self,
         discussion_ids: &[&str],
         until: Instant,
     ) -> Result<Option<View>> {
-        match self {
-            Ledger::File(file) => file.view_within(discussion_ids, until),
-            Ledger::Postgres(pg) => pg.view(discussion_ids).map(Some),
-        }
+        on_backend!(self, backend => Storage::view_within(backend, discussion_ids, until))
     }
 
-    /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
-    /// the id and the records.
     pub(crate) fn map_discussions<T>(
         &self,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        match self {
-            Ledger::File(file) => file.map_discussions(map),
-            Ledger::Postgres(pg) => pg.map_discussions(map),
-        }
+        on_backend!(self, backend => Storage::map_discussions(backend, map))
     }
 
-    /// As `map_discussions`, from the summary where it can be trusted:
-    /// `from_row` gets the kept row of each settled discussion that no line
-    /// touched since, `map` derives the others (`Err(Untrusted)` from
-    /// `from_row`: a row it cannot read, and the summary is not used).
     pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        match self {
-            Ledger::File(file) => file.map_summaries(now, from_row, map),
-            Ledger::Postgres(pg) => pg.map_summaries(now, from_row, map),
-        }
+        on_backend!(self, backend => Storage::map_summaries(backend, now, from_row, map))
     }
 
-    /// As `map_discussions`, over the discussions that may still be open or
-    /// active only; `None` when that cannot be told.
     pub(crate) fn map_live<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Option<Vec<T>>> {
-        match self {
-            Ledger::File(file) => file.map_live(now, map),
-            Ledger::Postgres(pg) => pg.map_live(now, map),
-        }
+        on_backend!(self, backend => Storage::map_live(backend, now, map))
     }
 
-    /// Every discussion id, sorted.
     pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
-        match self {
-            Ledger::File(file) => file.discussion_ids(),
-            Ledger::Postgres(pg) => pg.discussion_ids(),
-        }
+        on_backend!(self, backend => Storage::discussion_ids(backend))
     }
 
-    /// The discussion ids that start with `prefix`, sorted.
     pub(crate) fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
-        match self {
-            Ledger::File(file) => {
-                let mut ids = file.discussion_ids()?;
-                ids.retain(|id| id.starts_with(prefix));
-                Ok(ids)
-            }
-            Ledger::Postgres(pg) => pg.discussion_ids_starting(prefix),
-        }
+        on_backend!(self, backend => Storage::discussion_ids_starting(backend, prefix))
     }
 
-    /// Every line checked, as `verify` reports.
     pub(crate) fn check_lines(
         &self,
         now_ms: i64,
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
-        match self {
-            Ledger::File(file) => file.check_lines(now_ms, progress),
-            Ledger::Postgres(pg) => pg.check_lines(now_ms, progress),
-        }
+        on_backend!(self, backend => Storage::check_lines(backend, now_ms, progress))
     }
 
-    /// The records of whole operations after position `from` (bytes, lines)
-    /// to `take`, in order; the position after them.
     pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
         take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)> {
-        match self {
-            Ledger::File(file) => file.stream_records(from, take),
-            Ledger::Postgres(pg) => pg.stream_records(from, take),
-        }
+        on_backend!(self, backend => Storage::stream_records(backend, from, take))
     }
 
-    /// A number that changes whenever the ledger does (its size, its line
-    /// count): pollers read again only then.
     pub(crate) fn version(&self) -> Option<u64> {
-        match self {
-            Ledger::File(file) => file.version(),
-            Ledger::Postgres(pg) => pg.version().ok(),
-        }
+        on_backend!(self, backend => Storage::version(backend))
     }
 
-    /// Whether anything was ever written (a file that is there, a
-    /// database with the tables).
     pub(crate) fn exists(&self) -> Result<bool> {
-        match self {
-            Ledger::File(file) => Ok(file.path().exists()),
-            Ledger::Postgres(pg) => pg.exists(),
-        }
+        on_backend!(self, backend => Storage::exists(backend))
     }
 
     /// `ledger_unreadable`, naming the location, when nothing was ever
@@ -292,41 +328,22 @@ impl Ledger {
         idempotency_key: Option<&str>,
         plan: impl Plan<T>,
     ) -> Result<T> {
-        match self {
-            Ledger::File(file) => file.append_keyed(discussion_ids, idempotency_key, plan),
-            Ledger::Postgres(pg) => pg.append_keyed(discussion_ids, idempotency_key, plan),
-        }
+        on_backend!(self, backend => Storage::append_keyed(backend, discussion_ids, idempotency_key, plan))
     }
 
-    /// Writes every complete line in ledger order, byte for byte; how many.
     pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
-        match self {
-            Ledger::File(file) => file.export(out),
-            Ledger::Postgres(pg) => pg.export(out),
-        }
+        on_backend!(self, backend => Storage::export(backend, out))
     }
 
-    /// Appends the lines of `source` (a file of `len` bytes: complete lines
-    /// in whole operations, checked by the caller) verbatim, all or
-    /// nothing; how many.
-    /// Appends the lines of `source` verbatim, all or nothing, refusing
-    /// (or with `skip_existing` leaving out) records whose ids the ledger
-    /// holds already.
     pub(crate) fn import(
         &self,
         source: &super::import::Source<'_>,
     ) -> Result<super::import::Imported> {
-        match self {
-            Ledger::File(file) => file.import(source),
-            Ledger::Postgres(pg) => pg.import(source),
-        }
+        on_backend!(self, backend => Storage::import(backend, source))
     }
 
     pub(crate) fn info(&self) -> Result<Info> {
-        let (lines, bytes) = match self {
-            Ledger::File(file) => file.counts()?,
-            Ledger::Postgres(pg) => pg.counts()?,
-        };
+        let (lines, bytes) = on_backend!(self, backend => Storage::counts(backend))?;
         Ok(Info {
             kind: self.kind(),
             location: self.location(),

@@ -542,6 +542,109 @@ impl FileLedger {
     }
 }
 
+/// The file backend's side of the contract (`ledger::storage`).
+impl crate::ledger::storage::Storage for FileLedger {
+    fn kind(&self) -> &'static str {
+        "file"
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn for_child(&self) -> std::io::Result<std::ffi::OsString> {
+        Ok(std::path::absolute(&self.path)?.into_os_string())
+    }
+
+    fn summarize_with(self, summarize: Summarize) -> Self {
+        FileLedger::summarize_with(self, summarize)
+    }
+
+    fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+        FileLedger::view(self, discussion_ids)
+    }
+
+    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>> {
+        FileLedger::view_within(self, discussion_ids, until)
+    }
+
+    fn map_discussions<T>(
+        &self,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        FileLedger::map_discussions(self, map)
+    }
+
+    fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        from_row: impl FnMut(&str) -> std::result::Result<Option<T>, crate::ledger::Untrusted>,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        FileLedger::map_summaries(self, now, from_row, map)
+    }
+
+    fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>> {
+        FileLedger::map_live(self, now, map)
+    }
+
+    fn discussion_ids(&self) -> Result<Vec<String>> {
+        FileLedger::discussion_ids(self)
+    }
+
+    fn check_lines(
+        &self,
+        now_ms: i64,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<crate::ledger::LineCheck> {
+        FileLedger::check_lines(self, now_ms, progress)
+    }
+
+    fn stream_records(
+        &self,
+        from: (u64, u64),
+        take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)> {
+        FileLedger::stream_records(self, from, take)
+    }
+
+    fn version(&self) -> Option<u64> {
+        FileLedger::version(self)
+    }
+
+    fn exists(&self) -> Result<bool> {
+        Ok(self.path.exists())
+    }
+
+    fn append_keyed<T>(
+        &self,
+        discussion_ids: &[&str],
+        idempotency_key: Option<&str>,
+        plan: impl Plan<T>,
+    ) -> Result<T> {
+        FileLedger::append_keyed(self, discussion_ids, idempotency_key, plan)
+    }
+
+    fn export(&self, out: &mut dyn Write) -> Result<u64> {
+        FileLedger::export(self, out)
+    }
+
+    fn import(
+        &self,
+        source: &crate::ledger::import::Source<'_>,
+    ) -> Result<crate::ledger::import::Imported> {
+        FileLedger::import(self, source)
+    }
+
+    fn counts(&self) -> Result<(u64, u64)> {
+        FileLedger::counts(self)
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Lock {
     Shared,

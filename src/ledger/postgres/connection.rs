@@ -1,0 +1,200 @@
+//! The connection to the database: opened on first use and kept, given
+//! up when it breaks, and the transactions readers and writers run in.
+
+use super::*;
+
+impl PgLedger {
+    /// Runs `work` on the connection, opening it first if need be. A
+    /// connection that broke is dropped, so the next call opens another.
+    pub(super) fn session<T>(&self, work: impl FnOnce(&mut Client) -> Step<T>) -> Result<T> {
+        let mut slot = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let client = match slot.take() {
+            Some(client) if !client.is_closed() => slot.insert(client),
+            _ => slot.insert(self.connect()?),
+        };
+        match work(client) {
+            Ok(done) => Ok(done),
+            Err(Fail::Discuss(err)) => Err(err),
+            Err(Fail::Db(err)) => {
+                if client.is_closed() || err.as_db_error().is_none() {
+                    *slot = None;
+                }
+                Err(self.db_error(&err))
+            }
+        }
+    }
+
+    /// `session` for a write: a failure to reach or use the database says
+    /// that nothing was written (a reader's says nothing of writes).
+    pub(super) fn writing_session<T>(
+        &self,
+        work: impl FnOnce(&mut Client) -> Step<T>,
+    ) -> Result<T> {
+        self.session(work).map_err(|mut err| {
+            let lost = matches!(err.code, ErrorCode::LedgerUnavailable | ErrorCode::IoError);
+            if lost && !err.message.contains("nothing was written") {
+                err.message.push_str("; nothing was written");
+            }
+            err
+        })
+    }
+
+    /// A new connection, within `connect_timeout` from start to finish:
+    /// the client bounds only the TCP connect with it, and a server that
+    /// accepts but never answers would otherwise hang the command.
+    pub(super) fn connect(&self) -> Result<Client> {
+        let config = self.location.config.clone();
+        let tls = self.location.tls();
+        let limit = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(Duration::from_secs(
+                location::DEFAULT_CONNECT_TIMEOUT_S.into(),
+            ));
+        let (sender, answer) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(config.connect(tls));
+        });
+        match answer.recv_timeout(limit) {
+            // Refused at the door (no such database or role, pg_hba.conf,
+            // TLS) is as unreachable as a server that is down.
+            Ok(connected) => connected.map_err(|e| self.unavailable(&e)),
+            // The thread is left to the server's answer or the process's end.
+            Err(_) => Err(Error::new(
+                ErrorCode::LedgerUnavailable,
+                format!(
+                    "the ledger database {} did not answer within {} s",
+                    self.location.shown,
+                    limit.as_secs_f64()
+                ),
+            )
+            .detail("ledger", self.location.shown.clone())
+            .hint("check that the server is up and reachable; connect_timeout=N in the URL sets the wait")),
+        }
+    }
+
+    /// `ledger_unavailable` for a database that cannot be reached or was
+    /// lost mid-operation; `io_error` for one that refused a statement.
+    pub(super) fn db_error(&self, err: &postgres::Error) -> Error {
+        let shown = self.location.shown.clone();
+        // Connection exceptions (08), operator intervention such as a
+        // server shutting down (57), and exhausted resources (53): the
+        // database is not there to write to, whatever it said on the way.
+        let gone = err
+            .as_db_error()
+            .is_some_and(|db| matches!(db.code().code().get(..2), Some("08" | "57" | "53")));
+        if let Some(db) = err.as_db_error().filter(|_| !gone) {
+            let conflict = *db.code() == SqlState::UNIQUE_VIOLATION;
+            let message = if conflict {
+                format!(
+                    "another writer appended to {shown} at the same moment (the lock was bypassed); nothing was written: {}",
+                    db.message()
+                )
+            } else {
+                format!(
+                    "the database {shown} refused the operation: {}",
+                    db.message()
+                )
+            };
+            return Error::new(ErrorCode::IoError, message)
+                .detail("ledger", shown)
+                .detail("sqlstate", db.code().code())
+                .hint("the role needs SELECT, INSERT and UPDATE on discuss_lines and discuss_state (and CREATE for the first write); see docs/scale-out.md");
+        }
+        self.unavailable(err)
+    }
+
+    pub(super) fn unavailable(&self, err: &postgres::Error) -> Error {
+        let shown = self.location.shown.clone();
+        let mut why = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !why.contains(&text) {
+                why.push_str(": ");
+                why.push_str(&text);
+            }
+            source = cause.source();
+        }
+        Error::new(
+            ErrorCode::LedgerUnavailable,
+            format!("the ledger database {shown} cannot be reached ({why})"),
+        )
+        .detail("ledger", shown)
+        .hint("check the URL, that the server is up and accepts this host and role; connect_timeout=N in the URL bounds the wait (default 5 s)")
+    }
+
+    /// A consistent snapshot for readers.
+    pub(super) fn read_only(client: &mut Client) -> Step<Transaction<'_>> {
+        Ok(client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?)
+    }
+
+    /// Runs `read` in one read-only snapshot, where the tables are there;
+    /// `empty()` before the first write made them.
+    pub(super) fn reading<T>(
+        &self,
+        empty: impl FnOnce() -> T,
+        read: impl FnOnce(&mut Transaction<'_>) -> Step<T>,
+    ) -> Result<T> {
+        self.session(|client| {
+            let mut tx = Self::read_only(client)?;
+            if !tables_exist(&mut tx)?.ledger {
+                return Ok(empty());
+            }
+            let got = read(&mut tx)?;
+            tx.commit()?;
+            Ok(got)
+        })
+    }
+
+    /// A writer's transaction, holding the ledger's lock, with the tables
+    /// made if this is the first write (the summaries' too, where this role
+    /// may); and whether it may keep the summaries.
+    pub(super) fn writing(client: &mut Client) -> Step<(Transaction<'_>, bool)> {
+        let mut tx = client.transaction()?;
+        tx.execute_typed(
+            "SELECT pg_advisory_xact_lock($1)",
+            &[(&LOCK_KEY, Type::INT8)],
+        )?;
+        let tables = tables_exist(&mut tx)?;
+        if !tables.ledger || !tables.state {
+            // Every statement of the schema is "if not exists": a dropped
+            // state table is made again, and folded anew from the lines.
+            tx.batch_execute(SCHEMA)?;
+        }
+        if !tables.summaries && tables.write_summaries {
+            tx.batch_execute(SUMMARIES)?;
+        }
+        Ok((tx, tables.write_summaries))
+    }
+
+    /// As `writing`, but `None` at once when another transaction holds
+    /// the ledger's lock (for readers that would write what they derived).
+    pub(super) fn writing_unless_busy(
+        client: &mut Client,
+    ) -> Step<Option<(Transaction<'_>, bool)>> {
+        let mut tx = client.transaction()?;
+        let locked: bool = tx
+            .query_typed_one(
+                "SELECT pg_try_advisory_xact_lock($1)",
+                &[(&LOCK_KEY, Type::INT8)],
+            )?
+            .get(0);
+        if !locked {
+            tx.rollback()?;
+            return Ok(None);
+        }
+        let tables = tables_exist(&mut tx)?;
+        if !tables.ledger {
+            return Ok(None);
+        }
+        if !tables.summaries && tables.write_summaries {
+            tx.batch_execute(SUMMARIES)?;
+        }
+        Ok(Some((tx, tables.write_summaries)))
+    }
+}

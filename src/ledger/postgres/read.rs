@@ -1,0 +1,523 @@
+//! Reading a PostgreSQL ledger: a consistent snapshot per read (REPEATABLE
+//! READ READ ONLY), the state row caught up with lines written after it,
+//! every discussion mapped, the lines checked, streamed and exported.
+
+use super::*;
+
+impl PgLedger {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+        self.reading(View::empty, |tx| {
+            let mut state = self.state(tx)?;
+            let records = records_of(tx, discussion_ids, state.lines)?;
+            Ok(state.view(records, None))
+        })
+    }
+
+    /// The state row, caught up with the rows after it (the tables are
+    /// there: `reading` or `writing` saw to it).
+    pub(super) fn state(&self, tx: &mut Transaction<'_>) -> Step<State> {
+        let row = if tables_exist(tx)?.state {
+            tx.query_typed_opt(
+                "SELECT format, lines, bytes, summary FROM discuss_state",
+                &[],
+            )?
+        } else {
+            None
+        };
+        // The lines are the truth: a state row that counts more lines than
+        // there are (lines deleted under it) is not believed.
+        let newest: i64 = tx
+            .query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?
+            .get(0);
+
+        let mut state = State {
+            lines: 0,
+            bytes: 0,
+            folded: Folded::default(),
+            row_lines: None,
+            dirty: true,
+            unfinished: 0,
+        };
+        if let Some(row) = row {
+            let format: i32 = row.get(0);
+            if format != FORMAT {
+                return Err(Fail::Discuss(self.unreadable(format!(
+                    "it holds a ledger of format {format}, this discuss reads format {FORMAT}"
+                ))));
+            }
+            let lines = row.get::<_, i64>(1) as u64;
+            state.row_lines = Some(lines);
+            // A damaged summary is derived data: it is folded anew; so is
+            // one that counts more lines than there are (lines deleted).
+            if lines as i64 <= newest
+                && let Ok(folded) = serde_json::from_str(row.get(3))
+            {
+                state.lines = lines;
+                state.bytes = row.get::<_, i64>(2) as u64;
+                state.folded = folded;
+                state.dirty = false;
+            }
+        }
+        self.catch_up(tx, &mut state)?;
+        Ok(state)
+    }
+
+    /// Folds in the rows after the state row's (normally none).
+    pub(super) fn catch_up(&self, tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
+        let from = state.lines;
+        let from_bytes = state.bytes;
+        let mut failed = None;
+        let streamed = operations_of(
+            |line: &mut LineFeed<'_>| {
+                Ok(feed_rows(tx, from, from_bytes, line).unwrap_or_else(|err| {
+                    failed = Some(err);
+                    (from_bytes, from)
+                }))
+            },
+            |_, line_no, bytes| {
+                let (record, mark) = record_and_mark(line_no, bytes);
+                ((line_no, bytes.len(), record), mark)
+            },
+            |(line_no, len, record)| state.fold(line_no, len, record.as_ref()),
+        )
+        .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+        if let Some(err) = failed {
+            return Err(Fail::Db(err));
+        }
+        state.unfinished = streamed.lines.saturating_sub(state.lines);
+        Ok(())
+    }
+
+    /// Refuses to write after an unfinished operation: in a database only
+    /// a hand edit makes one, and lines written after it would be glued on.
+    pub(super) fn refuse_unfinished(&self, state: &State) -> Step<()> {
+        if state.unfinished == 0 {
+            return Ok(());
+        }
+        Err(Fail::Discuss(self.unreadable(format!(
+            "its last {} line(s), after line {}, are an operation cut short, which only a hand edit makes",
+            state.unfinished, state.lines
+        ))))
+    }
+
+    /// The state under a writer's lock, the tables there, ready to be
+    /// written after.
+    pub(super) fn written_state(&self, tx: &mut Transaction<'_>) -> Step<State> {
+        let state = self.state(tx)?;
+        self.refuse_unfinished(&state)?;
+        Ok(state)
+    }
+
+    pub(super) fn unreadable(&self, why: String) -> Error {
+        Error::new(
+            ErrorCode::LedgerUnreadable,
+            format!(
+                "the database {} is not a ledger this discuss can write: {why}; nothing was written",
+                self.location.shown
+            ),
+        )
+        .detail("ledger", self.location.shown.clone())
+    }
+
+    /// Maps every discussion, one at a time, from one snapshot.
+    pub(crate) fn map_discussions<T>(
+        &self,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        self.reading(Vec::new, |tx| {
+            let state = self.state(tx)?;
+            let last = state.folded.last_at_ms;
+            let mut mapped = Vec::new();
+            each_discussion(tx, state.lines, |id, records| {
+                mapped.extend(map(last, id, records));
+            })?;
+            Ok(mapped)
+        })
+    }
+
+    /// As `map_discussions`, from `discuss_summaries` when it is complete:
+    /// `from_row` gets the row of each discussion settled at the instant
+    /// `now` gives, and the others are derived through `map`. Otherwise
+    /// every discussion is derived, and the summaries are written for the
+    /// next reader (when this role may write).
+    pub(crate) fn map_summaries<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Vec<T>> {
+        let Some(summarize) = self.summarize else {
+            return self.map_discussions(map);
+        };
+        let mut fresh: Vec<(String, Summary)> = Vec::new();
+        let (mapped, lines) = self.reading(
+            || (Vec::new(), None),
+            |tx| {
+                let state = self.state(tx)?;
+                let last = state.folded.last_at_ms;
+                let now_ms = now(last);
+                if state.folded.summarized == state.lines && tables_exist(tx)?.read_summaries {
+                    let mut mapped = Vec::new();
+                    let mut unsettled: Vec<String> = Vec::new();
+                    let mut rows = tx.query_typed_raw(
+                        "SELECT discussion_id, settled_from_ms, row FROM discuss_summaries",
+                        std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
+                    )?;
+                    let mut trusted = true;
+                    while let Some(row) = rows.next()? {
+                        let settled_from_ms: i64 = row.get(1);
+                        if settled_from_ms > now_ms {
+                            unsettled.push(row.get::<_, &str>(0).to_owned());
+                        } else if let Ok(kept) = from_row(row.get(2)) {
+                            mapped.extend(kept);
+                        } else {
+                            trusted = false;
+                            break;
+                        }
+                    }
+                    drop(rows);
+                    if trusted {
+                        let ids: Vec<&str> = unsettled.iter().map(String::as_str).collect();
+                        each_of(tx, &ids, state.lines, |id, records| {
+                            mapped.extend(map(last, id, records));
+                        })?;
+                        return Ok((mapped, None));
+                    }
+                }
+                let mut mapped = Vec::new();
+                each_discussion(tx, state.lines, |id, records| {
+                    let summary = summarize(id, records);
+                    // Settled, its row is its answer: one derivation.
+                    match (summary.settled_from_ms <= now_ms)
+                        .then(|| from_row(&summary.row))
+                        .and_then(Result::ok)
+                    {
+                        Some(kept) => mapped.extend(kept),
+                        None => mapped.extend(map(last, id, records)),
+                    }
+                    fresh.push((id.to_owned(), summary));
+                })?;
+                Ok((mapped, Some(state.lines)))
+            },
+        )?;
+        if let Some(lines) = lines {
+            // Speed for the next list only: a role that may only read, or a
+            // writer in between, leaves them to another.
+            let _ = self.write_summaries(lines, &fresh);
+        }
+        Ok(mapped)
+    }
+
+    /// As `map_discussions`, over the live set's candidates only; `None`
+    /// when it cannot tell which.
+    pub(crate) fn map_live<T>(
+        &self,
+        now: impl Fn(Option<i64>) -> i64,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<Option<Vec<T>>> {
+        self.reading(
+            || Some(Vec::new()),
+            |tx| {
+                let state = self.state(tx)?;
+                let last = state.folded.last_at_ms;
+                let Some(ids) = state.folded.live.candidates(now(last)) else {
+                    return Ok(None);
+                };
+                let mut mapped = Vec::new();
+                each_of(tx, &ids, state.lines, |id, records| {
+                    mapped.extend(map(last, id, records));
+                })?;
+                Ok(Some(mapped))
+            },
+        )
+    }
+
+    /// Every discussion id, sorted.
+    pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
+        self.reading(Vec::new, |tx| {
+            let rows = tx.query_typed(
+                "SELECT DISTINCT discussion_id FROM discuss_lines \
+                 WHERE discussion_id IS NOT NULL ORDER BY 1",
+                &[],
+            )?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
+        })
+    }
+
+    /// The discussion ids that start with `prefix`: a range of the index
+    /// (ids compare byte by byte, `COLLATE "C"`), not a scan.
+    pub(crate) fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
+        // Past every id that starts with `prefix`: ids are printable ASCII.
+        let beyond = format!("{prefix}\u{7f}");
+        self.reading(Vec::new, |tx| {
+            let rows = tx.query_typed(
+                "SELECT DISTINCT discussion_id FROM discuss_lines \
+                 WHERE discussion_id >= $1 AND discussion_id < $2 ORDER BY 1",
+                &[(&prefix, Type::TEXT), (&beyond.as_str(), Type::TEXT)],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|row| row.get::<_, String>(0))
+                .filter(|id| id.starts_with(prefix))
+                .collect())
+        })
+    }
+
+    /// Every line, checked as `verify` does.
+    pub(crate) fn check_lines(
+        &self,
+        now_ms: i64,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<LineCheck> {
+        self.reading(LineCheck::default, |tx| {
+            let state = self.state(tx)?;
+            let mut failed = None;
+            let check = check_lines(
+                |line: &mut LineFeed<'_>| {
+                    Ok(feed_rows(tx, 0, 0, line).unwrap_or_else(|err| {
+                        failed = Some(err);
+                        (0, 0)
+                    }))
+                },
+                state.bytes,
+                now_ms,
+                progress,
+            )
+            .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+            if let Some(err) = failed {
+                return Err(Fail::Db(err));
+            }
+            Ok(check)
+        })
+    }
+
+    /// The records of whole operations after line `lines` (whose bytes end
+    /// at `bytes`), in order, to `take`; where they end. Read in batches,
+    /// each from its own snapshot, and handed on with the connection free:
+    /// `take` may read the ledger itself (`events` does).
+    pub(crate) fn stream_records(
+        &self,
+        (mut bytes, mut lines): (u64, u64),
+        mut take: impl FnMut(Record) -> Result<()>,
+    ) -> Result<(u64, u64)> {
+        loop {
+            let rows = self.reading(Vec::new, |tx| {
+                let rows = tx.query_typed(
+                    "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 \
+                     ORDER BY line_no LIMIT $2",
+                    &[(&(lines as i64), Type::INT8), (&STREAM_BATCH, Type::INT8)],
+                )?;
+                Ok(rows
+                    .iter()
+                    .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, Vec<u8>>(1)))
+                    .collect::<Vec<_>>())
+            })?;
+            let full = rows.len() as i64 == STREAM_BATCH;
+            let mut records = Vec::new();
+            let streamed = operations_of(
+                |line: &mut LineFeed<'_>| {
+                    let (mut at, mut count) = (bytes, lines);
+                    for (line_no, text) in &rows {
+                        count = *line_no;
+                        line(at, count, text);
+                        at += text.len() as u64 + 1;
+                    }
+                    Ok((at, count))
+                },
+                |_, line_no, line| record_and_mark(line_no, line),
+                |record| records.extend(record),
+            )
+            .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
+            records.into_iter().try_for_each(&mut take)?;
+            let moved = streamed.lines > lines;
+            (bytes, lines) = (streamed.end, streamed.lines);
+            if !full || !moved {
+                return Ok((bytes, lines));
+            }
+        }
+    }
+
+    /// How many lines there are: it changes with every write.
+    pub(crate) fn version(&self) -> Result<u64> {
+        self.reading(
+            || 0,
+            |tx| {
+                let row =
+                    tx.query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
+                Ok(row.get::<_, i64>(0) as u64)
+            },
+        )
+    }
+
+    /// Whether the first write has made the tables.
+    pub(crate) fn exists(&self) -> Result<bool> {
+        self.reading(|| false, |_| Ok(true))
+    }
+
+    /// How many lines (an unfinished last operation's too), and their
+    /// bytes as a file would hold them.
+    pub(crate) fn counts(&self) -> Result<(u64, u64)> {
+        self.reading(
+            || (0, 0),
+            |tx| {
+                let state = self.state(tx)?;
+                Ok((state.lines + state.unfinished, state.bytes))
+            },
+        )
+    }
+
+    /// Writes every line, with its `\n`, in ledger order; how many.
+    pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
+        self.reading(
+            || 0,
+            |tx| {
+                let mut rows = tx.query_typed_raw(
+                    "SELECT line FROM discuss_lines ORDER BY line_no",
+                    std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
+                )?;
+                let mut count = 0u64;
+                while let Some(row) = rows.next()? {
+                    let line: &[u8] = row.get(0);
+                    out.write_all(line)
+                        .and_then(|()| out.write_all(b"\n"))
+                        .map_err(|e| Fail::Discuss(Error::io("the export", &e)))?;
+                    count += 1;
+                }
+                Ok(count)
+            },
+        )
+    }
+}
+
+/// Hands every discussion among the first `covered` lines to `each`, with
+/// its records, streaming (one discussion in memory at a time).
+pub(super) fn each_discussion(
+    tx: &mut Transaction<'_>,
+    covered: u64,
+    mut each: impl FnMut(&str, &[&Record]),
+) -> Step<()> {
+    let covered = covered as i64;
+    let mut rows = tx.query_typed_raw(
+        "SELECT discussion_id, line_no, line FROM discuss_lines \
+         WHERE discussion_id IS NOT NULL AND line_no <= $1 \
+         ORDER BY discussion_id, line_no",
+        [(&covered as &(dyn ToSql + Sync), Type::INT8)],
+    )?;
+    let mut current: Option<String> = None;
+    let mut records: Vec<Record> = Vec::new();
+    let mut flush = |id: &str, records: &mut Vec<Record>| {
+        if !records.is_empty() {
+            let refs: Vec<&Record> = records.iter().collect();
+            each(id, &refs);
+        }
+        records.clear();
+    };
+    while let Some(row) = rows.next()? {
+        let id: &str = row.get(0);
+        if current.as_deref() != Some(id) {
+            if let Some(done) = current.take() {
+                flush(&done, &mut records);
+            }
+            current = Some(id.to_owned());
+        }
+        let line_no: i64 = row.get(1);
+        if let Ok(record) = Record::parse(row.get(2), line_no as usize) {
+            records.push(record);
+        }
+    }
+    if let Some(done) = current {
+        flush(&done, &mut records);
+    }
+    Ok(())
+}
+
+/// Hands the rows after line `after` to `line`, with the byte offsets
+/// they would have in a file whose first `bytes` bytes come before them.
+pub(super) fn feed_rows(
+    tx: &mut Transaction<'_>,
+    after: u64,
+    bytes: u64,
+    line: &mut LineFeed<'_>,
+) -> std::result::Result<(u64, u64), postgres::Error> {
+    let after = after as i64;
+    let mut rows = tx.query_typed_raw(
+        "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 ORDER BY line_no",
+        [(&after as &(dyn ToSql + Sync), Type::INT8)],
+    )?;
+    let (mut at, mut count) = (bytes, after as u64);
+    while let Some(row) = rows.next()? {
+        let line_no: i64 = row.get(0);
+        let bytes: &[u8] = row.get(1);
+        // A row number skipped (a hand edit) keeps its place in the order.
+        count = line_no as u64;
+        line(at, count, bytes);
+        at += bytes.len() as u64 + 1;
+    }
+    Ok((at, count))
+}
+
+/// The records of `discussion_ids` among the first `covered` lines.
+pub(super) fn records_of(
+    tx: &mut Transaction<'_>,
+    discussion_ids: &[&str],
+    covered: u64,
+) -> Step<Vec<Record>> {
+    if discussion_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut ids = discussion_ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let rows = tx.query_typed(
+        "SELECT line_no, line FROM discuss_lines \
+         WHERE discussion_id = ANY($1) AND line_no <= $2 ORDER BY line_no",
+        &[(&ids, Type::TEXT_ARRAY), (&(covered as i64), Type::INT8)],
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| Record::parse(row.get(1), row.get::<_, i64>(0) as usize).ok())
+        .filter(|record| record.discussion_id().is_some_and(|id| ids.contains(&id)))
+        .collect())
+}
+
+/// The records of each of `ids` among the first `covered` lines, handed to
+/// `each` a discussion at a time (one without records is left out).
+pub(super) fn each_of<'a>(
+    tx: &mut Transaction<'_>,
+    ids: &[&'a str],
+    covered: u64,
+    mut each: impl FnMut(&'a str, &[&Record]),
+) -> Step<()> {
+    let records = records_of(tx, ids, covered)?;
+    for &id in ids {
+        let of: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.discussion_id() == Some(id))
+            .collect();
+        if !of.is_empty() {
+            each(id, &of);
+        }
+    }
+    Ok(())
+}
+
+/// The first record that carries `key` and the records of its discussion.
+pub(super) fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Step<Option<Keyed>> {
+    let rows = tx.query_typed(
+        "SELECT line_no, line FROM discuss_lines \
+         WHERE idempotency_key = $1 AND line_no <= $2 ORDER BY line_no",
+        &[(&key, Type::TEXT), (&(covered as i64), Type::INT8)],
+    )?;
+    let first = rows
+        .iter()
+        .filter_map(|row| Record::parse(row.get(1), row.get::<_, i64>(0) as usize).ok())
+        .find(|record| record.idempotency.as_ref().is_some_and(|i| i.key == key));
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    let discussion = match first.discussion_id() {
+        Some(id) => records_of(tx, &[id], covered)?,
+        None => Vec::new(),
+    };
+    Ok(Some(Keyed { first, discussion }))
+}

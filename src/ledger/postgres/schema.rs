@@ -1,0 +1,86 @@
+//! The tables a PostgreSQL ledger keeps, made by the first write.
+
+use super::*;
+
+pub(super) const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS discuss_lines (
+    line_no bigint PRIMARY KEY CHECK (line_no > 0),
+    line bytea NOT NULL,
+    record_id text COLLATE "C",
+    discussion_id text COLLATE "C",
+    idempotency_key text COLLATE "C"
+);
+CREATE INDEX IF NOT EXISTS discuss_lines_by_discussion
+    ON discuss_lines (discussion_id, line_no) WHERE discussion_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS discuss_lines_by_idempotency_key
+    ON discuss_lines (idempotency_key, line_no) WHERE idempotency_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS discuss_state (
+    one_row boolean PRIMARY KEY DEFAULT true CHECK (one_row),
+    format integer NOT NULL,
+    lines bigint NOT NULL,
+    bytes bigint NOT NULL,
+    summary text NOT NULL
+);
+INSERT INTO discuss_state (format, lines, bytes, summary)
+    VALUES (1, 0, 0, '{}') ON CONFLICT DO NOTHING;
+"#;
+
+/// What lists read instead of deriving every discussion (the file cache's
+/// `<ledger>.summary`): a discussion's row once settled, and the instant it
+/// is settled from. Writers keep the rows of the discussions they touch;
+/// made on a database of an earlier version by its next write.
+pub(super) const SUMMARIES: &str = r#"
+CREATE TABLE IF NOT EXISTS discuss_summaries (
+    discussion_id text COLLATE "C" PRIMARY KEY,
+    settled_from_ms bigint NOT NULL,
+    row text NOT NULL
+);
+"#;
+
+pub(super) const UPSERT_SUMMARIES: &str = "INSERT INTO discuss_summaries (discussion_id, settled_from_ms, row) \
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) \
+    ON CONFLICT (discussion_id) DO UPDATE \
+    SET settled_from_ms = EXCLUDED.settled_from_ms, row = EXCLUDED.row";
+
+pub(super) const INSERT_LINES: &str = "INSERT INTO discuss_lines \
+    (line_no, line, record_id, discussion_id, idempotency_key) \
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])";
+
+/// Which tables are there, and what this role may do with the summaries'.
+pub(super) struct Tables {
+    /// `discuss_lines`: a ledger (the lines are the truth; the rest is
+    /// derived from them).
+    pub(super) ledger: bool,
+    /// `discuss_state`: what is folded of the lines (made again when
+    /// missing; readers then fold every line).
+    pub(super) state: bool,
+    /// `discuss_summaries` (a database of an earlier version has none).
+    pub(super) summaries: bool,
+    /// The summaries may be read (else lists derive every discussion).
+    pub(super) read_summaries: bool,
+    /// The summaries may be written, or made (else writers leave them
+    /// behind the ledger, and lists derive until a role that may writes
+    /// them): a role granted only what earlier versions needed writes on.
+    pub(super) write_summaries: bool,
+}
+
+pub(super) fn tables_exist(tx: &mut Transaction<'_>) -> Step<Tables> {
+    let row = tx.query_typed_one(
+        "SELECT to_regclass('discuss_lines') IS NOT NULL, \
+         to_regclass('discuss_state') IS NOT NULL, \
+         to_regclass('discuss_summaries') IS NOT NULL, \
+         CASE WHEN to_regclass('discuss_summaries') IS NULL THEN false \
+              ELSE has_table_privilege('discuss_summaries', 'SELECT') END, \
+         CASE WHEN to_regclass('discuss_summaries') IS NULL \
+              THEN has_schema_privilege(current_schema(), 'CREATE') \
+              ELSE has_table_privilege('discuss_summaries', 'SELECT,INSERT,UPDATE,DELETE') END",
+        &[],
+    )?;
+    Ok(Tables {
+        ledger: row.get(0),
+        state: row.get(1),
+        summaries: row.get(2),
+        read_summaries: row.get(3),
+        write_summaries: row.get(4),
+    })
+}
