@@ -9,6 +9,3 @@ pub use derive::derive;
 pub use envelope::{Envelope, MessageType, Policy};
 pub use row::Row;
 pub use state::*;
-
-#[cfg(test)]
-mod tests;

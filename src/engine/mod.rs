@@ -220,3 +220,6 @@ pub fn writable_discussion(
         head,
     })
 }
+
+#[cfg(test)]
+mod tests;

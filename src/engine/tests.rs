@@ -1,6 +1,10 @@
-//! Unit and property tests of the pure derivation.
+//! Tests of the engine's plans and the derivation they feed, through an
+//! in-memory ledger (`Sim`): each operation planned, its records appended,
+//! the discussion derived again. Property tests check that valid
+//! operations never invalidate a discussion, terminals never change, and
+//! the engine agrees with a reference model.
 
-use super::*;
+use crate::discussion::*;
 use crate::engine::{AskRequest, AttemptEnd, EndReason, ReplyRequest, Stamp, WakeRequest};
 use crate::engine::{plan_ask, plan_attempt_end, plan_reply, plan_started, plan_wake};
 use crate::global::Global;
