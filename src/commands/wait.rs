@@ -1,11 +1,12 @@
 //! `discuss wait`: poll until a discussion reaches one of some statuses.
 
 use super::Context;
-use crate::discussion::{Status, derive};
+use crate::discussion::derive;
 use crate::engine::unknown_discussion;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::operations::lists::parse_statuses;
+use crate::operations::watch::{Changes, every};
 use crate::output::{Answer, DiscussionView, Reached};
 use clap::Args;
 use std::time::{Duration, Instant};
@@ -66,17 +67,14 @@ pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer> {
         }
         err
     };
-    let mut seen_version = ctx.ledger.version();
+    let mut changes = Changes::from_now(ctx);
     let mut view = read()?.ok_or_else(|| timed_out(None))?;
-    loop {
-        // Re-read only when the ledger has grown; deadlines move the status
-        // too, so derive again on every tick regardless.
-        let version = ctx.ledger.version();
-        if version != seen_version {
+    every(POLL, || {
+        if let Some(version) = changes.fresh(ctx) {
             match read()? {
                 Some(fresh) => {
                     view = fresh;
-                    seen_version = version;
+                    changes.seen(version);
                 }
                 None => {
                     let status = derive(
@@ -96,17 +94,14 @@ pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer> {
                 crate::operations::near_match(err, ctx, &discussion_id)
             })?;
         if wanted.contains(&discussion.status) {
-            return Ok(Answer::new(Reached(DiscussionView {
+            return Ok(Some(Answer::new(Reached(DiscussionView {
                 discussion,
                 now_ms: now,
                 receipts: true,
-            })));
+            }))));
         }
-        // Terminal statuses never change, except into `invalid` when lines
-        // are appended: waiting longer could only ever see that one.
         let status = discussion.status;
-        if status.is_terminal() && !(wanted.contains(&Status::Invalid) && status != Status::Invalid)
-        {
+        if !status.may_become(&wanted) {
             return Err(Error::new(
                 ErrorCode::StatusUnreachable,
                 format!(
@@ -129,6 +124,6 @@ pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer> {
         {
             return Err(timed_out(Some(discussion.status.as_str())));
         }
-        std::thread::sleep(POLL);
-    }
+        Ok(None)
+    })
 }

@@ -61,6 +61,15 @@ impl Status {
     pub fn is_terminal(self) -> bool {
         !matches!(self, Status::Active | Status::Open)
     }
+
+    /// Whether a discussion in this status can ever be in one of `wanted`:
+    /// a terminal status never changes, except into `invalid` when lines
+    /// are appended.
+    pub fn may_become(self, wanted: &[Status]) -> bool {
+        wanted.contains(&self)
+            || !self.is_terminal()
+            || (wanted.contains(&Status::Invalid) && self != Status::Invalid)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,5 +252,28 @@ impl Discussion {
 
     pub fn turns_remaining(&self) -> u32 {
         self.max_turns().saturating_sub(self.turns_used)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Status;
+
+    #[test]
+    fn a_terminal_status_may_become_only_itself_or_invalid() {
+        for status in Status::ALL {
+            assert!(status.may_become(&[status]));
+            let others: Vec<Status> = Status::ALL
+                .into_iter()
+                .filter(|s| *s != status && *s != Status::Invalid)
+                .collect();
+            assert_eq!(
+                status.may_become(&others),
+                !status.is_terminal(),
+                "{status:?}"
+            );
+            assert!(status.may_become(&[Status::Invalid]));
+        }
+        assert!(!Status::Invalid.may_become(&[Status::Closed, Status::Open]));
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod lists;
 pub(crate) mod read;
 pub(crate) mod reply;
 pub(crate) mod wake;
+pub(crate) mod watch;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::View;

@@ -17,6 +17,7 @@ use crate::engine::{
     AttemptEnd, EndReason, ReplyRequest, plan_attempt_end, plan_reply, plan_started,
 };
 use crate::error::{Error, ErrorCode, Result};
+use crate::operations::watch::{Changes, every};
 use crate::session::Session;
 use guardian::Guardian;
 use rustix::process::{Pid, Signal, WaitOptions};
@@ -195,18 +196,19 @@ pub(crate) fn run(
         .take()
         .map(|stdout| std::thread::spawn(move || capture(stdout)));
 
-    let mut seen_version = session.ledger.version();
-    let status = loop {
+    let mut changes = Changes::from_now(session);
+    let status = every(POLL, || {
         if let Some(status) = child
             .try_wait()
             .map_err(|e| Error::io("waiting for the child", &e))?
         {
-            break status;
+            return Ok(Some(status));
         }
-        // Look at the ledger only when it has grown, and never wait for
+        // Look at the ledger only when it has changed, and never wait for
         // its lock: a busy ledger is looked at on a later tick.
-        let version = session.ledger.version();
-        if version != seen_version && watchdog.fired().is_none() {
+        if let Some(version) = changes.fresh(session)
+            && watchdog.fired().is_none()
+        {
             // A database that cannot be reached (a restart, a failover)
             // does not end the turn: the agent keeps running and the
             // ledger is looked at again on the next tick.
@@ -219,12 +221,12 @@ pub(crate) fn run(
                 {
                     watchdog.fire(EndReason::KillSwitch)
                 }
-                Some(Some(_)) => seen_version = version,
+                Some(Some(_)) => changes.seen(version),
                 Some(None) | None => {}
             }
         }
-        std::thread::sleep(POLL);
-    };
+        Ok(None)
+    })?;
     // The watchdog stands down before the group is killed, so no signal of
     // its own can reach a group id the kernel has handed on.
     let fired = watchdog.stand_down();
