@@ -5,6 +5,7 @@ use crate::common::postgres::Cluster;
 use crate::common::*;
 use serde_json::Value;
 use std::io::BufRead;
+use std::process::Command;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -215,4 +216,85 @@ fn a_follower_rides_out_a_database_restart() {
     let exported = env.ledger_bytes();
     assert_eq!(String::from_utf8_lossy(&exported).lines().count(), 6);
     let _ = &mut env;
+}
+
+#[test]
+fn events_show_each_record_with_its_status_and_follow_new_ones() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "result", true);
+    let before = env.ledger_bytes();
+    let out = env.run(&["--json", "events", "--discussion", &dsc]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let events: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let statuses: Vec<&str> = events
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["open", "active", "closed", "closed"]);
+    assert_eq!(events[0]["type"], "ask");
+    assert_eq!(events[1]["receipt"], "discussion.attempt.reserved");
+    assert_eq!(events[1]["attempt_id"], att.as_str());
+    assert_eq!(events[3]["receipt"], "discussion.attempt.completed");
+    assert_eq!(env.ledger_bytes(), before, "reading writes nothing");
+    // Everything, fleet records included, in ledger order.
+    let all = env.run(&["--json", "events"]).stdout;
+    let lines: Vec<u64> = all
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["line"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(lines, (1..=lines.len() as u64).collect::<Vec<_>>());
+    // A discussion let go once settled is read back when a line comes
+    // for it later: its status is still derived from its whole history.
+    let mut env = env;
+    env.advance(10 * 60_000);
+    for id in ["rcp_late_1", "rcp_late_2"] {
+        env.append_raw(
+            &(serde_json::json!({"v":1,"kind":"receipt","id":id,"at_ms":env.now_ms,"by":"other",
+                "receipt":"discussion.attempt.started","discussion_id":dsc,"attempt_id":att})
+            .to_string()
+                + "\n"),
+        );
+    }
+    let late = env.run(&["--json", "events", "--discussion", &dsc]).stdout;
+    let late: Vec<serde_json::Value> = late
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(late.len(), 6);
+    assert_eq!(late[4]["status"], "invalid", "{:?}", late[4]);
+    assert_eq!(late[5]["status"], env.status(&dsc));
+    // --follow: a record written meanwhile shows up.
+    let mut follower = Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .args(["--json", "events", "--follow", "--agent", "agent-b"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (new, _) = env.ask(&[]);
+    let mut reader = std::io::BufReader::new(follower.stdout.take().unwrap());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut seen = false;
+    while !seen {
+        assert!(
+            std::time::Instant::now() < until,
+            "the new record never showed"
+        );
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        seen = line.contains(&new) && line.contains("\"status\":\"open\"");
+    }
+    follower.kill().unwrap();
+    follower.wait().unwrap();
 }

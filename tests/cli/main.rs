@@ -1,6 +1,11 @@
 //! The integration tests: the built binary run as people and programs run
 //! it, with `DISCUSS_NOW` pinned, a private ledger and a cleared
-//! environment. One binary, a module per area, so the suite links once.
+//! environment. One binary, so the suite links once: a module per command
+//! (`ask`, `wake`, `reply`, `show`, `list` with `inbox`, `wait`, `verify`,
+//! `events`, `ledger`, `call`, `mcp`, `admin` for fleets, quotas and the
+//! kill-switch) and the cross-cutting ones (`statuses`, `errors`,
+//! `surface`, `locations`, `supervise`, `integrity`, `race`, `crash`,
+//! `cache`, `postgres`, `examples`, `generated`, `fuzz_corpus`).
 //!
 //! `DISCUSS_TEST_LEDGER=postgres` runs what goes through `Env::new()` on a
 //! database; `DISCUSS_STORM_KILLS` and `DISCUSS_RACE_ROUNDS` size the
@@ -8,20 +13,28 @@
 
 mod common;
 
+mod admin;
+mod ask;
 mod cache;
 mod call;
 mod crash;
-mod edges;
 mod errors;
 mod events;
 mod examples;
-mod first_contact;
 mod fuzz_corpus;
 mod generated;
 mod integrity;
+mod ledger;
+mod list;
+mod locations;
 mod mcp;
 mod postgres;
 mod race;
-mod readers;
+mod reply;
+mod show;
 mod statuses;
 mod supervise;
+mod surface;
+mod verify;
+mod wait;
+mod wake;

@@ -880,3 +880,45 @@ fn a_usage_error_of_mcp_is_json() {
             .is_some_and(|u| u.starts_with("discuss mcp"))
     );
 }
+
+/// `discuss mcp` says on stderr which ledger it serves, and warns when
+/// that is the default one and it does not exist (a host that passes no
+/// DISCUSS_LEDGER would otherwise get empty answers for ever).
+#[test]
+fn mcp_names_its_ledger_and_warns_of_an_empty_default() {
+    let env = Env::file();
+    let out = env.run(&["mcp"]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let location = env.ledger().display().to_string();
+    assert!(
+        out.stderr
+            .contains(&format!("serves the file ledger {location}")),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("warning"), "{}", out.stderr);
+    assert!(
+        out.stdout.is_empty(),
+        "stdout carries only protocol messages"
+    );
+    // As a host that passes only HOME and PATH starts it.
+    let home = env.dir.path().join("home");
+    let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .arg("mcp")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let default = home.join(".local/state/discuss/ledger.jsonl");
+    assert!(stderr.contains(&default.display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains("warning: that is the default ledger and it does not exist"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("DISCUSS_LEDGER"), "{stderr}");
+    assert!(!default.exists(), "reading creates nothing");
+}

@@ -602,3 +602,39 @@ fn a_command_that_cannot_start_says_why_to_a_person() {
         out.stdout
     );
 }
+
+/// `discuss __discuss-guardian` typed by hand, or started by anything but
+/// a supervisor, refuses and signals nothing: the caller's shell and jobs
+/// live on.
+#[test]
+fn the_guardian_refuses_unless_a_supervisor_started_it() {
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let bin = bin.display();
+    let cases = [
+        // In a script: the shell's group, which it does not lead.
+        format!("{bin} __discuss-guardian </dev/null"),
+        // Leading a group of its own, with a pipe that is not the
+        // supervisor's (no variable, then a wrong one).
+        format!("echo x | setsid {bin} __discuss-guardian"),
+        format!("echo x | DISCUSS_GUARDIAN_PIPE=1 setsid {bin} __discuss-guardian"),
+    ];
+    for case in cases {
+        let script = format!(
+            "sleep 30 & job=$!; {case}; echo \"exit $?\"; kill -0 $job && echo alive; kill $job"
+        );
+        // A session of its own, so that a guardian that did signal its
+        // group could never reach this test's.
+        let out = std::process::Command::new("setsid")
+            .args(["bash", "-c", &script])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stdout.contains("exit 2"), "{case}: {stdout} {stderr}");
+        assert!(
+            stdout.contains("alive"),
+            "{case}: the caller's job was killed: {stdout}"
+        );
+        assert!(stderr.contains("not a command"), "{case}: {stderr}");
+    }
+}

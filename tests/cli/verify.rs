@@ -1,0 +1,103 @@
+//! `discuss verify`: a clean ledger, every kind of problem, findings
+//! read whole, and progress for a person only.
+
+use crate::common::*;
+use serde_json::json;
+
+#[test]
+fn verify_is_clean_then_reports_every_kind_of_problem() {
+    let env = Env::file();
+    let (dsc, _) = env.discussion(&[]);
+    let clean = env.ok(&["verify"]);
+    assert_eq!(clean["ok"], true);
+    assert_eq!(clean["discussions"], 1);
+    let human = env.run(&["verify"]);
+    assert_eq!(human.status, 0);
+    assert!(human.stdout.starts_with("ok: "), "{}", human.stdout);
+    env.append_raw("garbage\n");
+    let line = json!({"v":1,"kind":"receipt","id":"rcp_x","at_ms":T0,"by":"x","receipt":"discussion.escalated","discussion_id":dsc});
+    env.append_raw(&format!("{line}\n{{\"torn"));
+    let out = env.run(&["--json", "verify"]);
+    assert_eq!(out.status, 7);
+    let report = out.json();
+    assert_eq!(report["ok"], false);
+    assert_eq!(
+        report["unreadable_lines"][0]["line"], 5,
+        "3 fleet records and the root come first"
+    );
+    assert_eq!(report["torn_tail_bytes"], 6);
+    assert_eq!(
+        report["invalid_discussions"][0]["discussion_id"],
+        dsc.as_str()
+    );
+    assert_eq!(
+        report["invalid_discussions"][0]["integrity_findings"][0]["kind"],
+        "contradictory_receipts"
+    );
+}
+
+#[test]
+fn verify_shows_progress_to_a_person_at_a_terminal_only() {
+    let env = Env::new();
+    env.discussion(&[]);
+    env.ask(&[]);
+    let shown = on_a_terminal(&env, "xterm", "discuss verify");
+    assert!(shown.contains("verify: deriving discussions"), "{shown:?}");
+    assert!(shown.contains("ok: "), "the report follows: {shown:?}");
+    for (args, term) in [("--json verify", "xterm"), ("verify", "dumb")] {
+        let quiet = on_a_terminal(&env, term, &format!("discuss {args}"));
+        assert!(!quiet.contains("verify:"), "{args} {term}: {quiet:?}");
+    }
+    // In a pipe, nothing but the report.
+    let out = env.run_with(&[("DISCUSS_PROGRESS_AFTER_MS", "0")], &["verify"], "");
+    assert_eq!(out.status, 0);
+    assert_eq!(out.stderr, "");
+}
+
+/// Integrity findings are blocks like the transcript's: ids whole, the
+/// detail wrapped to the terminal at word boundaries, never in a pipe.
+#[test]
+fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
+    let mut env = Env::new();
+    env.append_raw(include_str!("../fixtures/screens.jsonl"));
+    env.append_raw(FORGED);
+    env.now_ms = 1_780_000_070_000;
+    let dsc = "dsc_01a22c54cff476d794bb426e7f9c48d8";
+    let location = env.ledger().display().to_string();
+    assert_eq!(env.status(dsc), "invalid");
+    let findings = env.show(dsc)["integrity_findings"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(findings >= 2, "{findings}");
+    for columns in [80usize, 200] {
+        let screen = on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {columns} rows 80; discuss --color never show {dsc}"),
+        )
+        .replace(&location, "[LEDGER]");
+        for line in screen.lines() {
+            assert!(line.chars().count() <= columns, "at {columns}: {line:?}");
+        }
+        // Ids are never split across lines.
+        for id in [
+            "msg_01a22c54d00070000000000000f0a9ed",
+            "msg_01a22c54d00870000000000000000bad",
+            // In the detail itself.
+            "att_01a22c54d00070000000000000000bad",
+        ] {
+            assert!(screen.contains(id), "{id} whole at {columns}: {screen}");
+        }
+        insta::assert_snapshot!(format!("findings_{columns}"), screen);
+    }
+    let out = env.run(&["show", dsc]);
+    let blocks = out.stdout[out.stdout.find("Integrity findings").unwrap()..].to_owned();
+    assert_eq!(blocks.matches(" · line ").count(), findings, "{blocks}");
+    // In a pipe a detail is one line, whatever its length.
+    assert!(
+        blocks.contains("at turn 2 has no matching live attempt att_"),
+        "{blocks}"
+    );
+    insta::assert_snapshot!("findings_pipe", blocks);
+}
