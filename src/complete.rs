@@ -31,7 +31,7 @@ pub(crate) fn registration(shell: clap_complete::Shell) -> Vec<u8> {
 /// every command opens it. (`--ledger` typed on the line is not seen:
 /// completers get only the word being completed.)
 fn session() -> Option<Session> {
-    let mut global = crate::cli::GlobalArgs::from_environment()?;
+    let mut global = crate::options::GlobalArgs::from_environment()?;
     global.actor = Some("completion".into());
     let session = global.session().ok()?;
     session.ledger.exists().unwrap_or(false).then_some(session)

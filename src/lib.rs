@@ -1,8 +1,10 @@
 //! `discuss`: bounded two-agent discussions on an append-only ledger.
 //!
 //! The ledger (`ledger`) is the only source of truth; `discussion` derives
-//! state from it as a pure function; `engine` plans writes; `commands` are
-//! the CLI on top.
+//! state from it as a pure function; `engine` plans writes; `operations`
+//! performs them (and the reads) for every front-end; `tools` is the one
+//! table of the seed's tools; `commands` are the CLI on top, `app` the
+//! process edge.
 
 // What the binary, the tests, the fuzz target and the benchmark use; the
 // rest is the crate's own.
@@ -23,6 +25,7 @@ mod escape;
 mod ids;
 mod ledger;
 mod operations;
+mod options;
 mod output;
 mod progress;
 mod session;

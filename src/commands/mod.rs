@@ -1,4 +1,8 @@
-//! One module per command: parse arguments, call the engine, render.
+//! The clap front-end: one module per command, each its `Args` and one
+//! function that checks the arguments, calls `operations` (or `tools`,
+//! for `call` and `mcp`) and returns a view for `output` to render.
+//! Commands never import each other; what several share (payload,
+//! idempotency and supervision options, reading an input) is here.
 
 pub(crate) mod ask;
 pub(crate) mod call;

@@ -1,4 +1,7 @@
-//! The pure derivation of discussions from ledger records.
+//! The pure derivation of discussions from ledger records (records + now
+//! → state), a discussion's list row, and the envelope and policy rules.
+//! No I/O; the engine's tests (`engine/tests.rs`) drive it through the
+//! plans.
 
 mod derive;
 pub mod envelope;

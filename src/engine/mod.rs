@@ -1,7 +1,7 @@
 //! Operations on the ledger, as pure plans: the current records + a
 //! validated request → the records to append, or the contract error.
 //!
-//! A plan runs under the ledger's exclusive lock (see `commands`). Every
+//! A plan runs under the ledger's exclusive lock (see `operations`). Every
 //! plan is checked by deriving the discussion with its new records: a plan
 //! that would make a discussion `invalid` is refused as an internal error,
 //! and a plan that makes it `exhausted` gets its one escalation receipt.

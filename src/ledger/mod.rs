@@ -1,5 +1,16 @@
-//! The append-only JSON-lines ledger: format, file handling, snapshots, and
-//! the cache (index and checkpoint) that spares commands a full replay.
+//! The append-only JSON-lines ledger, in rooms:
+//!
+//! - the contract: `storage` (`Storage`, which every backend implements,
+//!   and `Ledger`, the handle the rest of the program uses);
+//! - the neutral parts both backends share: `view` (what a read hands
+//!   out), `lines` (reading and splitting v1 lines), `check` (`verify`'s
+//!   line findings), `snapshot`, `import` (a checked source), `live` (the
+//!   discussions that may still be open) and `summary` (what lists read),
+//!   `hash`, and the tests' fail points;
+//! - `file/`: a file under a lock, with its cache (index, checkpoint,
+//!   summary) inside it;
+//! - `postgres/`: the same lines in a database, split by concern (schema,
+//!   connection, reading, writing, the location URL).
 
 mod check;
 mod failpoint;

@@ -1,8 +1,10 @@
-//! The one output layer. Commands build views (serde structs with the
-//! contract's field names) and hand them over as an `Answer`; this module
-//! alone decides how they are shown: the contract's JSON, human text or
-//! Markdown, with colour and width decided once, and a closed pipe handled
-//! once.
+//! The one output layer. Commands build views from plain facts (serde
+//! structs with the contract's field names; a view never reads the
+//! ledger) and hand them over as an `Answer`; this module alone decides
+//! how they are shown: the contract's JSON, human text or Markdown, with
+//! colour and width decided once, rendered into any `io::Write` (a
+//! `Sink`: stdout, or a buffer in a test). A closed stdout is noted here
+//! and forgiven once, at the edge (`app`).
 
 mod admin;
 mod discussion;
