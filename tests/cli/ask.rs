@@ -69,17 +69,9 @@ fn envelope_limit_counts_utf8_bytes_of_the_whole_envelope() {
     let path = env.dir.path().join("body.json");
     std::fs::write(&path, &exact).unwrap();
     let path = path.to_str().unwrap();
-    let out = env.ok(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "fleet-alpha",
-        "--payload-file",
-        path,
-    ]);
+    let out = env.ok(&Argv::ask("agent-a", "agent-b")
+        .opt("--payload-file", path)
+        .words());
     let stored = env.records().last().unwrap()["payload"]
         .as_str()
         .unwrap()
@@ -91,17 +83,9 @@ fn envelope_limit_counts_utf8_bytes_of_the_whole_envelope() {
     assert!(out["discussion_id"].is_string());
     std::fs::write(path, fill(1)).unwrap();
     let err = env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload-file",
-            path,
-        ],
+        &Argv::ask("agent-a", "agent-b")
+            .opt("--payload-file", path)
+            .words(),
         "payload_too_large",
         3,
     );

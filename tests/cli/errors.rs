@@ -42,17 +42,9 @@ fn input_errors_are_refused_before_the_ledger_is_touched() {
     let env = Env::new();
     env.fleet();
     env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-        ],
+        &Argv::ask("agent a", "agent-b")
+            .opt("--payload", "{}")
+            .words(),
         "invalid_id",
         3,
     );
@@ -71,17 +63,9 @@ fn input_errors_are_refused_before_the_ledger_is_touched() {
         3,
     );
     env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-a",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-        ],
+        &Argv::ask("agent-a", "agent-a")
+            .opt("--payload", "{}")
+            .words(),
         "same_agent",
         3,
     );
@@ -102,47 +86,23 @@ fn input_errors_are_refused_before_the_ledger_is_touched() {
         3,
     );
     env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b,agent-c",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-        ],
+        &Argv::ask("agent-a", "agent-b,agent-c")
+            .opt("--payload", "{}")
+            .words(),
         "group_not_supported",
         3,
     );
     env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{nope",
-        ],
+        &Argv::ask("agent-a", "agent-b")
+            .opt("--payload", "{nope")
+            .words(),
         "payload_not_json",
         3,
     );
     env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload-file",
-            "/does/not/exist",
-        ],
+        &Argv::ask("agent-a", "agent-b")
+            .opt("--payload-file", "/does/not/exist")
+            .words(),
         "invalid_argument",
         3,
     );

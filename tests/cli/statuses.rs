@@ -204,18 +204,10 @@ fn ask_with_wake_peer_reserves_in_the_same_write() {
     let env = Env::new();
     env.fleet();
     let before = env.records().len();
-    let out = env.ok(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "fleet-alpha",
-        "--payload",
-        "1",
-        "--wake-peer",
-    ]);
+    let out = env.ok(&Argv::ask("agent-a", "agent-b")
+        .opt("--payload", "1")
+        .flag("--wake-peer")
+        .words());
     assert_eq!(out["status"], "active");
     assert_eq!(out["attempt"]["turn"], 2);
     assert_eq!(out["attempt"]["agent_id"], "agent-b");

@@ -387,19 +387,10 @@ fn ask_with_wake_peer_runs_the_first_turn() {
     assert_eq!(v["head_message_id"], v["attempt"]["reply_message_id"]);
     // A command without --wake-peer is refused before anything is written.
     env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-            "--",
-            "true",
-        ],
+        &Argv::ask("agent-a", "agent-b")
+            .opt("--payload", "{}")
+            .opt("--", "true")
+            .words(),
         "invalid_argument",
         3,
     );

@@ -136,17 +136,11 @@ fn text_from_the_ledger_never_reaches_the_terminal_raw() {
     let reason = "stop\u{1b}[2J\u{1b}[31mFORGED\nerror[fake]: line";
     env.ok(&["kill-switch", "on", "--reason", reason]);
     let status = env.run(&["kill-switch"]).stdout;
-    let refused = env.run(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "fleet-alpha",
-        "--payload",
-        "{}",
-    ]);
+    let refused = env.run(
+        &Argv::ask("agent-a", "agent-b")
+            .opt("--payload", "{}")
+            .words(),
+    );
     for text in [&status, &refused.stderr] {
         assert!(
             !text.contains('\u{1b}'),
@@ -402,17 +396,9 @@ fn papercuts() {
     // Counts read as English.
     env.ok(&["quota", "set", "1", "--agent", "agent-c"]);
     let ask_c = || {
-        let v = env.ok(&[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-c",
-            "--fleet",
-            "fleet-alpha",
-            "--payload",
-            "{}",
-        ]);
+        let v = env.ok(&Argv::ask("agent-a", "agent-c")
+            .opt("--payload", "{}")
+            .words());
         let id = |field: &str| v[field].as_str().unwrap().to_owned();
         (id("discussion_id"), id("root_message_id"))
     };

@@ -407,3 +407,36 @@ pub(crate) const FORGED: &str = concat!(
     r#"{"v":1,"kind":"message","id":"msg_01a22c54d00870000000000000000bad","at_ms":1780000051000,"by":"someone-else","fleet_id":"fleet-alpha","from_agent_id":"agent-reviewer","to_agent_id":"agent-b","correlation_id":"dsc_01a22c54cff476d794bb426e7f9c48d8","payload":"{\"schema\":\"discussion/v1\",\"turn\":\"three\"}"}"#,
     "\n"
 );
+
+/// An argument list built an option at a time, for the command lines the
+/// tests write most: `Argv::ask("agent-a", "agent-b").opt("--payload",
+/// "{}").words()`.
+#[derive(Debug, Clone)]
+pub(crate) struct Argv(Vec<String>);
+
+impl Argv {
+    pub(crate) fn of(words: &[&str]) -> Argv {
+        Argv(words.iter().map(|w| w.to_string()).collect())
+    }
+
+    /// `ask` from `from` to `to` in fleet-alpha, up to the payload.
+    pub(crate) fn ask(from: &str, to: &str) -> Argv {
+        Argv::of(&["ask", "--from", from, "--to", to, "--fleet", "fleet-alpha"])
+    }
+
+    pub(crate) fn opt(mut self, name: &str, value: &str) -> Argv {
+        self.0.push(name.to_owned());
+        self.0.push(value.to_owned());
+        self
+    }
+
+    pub(crate) fn flag(mut self, name: &str) -> Argv {
+        self.0.push(name.to_owned());
+        self
+    }
+
+    /// What `Env::run`, `ok` and `fails` take.
+    pub(crate) fn words(&self) -> Vec<&str> {
+        self.0.iter().map(String::as_str).collect()
+    }
+}
