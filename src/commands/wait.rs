@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer> {
     let until = args.timeout_ms.map(|t| started + Duration::from_millis(t));
     // A writer holding the lock never stretches the timeout: the lock is
     // waited for only until the timeout, which then ends the wait.
-    let read = || -> Result<Option<crate::ledger::View>> {
+    let read = || -> Result<Option<crate::ledger::Excerpt>> {
         match until {
             Some(until) => ctx.ledger.view_within(&[&discussion_id], until),
             None => ctx.ledger.view(&[&discussion_id]).map(Some),

@@ -2,7 +2,7 @@
 //!
 //! - the contract: `storage` (`Storage`, which every backend implements,
 //!   and `Ledger`, the handle the rest of the program uses);
-//! - the neutral parts both backends share: `view` (what a read hands
+//! - the neutral parts both backends share: `excerpt` (what a read hands
 //!   out), `lines` (reading and splitting v1 lines), `check` (`verify`'s
 //!   line findings), `snapshot`, `import` (a checked source), `live` (the
 //!   discussions that may still be open) and `summary` (what lists read),
@@ -13,6 +13,7 @@
 //!   connection, reading, writing, the location URL).
 
 mod check;
+mod excerpt;
 mod failpoint;
 mod file;
 pub(crate) mod hash;
@@ -23,13 +24,12 @@ mod postgres;
 mod snapshot;
 mod storage;
 pub(crate) mod summary;
-mod view;
 
 pub(crate) use crate::record::{Body, Idempotency, Record};
 pub(crate) use check::{LineCheck, LineFinding};
+pub(crate) use excerpt::{Excerpt, Keyed};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;
 pub(crate) use snapshot::{Snapshot, UnreadableLine};
 pub(crate) use storage::{Info, Ledger};
 pub(crate) use summary::{Summarize, Summary, Untrusted};
-pub(crate) use view::{Keyed, View};

@@ -2,16 +2,16 @@
 //! and `Ledger`, the one handle the engine and the commands use. Two
 //! backends implement it — a file under a lock on one host (`file/`), or a
 //! PostgreSQL database for a fleet across hosts (`postgres/`). Both store
-//! the very same v1 lines in one order and hand out the same `View`, so
+//! the very same v1 lines in one order and hand out the same `Excerpt`, so
 //! the derivation never knows which it reads. A third backend is a room
 //! of its own implementing `Storage`, one variant of `Ledger` and its
 //! arm in `Ledger::at`; nothing above the ledger changes.
 
 use super::check::LineCheck;
+use super::excerpt::{Excerpt, Plan};
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
 use super::summary::{Summarize, Untrusted};
-use super::view::{Plan, View};
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Record;
 use std::ffi::OsString;
@@ -60,10 +60,10 @@ pub(crate) trait Storage {
     /// The global state, the newest time and the records of
     /// `discussion_ids`, read consistently; an empty view before the first
     /// write.
-    fn view(&self, discussion_ids: &[&str]) -> Result<View>;
+    fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt>;
     /// As `view`, but `None` when a writer still holds the ledger at
     /// `until` (a backend whose readers never wait answers at once).
-    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>>;
+    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<Excerpt>>;
     /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
     /// the id and the records.
     fn map_discussions<T>(
@@ -230,7 +230,7 @@ impl Ledger {
         matches!(self, Ledger::File(file) if file.network_fs_allowed())
     }
 
-    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
         on_backend!(self, backend => Storage::view(backend, discussion_ids))
     }
 
@@ -238,7 +238,7 @@ impl Ledger {
         &self,
         discussion_ids: &[&str],
         until: Instant,
-    ) -> Result<Option<View>> {
+    ) -> Result<Option<Excerpt>> {
         on_backend!(self, backend => Storage::view_within(backend, discussion_ids, until))
     }
 

@@ -13,7 +13,7 @@ pub(crate) mod wake;
 pub(crate) mod watch;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::View;
+use crate::ledger::Excerpt;
 use crate::session::Session;
 
 /// The discussion an id given on the command line names: the id itself
@@ -134,7 +134,7 @@ fn write_once<T>(
     key: Option<&str>,
     digest: &str,
     replay: impl FnOnce(&crate::ledger::Keyed) -> Result<T>,
-    plan: impl FnOnce(&View) -> Result<(Vec<crate::ledger::Record>, T)>,
+    plan: impl FnOnce(&Excerpt) -> Result<(Vec<crate::ledger::Record>, T)>,
 ) -> Result<(T, bool)> {
     use crate::engine::idempotency;
     let tag = idempotency::tag(key, digest);

@@ -8,10 +8,10 @@ pub(super) mod private_file;
 mod read;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::ledger::excerpt::{Excerpt, Keyed, Plan};
 use crate::ledger::failpoint;
 use crate::ledger::lines::read_line_at;
 use crate::ledger::summary::Summarize;
-use crate::ledger::view::{Keyed, Plan, View};
 use crate::record::Record;
 use cache::Cache;
 use cache::summary;
@@ -116,7 +116,7 @@ impl FileLedger {
     /// of `discussion_ids`. A ledger that does not exist yet reads as empty;
     /// reading never creates it. When the cache must be rebuilt, the lock
     /// becomes exclusive for that.
-    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
         let view = self.view_waiting(discussion_ids, None)?;
         Ok(view.expect("an unbounded wait always gets the lock"))
     }
@@ -128,7 +128,7 @@ impl FileLedger {
         &self,
         discussion_ids: &[&str],
         until: Instant,
-    ) -> Result<Option<View>> {
+    ) -> Result<Option<Excerpt>> {
         self.view_waiting(discussion_ids, Some(until))
     }
 
@@ -136,9 +136,9 @@ impl FileLedger {
         &self,
         discussion_ids: &[&str],
         until: Option<Instant>,
-    ) -> Result<Option<View>> {
+    ) -> Result<Option<Excerpt>> {
         let file = match self.open_reading(until)? {
-            Opened::Missing => return Ok(Some(View::empty())),
+            Opened::Missing => return Ok(Some(Excerpt::empty())),
             Opened::Busy => return Ok(None),
             Opened::Ready(file) => file,
         };
@@ -148,7 +148,7 @@ impl FileLedger {
         let read = self.read_through_cache(&file, until, |cache| {
             records_of(cache, &file, discussion_ids)
         })?;
-        Ok(read.map(|(cache, records)| View {
+        Ok(read.map(|(cache, records)| Excerpt {
             global: cache.global,
             last_at_ms: cache.last_at_ms,
             records,
@@ -296,7 +296,7 @@ impl FileLedger {
 
     /// One read-validate-append step under the exclusive lock; with an
     /// idempotency key, the view also holds what the ledger has under it
-    /// (`View::keyed`).
+    /// (`Excerpt::keyed`).
     ///
     /// `plan` sees the view with the records of `discussion_ids` and
     /// returns the records to append (possibly none) and a result. All
@@ -321,7 +321,7 @@ impl FileLedger {
             Some((records, keyed))
         })?;
         // The global state moves into the view and back: no copy.
-        let view = View {
+        let view = Excerpt {
             global: std::mem::take(&mut cache.global),
             last_at_ms: cache.last_at_ms,
             records,
@@ -560,11 +560,11 @@ impl crate::ledger::storage::Storage for FileLedger {
         FileLedger::summarize_with(self, summarize)
     }
 
-    fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
         FileLedger::view(self, discussion_ids)
     }
 
-    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<View>> {
+    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<Excerpt>> {
         FileLedger::view_within(self, discussion_ids, until)
     }
 

@@ -56,10 +56,10 @@ use read::{each_of, keyed_of, records_of};
 use schema::{INSERT_LINES, SCHEMA, SUMMARIES, UPSERT_SUMMARIES, tables_exist};
 
 use super::check::{LineCheck, check_lines};
+use super::excerpt::{Excerpt, Keyed, Plan};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
 use super::summary::{Summarize, Summary, Untrusted};
-use super::view::{Keyed, Plan, View};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ledger::live::LiveSet;
@@ -154,8 +154,8 @@ impl State {
         );
     }
 
-    fn view(&mut self, records: Vec<Record>, keyed: Option<Keyed>) -> View {
-        View {
+    fn view(&mut self, records: Vec<Record>, keyed: Option<Keyed>) -> Excerpt {
+        Excerpt {
             global: std::mem::take(&mut self.folded.global),
             last_at_ms: self.folded.last_at_ms,
             records,
@@ -227,7 +227,7 @@ impl crate::ledger::storage::Storage for PgLedger {
         PgLedger::summarize_with(self, summarize)
     }
 
-    fn view(&self, discussion_ids: &[&str]) -> Result<View> {
+    fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
         PgLedger::view(self, discussion_ids)
     }
 
@@ -235,7 +235,7 @@ impl crate::ledger::storage::Storage for PgLedger {
         &self,
         discussion_ids: &[&str],
         until: std::time::Instant,
-    ) -> Result<Option<View>> {
+    ) -> Result<Option<Excerpt>> {
         // Readers never wait for writers: the deadline is never reached.
         let _ = until;
         PgLedger::view(self, discussion_ids).map(Some)

@@ -5,8 +5,8 @@
 use super::*;
 
 impl PgLedger {
-    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<View> {
-        self.reading(View::empty, |tx| {
+    pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
+        self.reading(Excerpt::empty, |tx| {
             let mut state = self.state(tx)?;
             let records = records_of(tx, discussion_ids, state.lines)?;
             Ok(state.view(records, None))

@@ -1,4 +1,4 @@
-//! What a command sees of the ledger, whatever its kind: the global state,
+//! An excerpt of the ledger, what a command reads of it whatever its kind: the global state,
 //! the newest time, and the records of the discussions it named.
 
 use crate::error::Result;
@@ -6,7 +6,7 @@ use crate::global::Global;
 use crate::record::Record;
 use std::borrow::Cow;
 
-pub(crate) struct View {
+pub(crate) struct Excerpt {
     pub(super) global: Global,
     pub(super) last_at_ms: Option<i64>,
     pub(super) records: Vec<Record>,
@@ -33,7 +33,7 @@ impl Keyed {
     }
 }
 
-impl View {
+impl Excerpt {
     /// Fleets, the kill-switch, quotas and recent reservations, as a
     /// reader at `now_ms` sees them (changes stamped ahead of it undone).
     pub(crate) fn global(&self, now_ms: i64) -> Cow<'_, Global> {
@@ -65,10 +65,10 @@ impl View {
     }
 }
 
-impl View {
+impl Excerpt {
     /// The view of a ledger with nothing in it yet.
-    pub(super) fn empty() -> View {
-        View {
+    pub(super) fn empty() -> Excerpt {
+        Excerpt {
             global: Global::default(),
             last_at_ms: None,
             records: Vec::new(),
@@ -79,6 +79,6 @@ impl View {
 
 /// What a writer decides under the lock: from the view, the records to
 /// append (none for a refusal or a replay) and its answer.
-pub(crate) trait Plan<T>: FnOnce(&View) -> Result<(Vec<Record>, T)> {}
+pub(crate) trait Plan<T>: FnOnce(&Excerpt) -> Result<(Vec<Record>, T)> {}
 
-impl<T, F: FnOnce(&View) -> Result<(Vec<Record>, T)>> Plan<T> for F {}
+impl<T, F: FnOnce(&Excerpt) -> Result<(Vec<Record>, T)>> Plan<T> for F {}
