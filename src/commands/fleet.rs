@@ -51,7 +51,7 @@ pub(crate) fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer> {
     for agent in agents {
         ids::check_name("agent_id", agent)?;
     }
-    let global = ctx.ledger.append(&[], |view| {
+    let global = ctx.ledger.append_global(|view| {
         let mut global = view.global(ctx.now(view.last_at_ms())).into_owned();
         let records = plan_fleet(&global, op, fleet, agents, &ctx.stamp(view.last_at_ms()));
         records.iter().for_each(|record| global.apply(record));

@@ -53,7 +53,7 @@ pub(crate) fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer> {
 }
 
 fn set(ctx: &Context, engaged: bool, reason: Option<String>) -> Result<KillSwitchState> {
-    ctx.ledger.append(&[], |view| {
+    ctx.ledger.append_global(|view| {
         let stamp = ctx.stamp(view.last_at_ms());
         let state = KillSwitchState {
             engaged,

@@ -49,7 +49,7 @@ pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer> {
             if let Some(agent) = agent {
                 ids::check_name("agent_id", agent)?;
             }
-            ctx.ledger.append(&[], |view| {
+            ctx.ledger.append_global(|view| {
                 let stamp = ctx.stamp(view.last_at_ms());
                 let records = plan_quota(agent.clone(), *wakes_per_hour as u32, &stamp);
                 let mut global = view.global(stamp.at_ms).into_owned();

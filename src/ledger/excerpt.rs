@@ -82,3 +82,45 @@ impl Excerpt {
 pub(crate) trait Plan<T>: FnOnce(&Excerpt) -> Result<(Vec<Record>, T)> {}
 
 impl<T, F: FnOnce(&Excerpt) -> Result<(Vec<Record>, T)>> Plan<T> for F {}
+
+/// What a write touches. A backend that lets unrelated writes run side by
+/// side (PostgreSQL) serializes a write only with those that touch the
+/// same discussion, spend the same agent's wake quota or use the same
+/// idempotency key; a global write (fleets, quotas, the kill-switch:
+/// what every write reads) with every write. The file serializes all.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Scope<'a> {
+    /// The discussions whose records the plan reads and may append to.
+    pub discussions: &'a [&'a str],
+    /// The agents the plan may reserve a turn for (their hourly quota).
+    pub agents: &'a [&'a str],
+    /// The key whose earlier operation the plan is shown (`Excerpt::keyed`).
+    pub idempotency_key: Option<&'a str>,
+    /// The plan may write what every write reads.
+    pub global: bool,
+}
+
+impl Scope<'_> {
+    /// Whether `records` stay within the scope: a record of a discussion
+    /// not named, a reservation for an agent not named, or a global record
+    /// in a scope that is not global is a plan that broke its word.
+    pub(crate) fn holds(&self, records: &[Record]) -> bool {
+        records.iter().all(|record| match &record.body {
+            crate::record::Body::Message(_) | crate::record::Body::Receipt(_) => {
+                let discussion = record.discussion_id().unwrap_or_default();
+                let in_scope = self.global || self.discussions.contains(&discussion);
+                let reserves_for = match &record.body {
+                    crate::record::Body::Receipt(receipt)
+                        if receipt.kind() == Some(crate::record::ReceiptKind::Reserved) =>
+                    {
+                        receipt.agent_id.as_deref()
+                    }
+                    _ => None,
+                };
+                in_scope
+                    && reserves_for.is_none_or(|agent| self.global || self.agents.contains(&agent))
+            }
+            _ => self.global,
+        })
+    }
+}

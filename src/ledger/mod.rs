@@ -27,7 +27,7 @@ pub(crate) mod summary;
 
 pub(crate) use crate::record::{Body, Idempotency, Record};
 pub(crate) use check::{LineCheck, LineFinding};
-pub(crate) use excerpt::{Excerpt, Keyed};
+pub(crate) use excerpt::{Excerpt, Keyed, Scope};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;
 pub(crate) use snapshot::{Snapshot, UnreadableLine};

@@ -8,7 +8,7 @@
 //! arm in `Ledger::at`; nothing above the ledger changes.
 
 use super::check::LineCheck;
-use super::excerpt::{Excerpt, Plan};
+use super::excerpt::{Excerpt, Plan, Scope};
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
 use super::summary::{Summarize, Untrusted};
@@ -109,16 +109,12 @@ pub(crate) trait Storage {
     fn version(&self) -> Option<u64>;
     /// Whether anything was ever written.
     fn exists(&self) -> Result<bool>;
-    /// One read-validate-append step, exclusive among writers: `plan` sees
-    /// the view (with what the ledger has under `idempotency_key`) and
-    /// returns the records to append and a result, returned once they are
+    /// One read-validate-append step, exclusive among the writes whose
+    /// scopes meet: `plan` sees the excerpt of `scope` (with what the
+    /// ledger has under its idempotency key) and returns the records to
+    /// append, all within the scope, and a result, returned once they are
     /// durable.
-    fn append_keyed<T>(
-        &self,
-        discussion_ids: &[&str],
-        idempotency_key: Option<&str>,
-        plan: impl Plan<T>,
-    ) -> Result<T>;
+    fn append<T>(&self, scope: Scope<'_>, plan: impl Plan<T>) -> Result<T>;
     /// Writes every complete line in ledger order, byte for byte; how many.
     fn export(&self, out: &mut dyn Write) -> Result<u64>;
     /// Appends the lines of `source` verbatim, all or nothing, refusing
@@ -314,21 +310,45 @@ impl Ledger {
         .hint("point --ledger / DISCUSS_LEDGER at the ledger (a file, or a postgresql:// URL)"))
     }
 
-    /// One read-validate-append step: `plan` sees the view and returns the
-    /// records to append and a result, returned once they are durable.
+    /// One read-validate-append step on `discussion_ids`: `plan` sees the
+    /// excerpt and returns the records to append and a result, returned
+    /// once they are durable.
     pub(crate) fn append<T>(&self, discussion_ids: &[&str], plan: impl Plan<T>) -> Result<T> {
-        self.append_keyed(discussion_ids, None, plan)
+        self.append_scoped(
+            Scope {
+                discussions: discussion_ids,
+                ..Scope::default()
+            },
+            plan,
+        )
     }
 
-    /// `append` for a retry-safe operation: the view also holds what the
-    /// ledger has under `idempotency_key`.
-    pub(crate) fn append_keyed<T>(
-        &self,
-        discussion_ids: &[&str],
-        idempotency_key: Option<&str>,
-        plan: impl Plan<T>,
-    ) -> Result<T> {
-        on_backend!(self, backend => Storage::append_keyed(backend, discussion_ids, idempotency_key, plan))
+    /// `append` of what every write reads: fleets, quotas, the kill-switch.
+    pub(crate) fn append_global<T>(&self, plan: impl Plan<T>) -> Result<T> {
+        self.append_scoped(
+            Scope {
+                global: true,
+                ..Scope::default()
+            },
+            plan,
+        )
+    }
+
+    /// `append` within `scope` (`Storage::append`).
+    pub(crate) fn append_scoped<T>(&self, scope: Scope<'_>, plan: impl Plan<T>) -> Result<T> {
+        // A plan that writes beyond its scope would escape the locks that
+        // keep its rules: refused, whichever backend would have let it.
+        let within = |excerpt: &Excerpt| {
+            let (records, answer) = plan(excerpt)?;
+            if !scope.holds(&records) {
+                return Err(Error::new(
+                    ErrorCode::Internal,
+                    "a write planned records beyond what it said it touches; nothing was written",
+                ));
+            }
+            Ok((records, answer))
+        };
+        on_backend!(self, backend => Storage::append(backend, scope, within))
     }
 
     pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {

@@ -14,9 +14,16 @@ pub(crate) fn ask(
     request: &AskRequest,
     key: Option<&str>,
 ) -> Result<(AskOutcome, bool)> {
+    // The new discussion, and the peer whose first turn it may reserve.
+    let wakes: &[&str] = if request.wake_peer {
+        &[&request.to]
+    } else {
+        &[]
+    };
     super::write_once(
         session,
-        &[],
+        &[&request.discussion_id],
+        wakes,
         key,
         &request.digest,
         |earlier| {

@@ -131,6 +131,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 fn write_once<T>(
     session: &Session,
     discussion_ids: &[&str],
+    agents: &[&str],
     key: Option<&str>,
     digest: &str,
     replay: impl FnOnce(&crate::ledger::Keyed) -> Result<T>,
@@ -138,7 +139,13 @@ fn write_once<T>(
 ) -> Result<(T, bool)> {
     use crate::engine::idempotency;
     let tag = idempotency::tag(key, digest);
-    session.ledger.append_keyed(discussion_ids, key, |view| {
+    let scope = crate::ledger::Scope {
+        discussions: discussion_ids,
+        agents,
+        idempotency_key: key,
+        global: false,
+    };
+    session.ledger.append_scoped(scope, |view| {
         if let Some(earlier) = idempotency::earlier(view.keyed(), tag.as_ref())? {
             return Ok((Vec::new(), (replay(earlier)?, true)));
         }

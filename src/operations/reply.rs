@@ -15,6 +15,7 @@ pub(crate) fn reply(
     let ((discussion, message_id), replayed) = super::write_once(
         session,
         &[&request.discussion_id],
+        &[],
         key,
         &request.digest,
         |earlier| Ok((idempotency::as_written(earlier)?, earlier.first.id.clone())),

@@ -16,6 +16,7 @@ pub(crate) fn wake(
     let ((discussion, attempt), replayed) = super::write_once(
         session,
         &[&request.discussion_id],
+        &[&request.agent],
         key,
         &request.digest,
         |earlier| {

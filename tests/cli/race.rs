@@ -149,3 +149,239 @@ fn concurrent_wakes_never_exceed_the_hourly_quota() {
         );
     }
 }
+
+/// Runs `discuss --json ARGS` as its own process (its own connection on
+/// a database); (success, stdout JSON or the error's code).
+fn racer(env: &Env, args: &[String]) -> (bool, Value) {
+    let out = env.command_std().arg("--json").args(args).output().unwrap();
+    if out.status.success() {
+        (true, serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        let err: Value = serde_json::from_slice(&out.stderr).unwrap_or_else(|_| {
+            panic!("{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        (false, err["error"]["code"].clone())
+    }
+}
+
+fn words(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// A fleet of `WAKERS` pairs (`w0` ⇄ `p0`, …) with room in their quotas.
+fn pairs(env: &Env) {
+    let mut add = words(&["fleet", "add", "fleet-alpha"]);
+    for i in 0..WAKERS {
+        add.push(format!("w{i}"));
+        add.push(format!("p{i}"));
+    }
+    let add: Vec<&str> = add.iter().map(String::as_str).collect();
+    env.ok(&add);
+    env.ok(&["quota", "set", "100000"]);
+}
+
+/// One whole discussion of `i`'s pair, each step its own process: ask,
+/// wake, reply --close. Whether all three were acknowledged.
+fn whole_discussion(env: &Env, i: usize) -> bool {
+    let (from, to) = (format!("w{i}"), format!("p{i}"));
+    let (ok, asked) = racer(env, &Argv::ask(&from, &to).opt("--payload", "{}").owned());
+    if !ok {
+        return false;
+    }
+    let (dsc, head) = (
+        asked["discussion_id"].as_str().unwrap().to_owned(),
+        asked["head_message_id"].as_str().unwrap().to_owned(),
+    );
+    let (ok, woken) = racer(
+        env,
+        &words(&[
+            "wake",
+            "--agent",
+            &to,
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &head,
+        ]),
+    );
+    if !ok {
+        return false;
+    }
+    let attempt = woken["attempt"]["attempt_id"].as_str().unwrap().to_owned();
+    racer(
+        env,
+        &words(&[
+            "reply",
+            "--agent",
+            &to,
+            "--discussion",
+            &dsc,
+            "--attempt",
+            &attempt,
+            "--reply-to",
+            &head,
+            "--type",
+            "result",
+            "--payload",
+            "{}",
+            "--close",
+        ]),
+    )
+    .0
+}
+
+/// Sixteen writers side by side, each on discussions of its own (on a
+/// database: sixteen connections, none waiting for another's
+/// discussion), and a follower started before them: it prints every line
+/// of the final export exactly once, in order; every discussion is
+/// closed and `verify` is clean.
+#[test]
+fn sixteen_writers_side_by_side_and_a_follower_that_misses_nothing() {
+    let env = Env::new();
+    pairs(&env);
+    let mut follower = env
+        .command_std()
+        .args(["--json", "events", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let each = rounds(25).div_ceil(8);
+    std::thread::scope(|scope| {
+        for i in 0..WAKERS {
+            let env = &env;
+            scope.spawn(move || {
+                for _ in 0..each {
+                    assert!(whole_discussion(env, i), "writer {i}");
+                }
+            });
+        }
+    });
+    let exported = env.run(&["ledger", "export"]).stdout;
+    let expected: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut lines = std::io::BufReader::new(follower.stdout.take().unwrap());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut seen: Vec<Value> = Vec::new();
+    while seen.len() < expected.len() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the follower printed {} of {}",
+            seen.len(),
+            expected.len()
+        );
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut lines, &mut line).unwrap() == 0 {
+            break;
+        }
+        seen.push(serde_json::from_str(&line).unwrap());
+    }
+    let _ = follower.kill();
+    let _ = follower.wait();
+    let numbers: Vec<u64> = seen.iter().map(|e| e["line"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, (1..=expected.len() as u64).collect::<Vec<_>>());
+    let followed: Vec<&Value> = seen.iter().map(|e| &e["record_id"]).collect();
+    let written: Vec<&Value> = expected.iter().map(|r| &r["id"]).collect();
+    assert_eq!(
+        followed, written,
+        "the follower's records are the export's, in order"
+    );
+    let closed = env.ok(&["list", "--status", "closed"]);
+    assert_eq!(
+        closed["discussions"].as_array().unwrap().len(),
+        WAKERS * each
+    );
+    assert_eq!(env.ok(&["verify"])["ok"], true);
+}
+
+/// Sixteen processes send one ask under one idempotency key at once: one
+/// discussion is written, and every one of them answers it.
+#[test]
+fn one_idempotency_key_raced_by_sixteen_writes_once() {
+    let env = Env::new();
+    env.fleet();
+    for round in 0..rounds(25).div_ceil(5) {
+        let key = format!("race-{round}");
+        let answers: Vec<(bool, Value)> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..WAKERS)
+                .map(|_| {
+                    let (env, key) = (&env, &key);
+                    scope.spawn(move || {
+                        let args = Argv::ask("agent-a", "agent-b")
+                            .opt("--payload", "{}")
+                            .opt("--idempotency-key", key);
+                        racer(env, &args.owned())
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert!(answers.iter().all(|(ok, _)| *ok), "{answers:?}");
+        let ids: std::collections::BTreeSet<&str> = answers
+            .iter()
+            .map(|(_, a)| a["discussion_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 1, "one discussion per key: {ids:?}");
+        let replayed = answers
+            .iter()
+            .filter(|(_, a)| a["replayed"] == true)
+            .count();
+        assert_eq!(replayed, WAKERS - 1);
+    }
+    let roots = env
+        .records()
+        .into_iter()
+        .filter(|r| r["kind"] == "message")
+        .count();
+    assert_eq!(roots, rounds(25).div_ceil(5));
+}
+
+/// Writers run while the kill-switch is engaged: every write that starts
+/// after `kill-switch on` has returned is refused with
+/// `kill_switch_engaged`, on whatever connection it runs.
+#[test]
+fn a_kill_switch_is_seen_by_every_write_that_starts_after_it() {
+    let env = Env::new();
+    pairs(&env);
+    let engaged: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let started = std::sync::atomic::AtomicUsize::new(0);
+    let after = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for i in 0..WAKERS {
+            let (env, engaged, started, after) = (&env, &engaged, &started, &after);
+            scope.spawn(move || {
+                // Until every writer has written twice after the switch.
+                let mut since = 0;
+                while since < 2 {
+                    let begun = std::time::Instant::now();
+                    let seen_engaged = engaged.get().is_some_and(|at| *at < begun);
+                    let args = Argv::ask(&format!("w{i}"), &format!("p{i}")).opt("--payload", "{}");
+                    let (ok, answer) = racer(env, &args.owned());
+                    started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if seen_engaged {
+                        assert!(
+                            !ok,
+                            "a write begun after the switch was engaged went through"
+                        );
+                        assert_eq!(answer, "kill_switch_engaged");
+                        since += 1;
+                        after.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    } else {
+                        assert!(ok || answer == "kill_switch_engaged", "{answer}");
+                    }
+                }
+            });
+        }
+        // Once the writers are under way (not a time: a count of writes).
+        while started.load(std::sync::atomic::Ordering::SeqCst) < WAKERS {
+            std::thread::yield_now();
+        }
+        let out = env.run(&["--json", "kill-switch", "on", "--reason", "race"]);
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        engaged.set(std::time::Instant::now()).unwrap();
+    });
+    assert!(after.load(std::sync::atomic::Ordering::SeqCst) >= 2 * WAKERS);
+    assert_eq!(env.ok(&["verify"])["ok"], true);
+}

@@ -620,13 +620,9 @@ impl crate::ledger::storage::Storage for FileLedger {
         Ok(self.path.exists())
     }
 
-    fn append_keyed<T>(
-        &self,
-        discussion_ids: &[&str],
-        idempotency_key: Option<&str>,
-        plan: impl Plan<T>,
-    ) -> Result<T> {
-        FileLedger::append_keyed(self, discussion_ids, idempotency_key, plan)
+    /// One lock for every write: the scope says only what to read.
+    fn append<T>(&self, scope: crate::ledger::Scope<'_>, plan: impl Plan<T>) -> Result<T> {
+        FileLedger::append_keyed(self, scope.discussions, scope.idempotency_key, plan)
     }
 
     fn export(&self, out: &mut dyn Write) -> Result<u64> {

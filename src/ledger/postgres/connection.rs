@@ -172,6 +172,36 @@ impl PgLedger {
         Ok((tx, tables.write_summaries))
     }
 
+    /// Locks a scoped writer's transaction (`append`): `LOCK_KEY` shared, then
+    /// the locks of what `scope` touches, in one order for every writer
+    /// (no two can wait for each other); whether it may keep the summaries.
+    /// `None` for a global scope, or when the tables are not all there yet
+    /// (the first write makes them under `writing`).
+    pub(super) fn lock_scope(tx: &mut Transaction<'_>, scope: &Scope<'_>) -> Step<Option<bool>> {
+        if scope.global {
+            return Ok(None);
+        }
+        tx.execute_typed(
+            "SELECT pg_advisory_xact_lock_shared($1)",
+            &[(&LOCK_KEY, Type::INT8)],
+        )?;
+        let tables = tables_exist(tx)?;
+        if !tables.ledger || !tables.state || (!tables.summaries && tables.write_summaries) {
+            return Ok(None);
+        }
+        let (kinds, keys) = scope_locks(scope);
+        if !kinds.is_empty() {
+            // Taken in the subquery's order, one after the other.
+            tx.execute_typed(
+                "SELECT count(pg_advisory_xact_lock(kind, key)) FROM \
+                 (SELECT kind, key FROM unnest($1::int4[], $2::int4[]) AS t(kind, key) \
+                  ORDER BY kind, key) AS ordered",
+                &[(&kinds, Type::INT4_ARRAY), (&keys, Type::INT4_ARRAY)],
+            )?;
+        }
+        Ok(Some(tables.write_summaries))
+    }
+
     /// As `writing`, but `None` at once when another transaction holds
     /// the ledger's lock (for readers that would write what they derived).
     pub(super) fn writing_unless_busy(
@@ -197,4 +227,28 @@ impl PgLedger {
         }
         Ok(Some((tx, tables.write_summaries)))
     }
+}
+
+/// The advisory locks of a scope, as (kind, key) pairs in the two-integer
+/// key space (apart from `LOCK_KEY`'s and `NUMBER_KEY`'s): 1 a discussion,
+/// 2 an agent's quota, 3 an idempotency key; the key is 32 bits of the
+/// name's hash (two names that share it only wait for each other).
+fn scope_locks(scope: &Scope<'_>) -> (Vec<i32>, Vec<i32>) {
+    let named = scope
+        .discussions
+        .iter()
+        .map(|d| (1, *d))
+        .chain(scope.agents.iter().map(|a| (2, *a)))
+        .chain(scope.idempotency_key.map(|k| (3, k)));
+    let mut locks: Vec<(i32, i32)> = named
+        .map(|(kind, name)| {
+            (
+                kind,
+                crate::ledger::hash::hash64(name.as_bytes()) as u32 as i32,
+            )
+        })
+        .collect();
+    locks.sort_unstable();
+    locks.dedup();
+    locks.into_iter().unzip()
 }

@@ -56,7 +56,7 @@ use read::{each_of, keyed_of, records_of};
 use schema::{INSERT_LINES, SCHEMA, SUMMARIES, UPSERT_SUMMARIES, tables_exist};
 
 use super::check::{LineCheck, check_lines};
-use super::excerpt::{Excerpt, Keyed, Plan};
+use super::excerpt::{Excerpt, Keyed, Plan, Scope};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
 use super::summary::{Summarize, Summary, Untrusted};
@@ -75,6 +75,10 @@ use std::time::Duration;
 
 /// The advisory lock every writer of a database takes: "discuss1".
 const LOCK_KEY: i64 = 0x6469_7363_7573_7331;
+
+/// The lock a scoped write takes to number its lines, held from just
+/// before its insert to its commit: "discuss2".
+const NUMBER_KEY: i64 = 0x6469_7363_7573_7332;
 
 /// The format the tables hold; a database of another is refused.
 const FORMAT: i32 = 1;
@@ -297,13 +301,8 @@ impl crate::ledger::storage::Storage for PgLedger {
         PgLedger::exists(self)
     }
 
-    fn append_keyed<T>(
-        &self,
-        discussion_ids: &[&str],
-        idempotency_key: Option<&str>,
-        plan: impl Plan<T>,
-    ) -> Result<T> {
-        PgLedger::append_keyed(self, discussion_ids, idempotency_key, plan)
+    fn append<T>(&self, scope: crate::ledger::Scope<'_>, plan: impl Plan<T>) -> Result<T> {
+        PgLedger::append(self, scope, plan)
     }
 
     fn export(&self, out: &mut dyn Write) -> Result<u64> {

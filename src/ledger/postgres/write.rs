@@ -1,21 +1,34 @@
-//! Writing a PostgreSQL ledger: one transaction per operation or import
-//! under the advisory lock, the lines and the state row together, the
-//! summaries of the discussions touched.
+//! Writing a PostgreSQL ledger: one transaction per operation (under the
+//! locks of what it touches, numbered under a short lock at its end) or
+//! import (under the ledger's lock), the lines and the state row together,
+//! the summaries of the discussions touched.
 
 use super::*;
 
 impl PgLedger {
-    pub(crate) fn append_keyed<T>(
-        &self,
-        discussion_ids: &[&str],
-        idempotency_key: Option<&str>,
-        plan: impl Plan<T>,
-    ) -> Result<T> {
+    /// One write within `scope` (see `docs/scale-out.md`, "Writers side
+    /// by side"). The read-validate step runs under the locks of what the
+    /// scope touches (its discussions, the agents whose quota it spends,
+    /// its idempotency key) and `LOCK_KEY` shared, so only writes that
+    /// meet wait for each other; the lines are numbered under `NUMBER_KEY`,
+    /// held from just before the insert to the commit, so lines become
+    /// visible in the order of their numbers. A global write (fleets,
+    /// quotas, the kill-switch) and the first write of a database hold
+    /// `LOCK_KEY` alone, as every write of earlier versions did.
+    pub(crate) fn append<T>(&self, scope: Scope<'_>, plan: impl Plan<T>) -> Result<T> {
         self.writing_session(|client| {
-            let (mut tx, keeps_summaries) = Self::writing(client)?;
+            let mut tx = client.transaction()?;
+            let (mut tx, keeps_summaries, exclusive) = match Self::lock_scope(&mut tx, &scope)? {
+                Some(keeps_summaries) => (tx, keeps_summaries, false),
+                None => {
+                    tx.rollback()?;
+                    let (tx, keeps_summaries) = Self::writing(client)?;
+                    (tx, keeps_summaries, true)
+                }
+            };
             let mut state = self.written_state(&mut tx)?;
-            let records = records_of(&mut tx, discussion_ids, state.lines)?;
-            let keyed = match idempotency_key {
+            let records = records_of(&mut tx, scope.discussions, state.lines)?;
+            let keyed = match scope.idempotency_key {
                 Some(key) => keyed_of(&mut tx, key, state.lines)?,
                 None => None,
             };
@@ -26,6 +39,15 @@ impl PgLedger {
             let (records, result) = planned?;
             if records.is_empty() && !state.dirty {
                 return Ok(result);
+            }
+            if !exclusive {
+                // Numbered at the end: the state is read again under the
+                // numbering lock, with every line committed before it.
+                tx.execute_typed(
+                    "SELECT pg_advisory_xact_lock($1)",
+                    &[(&NUMBER_KEY, Type::INT8)],
+                )?;
+                state = self.written_state(&mut tx)?;
             }
             failpoint::hit("append.before_write").map_err(|e| self.failed(&e))?;
             let text = Record::operation_lines(&records);

@@ -439,4 +439,9 @@ impl Argv {
     pub(crate) fn words(&self) -> Vec<&str> {
         self.0.iter().map(String::as_str).collect()
     }
+
+    /// The words, owned (for a thread of its own).
+    pub(crate) fn owned(&self) -> Vec<String> {
+        self.0.clone()
+    }
 }
