@@ -40,3 +40,9 @@ pub fn call_tools() -> Vec<(&'static str, Vec<&'static str>)> {
         .map(|tool| (tool.name, tool.fields.iter().map(|f| f.name).collect()))
         .collect()
 }
+
+/// The SQL statements a PostgreSQL ledger runs to find its lines, each
+/// with what it is for: the tests check their plans.
+pub fn postgres_lookups() -> &'static [(&'static str, &'static str)] {
+    &ledger::POSTGRES_LOOKUPS
+}

@@ -1137,3 +1137,133 @@ fn an_import_gathers_the_statistics() {
         "the statistics count every imported line"
     );
 }
+
+/// Right after `ledger import` of 20,000 records, every statement a
+/// command runs to find its lines is an index range: with the statistics
+/// the import gathered, and with none at all (as if nothing had analysed
+/// the table). No plan reads the table whole, so no command waits for the
+/// database to analyse itself.
+#[test]
+fn lookups_never_read_the_whole_table_of_an_imported_ledger() {
+    let Some(db) = database() else { return };
+    let source = Env::file();
+    source.fleet();
+    source.ok(&Argv::ask("agent-a", "agent-b")
+        .opt("--payload", "{}")
+        .opt("--idempotency-key", "seed")
+        .words());
+    let seed = std::fs::read_to_string(source.ledger()).unwrap();
+    let (fleet, root) = seed.trim_end().rsplit_once('\n').unwrap();
+    let root: Value = serde_json::from_str(root).unwrap();
+    let (msg, dsc) = (
+        root["id"].as_str().unwrap(),
+        root["correlation_id"].as_str().unwrap(),
+    );
+    let root = serde_json::to_string(&root).unwrap();
+    let mut text = format!("{fleet}\n");
+    const RECORDS: usize = 20_000;
+    for i in 0..RECORDS {
+        let line = root
+            .replace(msg, &format!("msg_{i:032x}"))
+            .replace(dsc, &format!("dsc_{i:032x}"))
+            .replace("\"seed\"", &format!("\"key-{i}\""));
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let file = source.dir.path().join("imported.jsonl");
+    std::fs::write(&file, text).unwrap();
+    db.ok(&["ledger", "import", file.to_str().unwrap()]);
+    let lines = (RECORDS + fleet.lines().count()) as i64;
+    let mut client =
+        ::postgres::Client::connect(db.pg.as_ref().unwrap(), ::postgres::NoTls).unwrap();
+    let some = format!("dsc_{:032x}", RECORDS / 2);
+    let params = |name: &str| -> Vec<Box<dyn ::postgres::types::ToSql + Sync>> {
+        match name {
+            "catch-up" => vec![Box::new(lines - 3), Box::new(lines)],
+            "records of discussions" => vec![Box::new(vec![some.clone()]), Box::new(lines)],
+            "idempotency key" => vec![Box::new("key-7".to_owned()), Box::new(lines)],
+            "stream after a line" => vec![Box::new(lines - 5), Box::new(10_000i64)],
+            // A prefix a person pastes: a few hundred ids at most start with it.
+            "ids in a range" => {
+                let prefix = some[..some.len() - 2].to_owned();
+                vec![
+                    Box::new(prefix.clone()),
+                    Box::new(format!("{prefix}\u{7f}")),
+                ]
+            }
+            other => panic!("no parameters for {other}"),
+        }
+    };
+    let plans = |client: &mut ::postgres::Client, when: &str, only: &[&str]| {
+        for (name, sql) in discuss::postgres_lookups() {
+            if !only.is_empty() && !only.contains(name) {
+                continue;
+            }
+            let values = params(name);
+            let refs: Vec<&(dyn ::postgres::types::ToSql + Sync)> =
+                values.iter().map(|v| v.as_ref()).collect();
+            let plan: Vec<String> = client
+                .query(&format!("EXPLAIN {sql}"), &refs)
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(
+                !plan.contains("Seq Scan on discuss_lines"),
+                "{when}: {name} reads the table whole:\n{plan}"
+            );
+            assert!(plan.contains("Index"), "{when}: {name}:\n{plan}");
+        }
+    };
+    plans(&mut client, "with the import's statistics", &[]);
+    client
+        .batch_execute(
+            "DELETE FROM pg_statistic WHERE starelid = 'discuss_lines'::regclass; \
+             UPDATE pg_class SET reltuples = -1 WHERE relname = 'discuss_lines'",
+        )
+        .unwrap();
+    plans(&mut client, "without statistics", &[]);
+    // The lines after the state row (what every command reads first) stay
+    // a range of the index even where the planner thinks random reads
+    // dear: their shape bounds them, not the statistics.
+    client.batch_execute("SET random_page_cost = 40").unwrap();
+    plans(
+        &mut client,
+        "without statistics, random reads dear",
+        &["catch-up"],
+    );
+}
+
+/// Line numbers a hand edit spread apart by more than a batch of a stream
+/// are read past: `events` and `export` still give every line, in order.
+#[test]
+fn a_gap_in_the_line_numbers_is_read_past() {
+    let Some(db) = database() else { return };
+    db.fleet();
+    db.ask(&[]);
+    db.ask(&[]);
+    let before = db.run(&["ledger", "export"]).stdout;
+    let mut client =
+        ::postgres::Client::connect(db.pg.as_ref().unwrap(), ::postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "UPDATE discuss_lines SET line_no = line_no + 50000 WHERE line_no > 2; \
+             DELETE FROM discuss_state",
+        )
+        .unwrap();
+    assert_eq!(db.run(&["ledger", "export"]).stdout, before);
+    let events = db.run(&["--json", "events"]);
+    assert_eq!(events.status, 0, "{}", events.stderr);
+    let events = events.stdout;
+    let numbers: Vec<u64> = events
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["line"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(numbers.len(), before.lines().count(), "{events}");
+    assert_eq!(&numbers[..3], &[1, 2, 50003]);
+}

@@ -51,9 +51,13 @@ mod schema;
 mod write;
 
 pub(super) use location::{Location, is_postgres_url};
+pub(crate) use schema::LOOKUPS;
 // What the rooms of this backend share.
 use read::{each_of, keyed_of, records_of};
-use schema::{INSERT_LINES, SCHEMA, SUMMARIES, UPSERT_SUMMARIES, tables_exist};
+use schema::{
+    CATCH_UP, IDS_BETWEEN, INSERT_LINES, KEYED, RECORDS_OF, SCHEMA, STREAM, SUMMARIES,
+    UPSERT_SUMMARIES, tables_exist,
+};
 
 use super::check::{LineCheck, check_lines};
 use super::excerpt::{Excerpt, Keyed, Plan, Scope};

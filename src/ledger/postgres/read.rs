@@ -58,21 +58,29 @@ impl PgLedger {
                 state.dirty = false;
             }
         }
-        self.catch_up(tx, &mut state)?;
+        self.catch_up(tx, &mut state, newest as u64)?;
         Ok(state)
     }
 
-    /// Folds in the rows after the state row's (normally none).
-    pub(super) fn catch_up(&self, tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
+    /// Folds in the rows after the state row's, up to line `newest`
+    /// (normally none).
+    pub(super) fn catch_up(
+        &self,
+        tx: &mut Transaction<'_>,
+        state: &mut State,
+        newest: u64,
+    ) -> Step<()> {
         let from = state.lines;
         let from_bytes = state.bytes;
         let mut failed = None;
         let streamed = operations_of(
             |line: &mut LineFeed<'_>| {
-                Ok(feed_rows(tx, from, from_bytes, line).unwrap_or_else(|err| {
-                    failed = Some(err);
-                    (from_bytes, from)
-                }))
+                Ok(
+                    feed_rows(tx, (from, newest), from_bytes, line).unwrap_or_else(|err| {
+                        failed = Some(err);
+                        (from_bytes, from)
+                    }),
+                )
             },
             |_, line_no, bytes| {
                 let (record, mark) = record_and_mark(line_no, bytes);
@@ -251,8 +259,7 @@ impl PgLedger {
         let beyond = format!("{prefix}\u{7f}");
         self.reading(Vec::new, |tx| {
             let rows = tx.query_typed(
-                "SELECT DISTINCT discussion_id FROM discuss_lines \
-                 WHERE discussion_id >= $1 AND discussion_id < $2 ORDER BY 1",
+                IDS_BETWEEN,
                 &[(&prefix, Type::TEXT), (&beyond.as_str(), Type::TEXT)],
             )?;
             Ok(rows
@@ -274,10 +281,12 @@ impl PgLedger {
             let mut failed = None;
             let check = check_lines(
                 |line: &mut LineFeed<'_>| {
-                    Ok(feed_rows(tx, 0, 0, line).unwrap_or_else(|err| {
-                        failed = Some(err);
-                        (0, 0)
-                    }))
+                    Ok(
+                        feed_rows(tx, (0, i64::MAX as u64), 0, line).unwrap_or_else(|err| {
+                            failed = Some(err);
+                            (0, 0)
+                        }),
+                    )
                 },
                 state.bytes,
                 now_ms,
@@ -303,8 +312,7 @@ impl PgLedger {
         loop {
             let rows = self.reading(Vec::new, |tx| {
                 let rows = tx.query_typed(
-                    "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 \
-                     ORDER BY line_no LIMIT $2",
+                    STREAM,
                     &[(&(lines as i64), Type::INT8), (&STREAM_BATCH, Type::INT8)],
                 )?;
                 Ok(rows
@@ -431,18 +439,24 @@ pub(super) fn each_discussion(
     Ok(())
 }
 
-/// Hands the rows after line `after` to `line`, with the byte offsets
-/// they would have in a file whose first `bytes` bytes come before them.
+/// Hands the rows after line `after` up to line `upto` to `line`, with
+/// the byte offsets they would have in a file whose first `bytes` bytes
+/// come before them. The range is bounded at both ends, so that it is an
+/// index range on any plan, with statistics or without (right after an
+/// import, before anything analysed the table).
 pub(super) fn feed_rows(
     tx: &mut Transaction<'_>,
-    after: u64,
+    (after, upto): (u64, u64),
     bytes: u64,
     line: &mut LineFeed<'_>,
 ) -> std::result::Result<(u64, u64), postgres::Error> {
-    let after = after as i64;
+    let (after, upto) = (after as i64, upto as i64);
     let mut rows = tx.query_typed_raw(
-        "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 ORDER BY line_no",
-        [(&after as &(dyn ToSql + Sync), Type::INT8)],
+        CATCH_UP,
+        [
+            (&after as &(dyn ToSql + Sync), Type::INT8),
+            (&upto as &(dyn ToSql + Sync), Type::INT8),
+        ],
     )?;
     let (mut at, mut count) = (bytes, after as u64);
     while let Some(row) = rows.next()? {
@@ -469,8 +483,7 @@ pub(super) fn records_of(
     ids.sort_unstable();
     ids.dedup();
     let rows = tx.query_typed(
-        "SELECT line_no, line FROM discuss_lines \
-         WHERE discussion_id = ANY($1) AND line_no <= $2 ORDER BY line_no",
+        RECORDS_OF,
         &[(&ids, Type::TEXT_ARRAY), (&(covered as i64), Type::INT8)],
     )?;
     Ok(rows
@@ -504,8 +517,7 @@ pub(super) fn each_of<'a>(
 /// The first record that carries `key` and the records of its discussion.
 pub(super) fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Step<Option<Keyed>> {
     let rows = tx.query_typed(
-        "SELECT line_no, line FROM discuss_lines \
-         WHERE idempotency_key = $1 AND line_no <= $2 ORDER BY line_no",
+        KEYED,
         &[(&key, Type::TEXT), (&(covered as i64), Type::INT8)],
     )?;
     let first = rows

@@ -42,6 +42,40 @@ pub(super) const UPSERT_SUMMARIES: &str = "INSERT INTO discuss_summaries (discus
     ON CONFLICT (discussion_id) DO UPDATE \
     SET settled_from_ms = EXCLUDED.settled_from_ms, row = EXCLUDED.row";
 
+/// The lines after a state row's, up to the newest: bounded at both ends,
+/// and by their count ($2 - $1), which keeps it an index range however
+/// the planner weighs the table.
+pub(crate) const CATCH_UP: &str = "SELECT line_no, line FROM discuss_lines \
+    WHERE line_no > $1 AND line_no <= $2 ORDER BY line_no LIMIT $2 - $1";
+
+/// The records of some discussions among the first lines.
+pub(crate) const RECORDS_OF: &str = "SELECT line_no, line FROM discuss_lines \
+    WHERE discussion_id = ANY($1) AND line_no <= $2 ORDER BY line_no";
+
+/// The lines that carry an idempotency key among the first lines.
+pub(crate) const KEYED: &str = "SELECT line_no, line FROM discuss_lines \
+    WHERE idempotency_key = $1 AND line_no <= $2 ORDER BY line_no";
+
+/// A batch of lines of a stream, after a line (a batch of rows, not of
+/// numbers: a gap a hand edit left is read past in one).
+pub(crate) const STREAM: &str = "SELECT line_no, line FROM discuss_lines WHERE line_no > $1 \
+    ORDER BY line_no LIMIT $2";
+
+/// The discussion ids in a range (those starting with a prefix).
+pub(crate) const IDS_BETWEEN: &str = "SELECT DISTINCT discussion_id FROM discuss_lines \
+    WHERE discussion_id >= $1 AND discussion_id < $2 ORDER BY 1";
+
+/// The statements a command runs to find its lines: none may read the
+/// table whole on any plan (`tests/cli/postgres.rs` checks them with
+/// `EXPLAIN` on an imported ledger, with its statistics and without).
+pub(crate) const LOOKUPS: [(&str, &str); 5] = [
+    ("catch-up", CATCH_UP),
+    ("records of discussions", RECORDS_OF),
+    ("idempotency key", KEYED),
+    ("stream after a line", STREAM),
+    ("ids in a range", IDS_BETWEEN),
+];
+
 pub(super) const INSERT_LINES: &str = "INSERT INTO discuss_lines \
     (line_no, line, record_id, discussion_id, idempotency_key) \
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])";
