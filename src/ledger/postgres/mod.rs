@@ -55,7 +55,7 @@ pub(crate) use schema::LOOKUPS;
 // What the rooms of this backend share.
 use read::{each_of, keyed_of, records_of};
 use schema::{
-    CATCH_UP, IDS_BETWEEN, INSERT_LINES, KEYED, RECORDS_OF, SCHEMA, STREAM, SUMMARIES,
+    CATCH_UP, COPY_LINES, IDS_BETWEEN, INSERT_LINES, KEYED, RECORDS_OF, SCHEMA, STREAM, SUMMARIES,
     UPSERT_SUMMARIES, tables_exist,
 };
 
@@ -68,6 +68,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ledger::live::LiveSet;
 use crate::record::Record;
+use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};

@@ -76,6 +76,10 @@ pub(crate) const LOOKUPS: [(&str, &str); 5] = [
     ("ids in a range", IDS_BETWEEN),
 ];
 
+/// An import's rows, in COPY's binary format.
+pub(super) const COPY_LINES: &str = "COPY discuss_lines \
+    (line_no, line, record_id, discussion_id, idempotency_key) FROM STDIN (FORMAT binary)";
+
 pub(super) const INSERT_LINES: &str = "INSERT INTO discuss_lines \
     (line_no, line, record_id, discussion_id, idempotency_key) \
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])";

@@ -140,40 +140,39 @@ impl PgLedger {
                     }
                 })
             };
-            let mut batch: Vec<(Vec<u8>, Option<Record>)> = Vec::with_capacity(IMPORT_BATCH);
-            let mut failed: Option<Fail> = None;
+            // COPY, the server's own way in for many rows: one stream of
+            // rows in the binary format, no statement per batch.
+            let mut failed: Option<postgres::Error> = None;
             let mut imported = 0u64;
-            let flush = |batch: &mut Vec<(Vec<u8>, Option<Record>)>,
-                         tx: &mut Transaction<'_>,
-                         state: &mut State|
-             -> Step<()> {
-                let items = batch
-                    .iter()
-                    .map(|(line, record)| (line.as_slice(), record.as_ref()));
-                insert_lines(tx, state, items)?;
-                batch.clear();
-                Ok(())
-            };
-            feed(&mut |_, line_no, line| {
+            let mut rows = BinaryCopyInWriter::new(
+                tx.copy_in(COPY_LINES)?,
+                &[Type::INT8, Type::BYTEA, Type::TEXT, Type::TEXT, Type::TEXT],
+            );
+            feed(&mut |_, _, line| {
                 if failed.is_some() {
                     return;
                 }
                 imported += 1;
-                let record =
-                    Record::parse(line, (state.lines + batch.len() as u64 + 1) as usize).ok();
-                let _ = line_no;
-                batch.push((line.to_vec(), record));
-                if batch.len() >= IMPORT_BATCH
-                    && let Err(err) = flush(&mut batch, &mut tx, &mut state)
-                {
+                let line_no = state.lines + 1;
+                let record = Record::parse(line, line_no as usize).ok();
+                state.fold(line_no, line.len(), record.as_ref());
+                let record = record.as_ref();
+                let written = rows.write(&[
+                    &(line_no as i64),
+                    &line,
+                    &record.map(|r| r.id.as_str()),
+                    &record.and_then(Record::discussion_id),
+                    &record.and_then(|r| r.idempotency.as_ref().map(|i| i.key.as_str())),
+                ]);
+                if let Err(err) = written {
                     failed = Some(err);
                 }
             })
             .map_err(|e| Fail::Discuss(Error::io("the import", &e)))?;
             if let Some(err) = failed {
-                return Err(err);
+                return Err(Fail::Db(err));
             }
-            flush(&mut batch, &mut tx, &mut state)?;
+            rows.finish()?;
             save_state(&mut tx, &mut state)?;
             failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
             tx.commit()?;
