@@ -16,7 +16,13 @@ impl PgLedger {
     /// The state row, caught up with the rows after it (the tables are
     /// there: `reading` or `writing` saw to it).
     pub(super) fn state(&self, tx: &mut Transaction<'_>) -> Step<State> {
-        let row = if tables_exist(tx)?.state {
+        let has_state = tables_exist(tx)?.state;
+        self.state_of(tx, has_state)
+    }
+
+    /// As `state`, for a caller that knows whether the state table is there.
+    pub(super) fn state_of(&self, tx: &mut Transaction<'_>, has_state: bool) -> Step<State> {
+        let row = if has_state {
             tx.query_typed_opt(
                 "SELECT format, lines, bytes, summary FROM discuss_state",
                 &[],
@@ -112,6 +118,14 @@ impl PgLedger {
     /// written after.
     pub(super) fn written_state(&self, tx: &mut Transaction<'_>) -> Step<State> {
         let state = self.state(tx)?;
+        self.refuse_unfinished(&state)?;
+        Ok(state)
+    }
+
+    /// As `written_state`, where every table is known to be there (a
+    /// scoped writer checked under its locks).
+    pub(super) fn scoped_state(&self, tx: &mut Transaction<'_>) -> Step<State> {
+        let state = self.state_of(tx, true)?;
         self.refuse_unfinished(&state)?;
         Ok(state)
     }

@@ -26,7 +26,11 @@ impl PgLedger {
                     (tx, keeps_summaries, true)
                 }
             };
-            let mut state = self.written_state(&mut tx)?;
+            let mut state = if exclusive {
+                self.written_state(&mut tx)?
+            } else {
+                self.scoped_state(&mut tx)?
+            };
             let records = records_of(&mut tx, scope.discussions, state.lines)?;
             let keyed = match scope.idempotency_key {
                 Some(key) => keyed_of(&mut tx, key, state.lines)?,
@@ -47,7 +51,7 @@ impl PgLedger {
                     "SELECT pg_advisory_xact_lock($1)",
                     &[(&NUMBER_KEY, Type::INT8)],
                 )?;
-                state = self.written_state(&mut tx)?;
+                state = self.scoped_state(&mut tx)?;
             }
             failpoint::hit("append.before_write").map_err(|e| self.failed(&e))?;
             let text = Record::operation_lines(&records);
