@@ -1267,3 +1267,94 @@ fn a_gap_in_the_line_numbers_is_read_past() {
     assert_eq!(numbers.len(), before.lines().count(), "{events}");
     assert_eq!(&numbers[..3], &[1, 2, 50003]);
 }
+
+/// A primary and a synchronous streaming standby, both real servers; the
+/// ledger's URL names both hosts with `target_session_attrs=read-write`.
+/// Writers run; the primary's host crashes; the standby is promoted; the
+/// writers carry on against it after `ledger_unavailable` for the calls
+/// in flight. Every acknowledged operation is on the new primary, and
+/// `verify` is clean there.
+#[test]
+fn a_failover_to_the_promoted_standby_keeps_every_acknowledged_write() {
+    let Some(primary) = Cluster::start(&[]) else {
+        return;
+    };
+    let standby = primary.standby();
+    // From here a commit is acknowledged once the standby has it too.
+    primary.sql(
+        "postgres",
+        "ALTER SYSTEM SET synchronous_standby_names = '*'",
+    );
+    primary.sql("postgres", "SELECT pg_reload_conf()");
+    let url = primary.database();
+    let name = url.rsplit('/').next().unwrap().to_owned();
+    let both = format!(
+        "postgresql://postgres@127.0.0.1:{},127.0.0.1:{}/{name}?target_session_attrs=read-write&connect_timeout=2",
+        primary.port, standby.port
+    );
+    let mut env = Env::file();
+    env.pg = Some(both);
+    env.fleet();
+    let acknowledged = std::sync::Mutex::new(Vec::<String>::new());
+    let promoted = std::sync::atomic::AtomicBool::new(false);
+    let after_promotion = std::sync::atomic::AtomicUsize::new(0);
+    let refusals = std::sync::Mutex::new(Vec::<String>::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (env, acknowledged, promoted, after_promotion, refusals) =
+                (&env, &acknowledged, &promoted, &after_promotion, &refusals);
+            scope.spawn(move || {
+                let until = Instant::now() + Duration::from_secs(90);
+                while after_promotion.load(std::sync::atomic::Ordering::SeqCst) < 20 {
+                    assert!(Instant::now() < until, "the writers never carried on");
+                    let was_promoted = promoted.load(std::sync::atomic::Ordering::SeqCst);
+                    let out = env.run(
+                        &Argv::ask("agent-a", "agent-b")
+                            .opt("--payload", "{}")
+                            .flag("--json")
+                            .words(),
+                    );
+                    if out.status == 0 {
+                        let id = out.json()["discussion_id"].as_str().unwrap().to_owned();
+                        acknowledged.lock().unwrap().push(id);
+                        if was_promoted {
+                            after_promotion.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    } else {
+                        let code = out.error()["code"].as_str().unwrap_or_default().to_owned();
+                        refusals.lock().unwrap().push(code);
+                    }
+                }
+            });
+        }
+        // Once writes are going through (a count of them, not a time).
+        let until = Instant::now() + Duration::from_secs(60);
+        while acknowledged.lock().unwrap().len() < 20 {
+            assert!(Instant::now() < until, "no writes went through");
+            std::thread::yield_now();
+        }
+        primary.crash_server();
+        standby.promote();
+        promoted.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let refusals = refusals.into_inner().unwrap();
+    assert!(
+        refusals.iter().all(|code| code == "ledger_unavailable"),
+        "{refusals:?}"
+    );
+    let acknowledged = acknowledged.into_inner().unwrap();
+    let listed = env.ok(&["list"]);
+    let on_the_new_primary: std::collections::HashSet<&str> = listed["discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["discussion_id"].as_str().unwrap())
+        .collect();
+    for id in &acknowledged {
+        assert!(
+            on_the_new_primary.contains(id.as_str()),
+            "{id} was acknowledged and lost"
+        );
+    }
+    assert_eq!(env.ok(&["verify"])["ok"], true);
+}

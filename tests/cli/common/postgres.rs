@@ -148,6 +148,82 @@ impl Cluster {
         Some(cluster)
     }
 
+    /// A streaming standby of this cluster (`pg_basebackup -R`), started
+    /// on a port of its own; the primary must be running.
+    pub(crate) fn standby(&self) -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("discuss-pg-standby")
+            .tempdir()
+            .expect("a temporary folder");
+        if is_root() {
+            let owner = Command::new("id")
+                .args(["-u", "postgres"])
+                .output()
+                .unwrap();
+            let uid: u32 = String::from_utf8_lossy(&owner.stdout)
+                .trim()
+                .parse()
+                .unwrap();
+            std::os::unix::fs::chown(dir.path(), Some(uid), None).expect("chown");
+        }
+        let data = dir.path().join("data");
+        let port = self.port.to_string();
+        let out = server_command(&self.bin, "pg_basebackup")
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-R",
+                "-X",
+                "stream",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+            ])
+            .output()
+            .expect("pg_basebackup runs");
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let standby = Cluster {
+            port: free_port(),
+            dir,
+            bin: self.bin.clone(),
+        };
+        standby.start_server();
+        standby.watch_this_process();
+        standby
+    }
+
+    /// Stops the server at once, as a crash of its host would (no
+    /// checkpoint, sessions cut).
+    pub(crate) fn crash_server(&self) {
+        let _ = server_command(&self.bin, "pg_ctl")
+            .args(["-w", "-m", "immediate", "-D"])
+            .arg(self.data())
+            .arg("stop")
+            .output();
+    }
+
+    /// Promotes a standby to a primary, and waits until it is one.
+    pub(crate) fn promote(&self) {
+        let out = server_command(&self.bin, "pg_ctl")
+            .args(["-w", "-t", "60", "-D"])
+            .arg(self.data())
+            .arg("promote")
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            out.status.success(),
+            "pg_ctl promote failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Adds settings to `postgresql.conf` (a restart applies them).
     pub(crate) fn configure(&self, settings: &str) {
         append_as_owner(&self.data().join("postgresql.conf"), settings);
