@@ -181,11 +181,7 @@ impl PgLedger {
         if scope.global {
             return Ok(None);
         }
-        tx.execute_typed(
-            "SELECT pg_advisory_xact_lock_shared($1)",
-            &[(&LOCK_KEY, Type::INT8)],
-        )?;
-        let tables = tables_exist(tx)?;
+        let tables = shared_lock_and_tables(tx, LOCK_KEY)?;
         if !tables.ledger || !tables.state || (!tables.summaries && tables.write_summaries) {
             return Ok(None);
         }

@@ -22,9 +22,12 @@ impl PgLedger {
 
     /// As `state`, for a caller that knows whether the state table is there.
     pub(super) fn state_of(&self, tx: &mut Transaction<'_>, has_state: bool) -> Step<State> {
+        // The row and the newest line number in one statement (one round
+        // trip: every command reads the state first).
         let row = if has_state {
             tx.query_typed_opt(
-                "SELECT format, lines, bytes, summary FROM discuss_state",
+                "SELECT format, lines, bytes, summary, \
+                 (SELECT coalesce(max(line_no), 0) FROM discuss_lines) FROM discuss_state",
                 &[],
             )?
         } else {
@@ -32,9 +35,12 @@ impl PgLedger {
         };
         // The lines are the truth: a state row that counts more lines than
         // there are (lines deleted under it) is not believed.
-        let newest: i64 = tx
-            .query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?
-            .get(0);
+        let newest: i64 = match &row {
+            Some(row) => row.get(4),
+            None => tx
+                .query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?
+                .get(0),
+        };
 
         let mut state = State {
             lines: 0,
@@ -64,7 +70,10 @@ impl PgLedger {
                 state.dirty = false;
             }
         }
-        self.catch_up(tx, &mut state, newest as u64)?;
+        // Normally the row covers every line: nothing to catch up.
+        if newest as u64 > state.lines {
+            self.catch_up(tx, &mut state, newest as u64)?;
+        }
         Ok(state)
     }
 

@@ -102,23 +102,48 @@ pub(super) struct Tables {
     pub(super) write_summaries: bool,
 }
 
-pub(super) fn tables_exist(tx: &mut Transaction<'_>) -> Step<Tables> {
-    let row = tx.query_typed_one(
-        "SELECT to_regclass('discuss_lines') IS NOT NULL, \
+/// What `Tables` is read from: five booleans.
+macro_rules! tables_columns {
+    () => {
+        "to_regclass('discuss_lines') IS NOT NULL, \
          to_regclass('discuss_state') IS NOT NULL, \
          to_regclass('discuss_summaries') IS NOT NULL, \
          CASE WHEN to_regclass('discuss_summaries') IS NULL THEN false \
               ELSE has_table_privilege('discuss_summaries', 'SELECT') END, \
          CASE WHEN to_regclass('discuss_summaries') IS NULL \
               THEN has_schema_privilege(current_schema(), 'CREATE') \
-              ELSE has_table_privilege('discuss_summaries', 'SELECT,INSERT,UPDATE,DELETE') END",
-        &[],
+              ELSE has_table_privilege('discuss_summaries', 'SELECT,INSERT,UPDATE,DELETE') END"
+    };
+}
+
+pub(super) fn tables_exist(tx: &mut Transaction<'_>) -> Step<Tables> {
+    let row = tx.query_typed_one(concat!("SELECT ", tables_columns!()), &[])?;
+    Ok(Tables::from_row(&row, 0))
+}
+
+/// `LOCK_KEY` shared, and then which tables are there, in one round trip.
+/// (The tables are read with the statement's snapshot, taken before the
+/// lock was granted: a first write that made them meanwhile is not seen,
+/// and this writer takes the path of a first write, which looks again.)
+pub(super) fn shared_lock_and_tables(tx: &mut Transaction<'_>, key: i64) -> Step<Tables> {
+    let row = tx.query_typed_one(
+        concat!(
+            "SELECT pg_advisory_xact_lock_shared($1)::text, ",
+            tables_columns!()
+        ),
+        &[(&key, Type::INT8)],
     )?;
-    Ok(Tables {
-        ledger: row.get(0),
-        state: row.get(1),
-        summaries: row.get(2),
-        read_summaries: row.get(3),
-        write_summaries: row.get(4),
-    })
+    Ok(Tables::from_row(&row, 1))
+}
+
+impl Tables {
+    fn from_row(row: &postgres::Row, first: usize) -> Tables {
+        Tables {
+            ledger: row.get(first),
+            state: row.get(first + 1),
+            summaries: row.get(first + 2),
+            read_summaries: row.get(first + 3),
+            write_summaries: row.get(first + 4),
+        }
+    }
 }
