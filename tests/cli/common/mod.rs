@@ -382,18 +382,10 @@ pub(crate) fn closed_port() -> u16 {
         .port()
 }
 
+/// `ask` from agent-a to agent-b with an empty body, then `extra`.
 pub(crate) fn ask_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "fleet-alpha",
-        "--payload",
-        "{}",
-    ];
+    let mut args = ASK_A_TO_B.to_vec();
+    args.push("{}");
     args.extend_from_slice(extra);
     args
 }
