@@ -133,19 +133,20 @@ impl PgLedger {
             .start()?)
     }
 
-    /// Runs `read` in one read-only snapshot, where the tables are there;
-    /// `empty()` before the first write made them.
+    /// Runs `read` in one read-only snapshot, where the tables are there,
+    /// with which they are; `empty()` before the first write made them.
     pub(super) fn reading<T>(
         &self,
         empty: impl FnOnce() -> T,
-        read: impl FnOnce(&mut Transaction<'_>) -> Step<T>,
+        read: impl FnOnce(&mut Transaction<'_>, &Tables) -> Step<T>,
     ) -> Result<T> {
         self.session(|client| {
             let mut tx = Self::read_only(client)?;
-            if !tables_exist(&mut tx)?.ledger {
+            let tables = tables_exist(&mut tx)?;
+            if !tables.ledger {
                 return Ok(empty());
             }
-            let got = read(&mut tx)?;
+            let got = read(&mut tx, &tables)?;
             tx.commit()?;
             Ok(got)
         })

@@ -56,7 +56,7 @@ pub(crate) use schema::LOOKUPS;
 use read::{each_of, keyed_of, records_of};
 use schema::{
     CATCH_UP, COPY_LINES, IDS_BETWEEN, INSERT_LINES, KEYED, RECORDS_OF, SCHEMA, STREAM, SUMMARIES,
-    UPSERT_SUMMARIES, shared_lock_and_tables, tables_exist,
+    Tables, UPSERT_SUMMARIES, shared_lock_and_tables, tables_exist,
 };
 
 use super::check::{LineCheck, check_lines};

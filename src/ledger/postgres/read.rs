@@ -6,8 +6,8 @@ use super::*;
 
 impl PgLedger {
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
-        self.reading(Excerpt::empty, |tx| {
-            let mut state = self.state(tx)?;
+        self.reading(Excerpt::empty, |tx, tables| {
+            let mut state = self.state_of(tx, tables.state)?;
             let records = records_of(tx, discussion_ids, state.lines)?;
             Ok(state.view(records, None))
         })
@@ -155,8 +155,8 @@ impl PgLedger {
         &self,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        self.reading(Vec::new, |tx| {
-            let state = self.state(tx)?;
+        self.reading(Vec::new, |tx, tables| {
+            let state = self.state_of(tx, tables.state)?;
             let last = state.folded.last_at_ms;
             let mut mapped = Vec::new();
             each_discussion(tx, state.lines, |id, records| {
@@ -183,11 +183,11 @@ impl PgLedger {
         let mut fresh: Vec<(String, Summary)> = Vec::new();
         let (mapped, lines) = self.reading(
             || (Vec::new(), None),
-            |tx| {
-                let state = self.state(tx)?;
+            |tx, tables| {
+                let state = self.state_of(tx, tables.state)?;
                 let last = state.folded.last_at_ms;
                 let now_ms = now(last);
-                if state.folded.summarized == state.lines && tables_exist(tx)?.read_summaries {
+                if state.folded.summarized == state.lines && tables.read_summaries {
                     let mut mapped = Vec::new();
                     let mut unsettled: Vec<String> = Vec::new();
                     let mut rows = tx.query_typed_raw(
@@ -248,8 +248,8 @@ impl PgLedger {
     ) -> Result<Option<Vec<T>>> {
         self.reading(
             || Some(Vec::new()),
-            |tx| {
-                let state = self.state(tx)?;
+            |tx, tables| {
+                let state = self.state_of(tx, tables.state)?;
                 let last = state.folded.last_at_ms;
                 let Some(ids) = state.folded.live.candidates(now(last)) else {
                     return Ok(None);
@@ -265,7 +265,7 @@ impl PgLedger {
 
     /// Every discussion id, sorted.
     pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
-        self.reading(Vec::new, |tx| {
+        self.reading(Vec::new, |tx, _| {
             let rows = tx.query_typed(
                 "SELECT DISTINCT discussion_id FROM discuss_lines \
                  WHERE discussion_id IS NOT NULL ORDER BY 1",
@@ -280,7 +280,7 @@ impl PgLedger {
     pub(crate) fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
         // Past every id that starts with `prefix`: ids are printable ASCII.
         let beyond = format!("{prefix}\u{7f}");
-        self.reading(Vec::new, |tx| {
+        self.reading(Vec::new, |tx, _| {
             let rows = tx.query_typed(
                 IDS_BETWEEN,
                 &[(&prefix, Type::TEXT), (&beyond.as_str(), Type::TEXT)],
@@ -299,8 +299,8 @@ impl PgLedger {
         now_ms: i64,
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
-        self.reading(LineCheck::default, |tx| {
-            let state = self.state(tx)?;
+        self.reading(LineCheck::default, |tx, tables| {
+            let state = self.state_of(tx, tables.state)?;
             let mut failed = None;
             let check = check_lines(
                 |line: &mut LineFeed<'_>| {
@@ -333,7 +333,7 @@ impl PgLedger {
         mut take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)> {
         loop {
-            let rows = self.reading(Vec::new, |tx| {
+            let rows = self.reading(Vec::new, |tx, _| {
                 let rows = tx.query_typed(
                     STREAM,
                     &[(&(lines as i64), Type::INT8), (&STREAM_BATCH, Type::INT8)],
@@ -372,7 +372,7 @@ impl PgLedger {
     pub(crate) fn version(&self) -> Result<u64> {
         self.reading(
             || 0,
-            |tx| {
+            |tx, _| {
                 let row =
                     tx.query_typed_one("SELECT coalesce(max(line_no), 0) FROM discuss_lines", &[])?;
                 Ok(row.get::<_, i64>(0) as u64)
@@ -382,7 +382,7 @@ impl PgLedger {
 
     /// Whether the first write has made the tables.
     pub(crate) fn exists(&self) -> Result<bool> {
-        self.reading(|| false, |_| Ok(true))
+        self.reading(|| false, |_, _| Ok(true))
     }
 
     /// How many lines (an unfinished last operation's too), and their
@@ -390,8 +390,8 @@ impl PgLedger {
     pub(crate) fn counts(&self) -> Result<(u64, u64)> {
         self.reading(
             || (0, 0),
-            |tx| {
-                let state = self.state(tx)?;
+            |tx, tables| {
+                let state = self.state_of(tx, tables.state)?;
                 Ok((state.lines + state.unfinished, state.bytes))
             },
         )
@@ -401,7 +401,7 @@ impl PgLedger {
     pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
         self.reading(
             || 0,
-            |tx| {
+            |tx, _| {
                 let mut rows = tx.query_typed_raw(
                     "SELECT line FROM discuss_lines ORDER BY line_no",
                     std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
