@@ -196,10 +196,26 @@ fn a_follower_rides_out_a_database_restart() {
     env.fleet();
     let mut child = follower(&env);
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    // Its notes, a line at a time, as it writes them.
+    let (notes, noted) = std::sync::mpsc::channel::<String>();
+    let errors = std::io::BufReader::new(child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        for line in errors.lines().map_while(Result::ok) {
+            let _ = notes.send(line);
+        }
+    });
     env.ask(&[]);
     read_until(&mut out, |seen| seen.len() == 4);
     cluster.stop_server();
-    std::thread::sleep(Duration::from_millis(500)); // the follower polls meanwhile
+    // The server comes back once the follower has found it gone.
+    let mut stderr = String::new();
+    while !stderr.contains("retrying") {
+        let line = noted
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("the follower never said it was retrying: {stderr}"));
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
     cluster.start_server();
     env.ask(&[]);
     env.ask(&[]);
@@ -209,8 +225,8 @@ fn a_follower_rides_out_a_database_restart() {
     assert!(child.try_wait().unwrap().is_none(), "still following");
     child.kill().unwrap();
     child.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    reader.join().unwrap();
+    stderr.extend(noted.try_iter().map(|line| line + "\n"));
     assert!(stderr.contains("retrying"), "{stderr}");
     assert!(stderr.contains("answers again"), "{stderr}");
     let exported = env.ledger_bytes();
