@@ -3,7 +3,7 @@
 //! `operations`, and answered as the object `discuss call` prints.
 
 use super::Operation;
-use super::request::{Request, type_error};
+use super::request::Request;
 use crate::engine::{AskRequest, ReplyRequest, WakeRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::operations::{self, lists};
@@ -111,14 +111,8 @@ fn answer_request(
             .value()
         }
         Operation::List => {
-            let expected = "a status or a list of them";
-            if request
-                .given("status")
-                .is_some_and(|s| !(s.is_string() || s.is_array()))
-            {
-                return Err(type_error("status", expected));
-            }
-            let statuses = lists::parse_statuses(&request.strings("status", expected)?)?;
+            let given = request.strings("status", "a status or a list of them")?;
+            let statuses = lists::parse_statuses(&given)?;
             let agent = request.optional_string("agent_id")?;
             let fleet = request.optional_string("fleet_id")?;
             let (rows, now_ms) =

@@ -11,7 +11,7 @@ pub(super) struct Request {
     fields: Map<String, Value>,
 }
 
-pub(super) fn type_error(field: &str, expected: &str) -> Error {
+fn type_error(field: &str, expected: &str) -> Error {
     Error::new(
         ErrorCode::InvalidArgument,
         format!("{field} must be {expected}"),
