@@ -59,7 +59,7 @@ pub(crate) fn run(ctx: &Context, args: &LedgerArgs) -> Result<Answer> {
 fn export(ctx: &Context, output: Option<&Path>) -> Result<Answer> {
     let Some(path) = output else {
         // The lines themselves are the answer, even with --json.
-        ctx.ledger.export(&mut ctx.out.stdout())?;
+        ctx.out.to_stdout(|out| ctx.ledger.export(out))?;
         return Ok(Answer::streamed(0));
     };
     refuse_ledger_output(ctx, path)?;

@@ -241,10 +241,10 @@ impl Output {
         let Some(view) = &answer.view else {
             return Ok(());
         };
-        let mut stdout = StdoutWriter::new();
-        let mut out = Sink::new(&mut stdout);
-        self.render(view.as_ref(), answer.form, &mut out);
-        out.finish()
+        self.to_stdout(|out| {
+            self.render(view.as_ref(), answer.form, out);
+            Ok(())
+        })
     }
 
     /// Renders a view in `form` into any sink (stdout, or a buffer in a
@@ -266,19 +266,34 @@ impl Output {
 
     /// One item of a stream (`events`), shown and flushed at once.
     pub(crate) fn item(&self, view: &dyn Render) -> Result<(), Error> {
-        let mut stdout = StdoutWriter::new();
-        let mut out = Sink::new(&mut stdout);
-        self.render(view, Form::Usual, &mut out);
-        out.finish()
+        self.to_stdout(|out| {
+            self.render(view, Form::Usual, out);
+            Ok(())
+        })
     }
 
     /// Plain text that is no view (the help of bare `discuss`, a
     /// completion script).
     pub(crate) fn print_text(&self, text: &str) -> Result<(), Error> {
+        self.to_stdout(|out| {
+            out.text(text);
+            Ok(())
+        })
+    }
+
+    /// Runs `write` on a sink over buffered stdout, then flushes it: every
+    /// answer leaves this way, raw bytes too (`ledger export` writes
+    /// through the sink, which is an `io::Write`). The first failure to
+    /// write or to flush is the answer's `io_error`.
+    pub(crate) fn to_stdout<T>(
+        &self,
+        write: impl FnOnce(&mut Sink) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let mut stdout = StdoutWriter::new();
         let mut out = Sink::new(&mut stdout);
-        out.text(text);
-        out.finish()
+        let done = write(&mut out)?;
+        out.finish()?;
+        Ok(done)
     }
 
     /// A note for a person on stderr (`note: …`), never on stdout, where
@@ -286,11 +301,6 @@ impl Output {
     pub(crate) fn note(&self, text: &str) {
         let line = format!("note: {}\n", crate::escape::printable(text, false));
         let _ = std::io::stderr().write_all(line.as_bytes());
-    }
-
-    /// Raw bytes on stdout (`ledger export` to stdout).
-    pub(crate) fn stdout(&self) -> StdoutWriter {
-        StdoutWriter::new()
     }
 
     /// The error on stderr: one JSON object in JSON mode, else
@@ -332,7 +342,7 @@ pub(crate) fn stdout_closed() -> bool {
 }
 
 /// Buffered stdout that remembers a closed pipe (`stdout_closed`).
-pub(crate) struct StdoutWriter {
+struct StdoutWriter {
     out: BufWriter<Stdout>,
 }
 
@@ -360,12 +370,6 @@ impl Write for StdoutWriter {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Self::noted(self.out.flush())
-    }
-}
-
-impl Drop for StdoutWriter {
-    fn drop(&mut self) {
-        let _ = Self::noted(self.out.flush());
     }
 }
 

@@ -270,3 +270,30 @@ fn a_running_import_holds_no_reader_past_its_deadline() {
         7
     );
 }
+
+/// `ledger export` to a stdout that cannot take it (a full disk) fails
+/// with `io_error`, exit 1: a backup that was not written never reports
+/// success, however few bytes were left in the buffer at the end.
+#[test]
+fn an_export_to_a_full_stdout_fails() {
+    let env = Env::new();
+    env.fleet();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = env
+        .command_std()
+        .args(["--json", "ledger", "export"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let error: serde_json::Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(error["error"]["code"], "io_error", "{error}");
+}
