@@ -6,8 +6,7 @@
 
 use crate::cli::{Cli, Command};
 use crate::commands::{self, Context};
-use crate::error::Error;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::{Answer, ColorChoice, Output};
 use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
