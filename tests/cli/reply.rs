@@ -88,8 +88,8 @@ fn reply_envelope_limit_is_exact_at_its_turn() {
 fn reply_state_errors_in_contract_order() {
     let mut env = Env::new();
     let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
-    let reply = |agent: &str, dsc: &str, att: &str, to: &str| -> Vec<String> {
-        [
+    let reply = |agent: &str, dsc: &str, att: &str, to: &str| -> Argv {
+        Argv::of(&[
             "reply",
             "--agent",
             agent,
@@ -103,47 +103,32 @@ fn reply_state_errors_in_contract_order() {
             "result",
             "--payload",
             "{}",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        ])
     };
-    let run = |env: &Env, args: Vec<String>, code: &str, exit: i32| {
-        env.fails(
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-            code,
-            exit,
-        )
-    };
-    run(
-        &env,
-        reply("agent-b", "dsc_missing", "att_x", &root),
+    env.fails(
+        &reply("agent-b", "dsc_missing", "att_x", &root).words(),
         "unknown_discussion",
         4,
     );
-    run(
-        &env,
-        reply("agent-b", &dsc, "att_x", &root),
+    env.fails(
+        &reply("agent-b", &dsc, "att_x", &root).words(),
         "unknown_attempt",
         4,
     );
     let att = env.wake(&dsc, "agent-b", &root);
-    run(
-        &env,
-        reply("agent-a", &dsc, &att, &root),
+    env.fails(
+        &reply("agent-a", &dsc, &att, &root).words(),
         "not_attempt_agent",
         5,
     );
-    run(
-        &env,
-        reply("agent-b", &dsc, &att, "msg_other"),
+    env.fails(
+        &reply("agent-b", &dsc, &att, "msg_other").words(),
         "stale_head",
         5,
     );
     let msg = env.reply(&dsc, "agent-b", &att, &root, "question", false);
-    let err = run(
-        &env,
-        reply("agent-b", &dsc, &att, &msg),
+    let err = env.fails(
+        &reply("agent-b", &dsc, &att, &msg).words(),
         "attempt_not_live",
         5,
     );
@@ -151,17 +136,15 @@ fn reply_state_errors_in_contract_order() {
     // A lapsed attempt makes the discussion deadman: terminal comes first.
     let att2 = env.wake(&dsc, "agent-a", &msg);
     env.advance(6_000);
-    let err = run(
-        &env,
-        reply("agent-a", &dsc, &att2, &msg),
+    let err = env.fails(
+        &reply("agent-a", &dsc, &att2, &msg).words(),
         "discussion_terminal",
         5,
     );
     assert_eq!(err["details"]["status"], "deadman");
     env.ok(&["kill-switch", "on", "--reason", "stop"]);
-    run(
-        &env,
-        reply("agent-a", &dsc, &att2, &msg),
+    env.fails(
+        &reply("agent-a", &dsc, &att2, &msg).words(),
         "kill_switch_engaged",
         6,
     );

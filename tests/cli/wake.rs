@@ -7,8 +7,8 @@ use crate::common::*;
 fn wake_state_errors_in_contract_order() {
     let mut env = Env::new();
     let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
-    let wake = |agent: &str, dsc: &str, head: &str| -> Vec<String> {
-        [
+    let wake = |agent: &str, dsc: &str, head: &str| -> Argv {
+        Argv::of(&[
             "wake",
             "--agent",
             agent,
@@ -16,40 +16,36 @@ fn wake_state_errors_in_contract_order() {
             dsc,
             "--expected-head",
             head,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        ])
     };
-    let run = |env: &Env, args: Vec<String>, code: &str, exit: i32| {
-        env.fails(
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-            code,
-            exit,
-        )
-    };
-    run(
-        &env,
-        wake("agent-b", "dsc_missing", &root),
+    env.fails(
+        &wake("agent-b", "dsc_missing", &root).words(),
         "unknown_discussion",
         4,
     );
-    let err = run(&env, wake("agent-b", &dsc, "msg_other"), "stale_head", 5);
+    let err = env.fails(&wake("agent-b", &dsc, "msg_other").words(), "stale_head", 5);
     assert_eq!(err["details"]["head_message_id"], root.as_str());
-    let err = run(&env, wake("agent-a", &dsc, &root), "not_recipient", 5);
+    let err = env.fails(&wake("agent-a", &dsc, &root).words(), "not_recipient", 5);
     assert_eq!(err["details"]["to_agent_id"], "agent-b");
     let att = env.wake(&dsc, "agent-b", &root);
-    let err = run(&env, wake("agent-b", &dsc, &root), "turn_already_active", 5);
+    let err = env.fails(
+        &wake("agent-b", &dsc, &root).words(),
+        "turn_already_active",
+        5,
+    );
     assert_eq!(err["details"]["attempt_id"], att.as_str());
     // stale_head is checked before turn_already_active and not_recipient.
-    run(&env, wake("agent-a", &dsc, "msg_other"), "stale_head", 5);
+    env.fails(&wake("agent-a", &dsc, "msg_other").words(), "stale_head", 5);
     env.advance(6_000);
-    let err = run(&env, wake("agent-b", &dsc, &root), "discussion_terminal", 5);
+    let err = env.fails(
+        &wake("agent-b", &dsc, &root).words(),
+        "discussion_terminal",
+        5,
+    );
     assert_eq!(err["details"]["status"], "deadman");
     env.ok(&["kill-switch", "on", "--reason", "stop"]);
-    run(
-        &env,
-        wake("agent-b", "dsc_missing", &root),
+    env.fails(
+        &wake("agent-b", "dsc_missing", &root).words(),
         "kill_switch_engaged",
         6,
     );
