@@ -195,6 +195,7 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Wait(args) => commands::wait::run(&ctx, args)?,
         Command::Events(args) => commands::events::run(&ctx, args)?,
         Command::Ledger(args) => commands::ledger::run(&ctx, args)?,
+        Command::Token(args) => commands::token::run(&ctx, args)?,
         // Answers go out as MCP messages; the session ends the process.
         Command::Mcp(args) => return commands::mcp::run(ctx, args),
         Command::Completions { .. } => Answer::streamed(0),

@@ -12,6 +12,7 @@ use crate::commands::{
     quota::QuotaArgs,
     reply::ReplyArgs,
     show::ShowArgs,
+    token::TokenArgs,
     verify::VerifyArgs,
     wait::WaitArgs,
     wake::WakeArgs,
@@ -91,6 +92,8 @@ pub(crate) enum Command {
     /// Serve the tools (ask_peer, wake_agent, reply_discussion,
     /// get_discussion, list_discussions, inbox) over MCP on stdio
     Mcp(McpArgs),
+    /// Issue, revoke or list the bearer tokens of `discuss serve`
+    Token(TokenArgs),
     /// Print a completion script
     #[command(
         after_help = "Example:\n  discuss completions bash > ~/.local/share/bash-completion/completions/discuss"

@@ -25,8 +25,22 @@ pub enum ErrorCode {
     SameAgent,
     GroupNotSupported,
     UnknownField,
-    /// A tool call of `discuss mcp --agent A` for another agent.
+    /// A tool call of `discuss mcp --agent A` (or of a `serve` agent
+    /// token) for another agent.
     AgentMismatch,
+    /// `serve`: a missing, unknown, revoked or expired token (never which).
+    Unauthorized,
+    /// `serve`: an agent token reading a discussion it takes no part in,
+    /// or an agent token on an operator endpoint.
+    Forbidden,
+    /// `serve`: a path that names no endpoint (HTTP 404).
+    NotFound,
+    /// `serve`: a method the path does not take (HTTP 405).
+    MethodNotAllowed,
+    /// `serve`: a body that is not `application/json` (HTTP 415).
+    UnsupportedMediaType,
+    /// `token revoke` of an id no token has.
+    UnknownToken,
     UnknownFleet,
     NotInFleet,
     UnknownDiscussion,
@@ -70,6 +84,12 @@ impl ErrorCode {
             GroupNotSupported => "group_not_supported",
             UnknownField => "unknown_field",
             AgentMismatch => "agent_mismatch",
+            Unauthorized => "unauthorized",
+            Forbidden => "forbidden",
+            NotFound => "not_found",
+            MethodNotAllowed => "method_not_allowed",
+            UnsupportedMediaType => "unsupported_media_type",
+            UnknownToken => "unknown_token",
             UnknownFleet => "unknown_fleet",
             NotInFleet => "not_in_fleet",
             UnknownDiscussion => "unknown_discussion",
@@ -99,8 +119,10 @@ impl ErrorCode {
             Internal | IoError | LedgerUnreadable | LedgerUnavailable | NetworkFilesystem => 1,
             Usage => 2,
             InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
-            | SameAgent | GroupNotSupported | UnknownField | AgentMismatch => 3,
-            UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt | AmbiguousId => 4,
+            | SameAgent | GroupNotSupported | UnknownField | AgentMismatch | Unauthorized
+            | Forbidden | MethodNotAllowed | UnsupportedMediaType => 3,
+            UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt | AmbiguousId
+            | NotFound | UnknownToken => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict => 5,
             WakeQuotaExceeded | KillSwitchEngaged => 6,

@@ -3,7 +3,7 @@
 
 use crate::clock::format_ms;
 use crate::error::{Error, ErrorCode, Result};
-use crate::record::{Body, FleetOp, ReceiptKind, Record};
+use crate::record::{Body, CredentialOp, FleetOp, ReceiptKind, Record, Role};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
@@ -59,7 +59,7 @@ pub struct KillSwitchState {
     pub changed_by: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Global {
     pub fleets: BTreeMap<String, BTreeSet<String>>,
     pub kill_switch: KillSwitchState,
@@ -72,6 +72,55 @@ pub struct Global {
     /// last, with what each replaced.
     #[serde(default)]
     pub recent: VecDeque<Change>,
+    /// `serve`'s tokens by id, issued and revoked.
+    #[serde(default)]
+    pub credentials: BTreeMap<String, CredentialState>,
+    /// Whether `credentials` holds every credential record folded. A
+    /// state saved by an earlier version lacks the field (it dropped those
+    /// records as unreadable): it reads `false`, and the state is folded
+    /// anew rather than trusted, so a revocation is never forgotten.
+    #[serde(default)]
+    pub credentials_known: bool,
+}
+
+impl Default for Global {
+    fn default() -> Global {
+        Global {
+            fleets: BTreeMap::new(),
+            kill_switch: KillSwitchState::default(),
+            default_quota: None,
+            agent_quotas: BTreeMap::new(),
+            reservations: HashMap::new(),
+            recent: VecDeque::new(),
+            credentials: BTreeMap::new(),
+            credentials_known: true,
+        }
+    }
+}
+
+/// One token as the ledger knows it (never the token: its digest).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CredentialState {
+    pub agent_id: String,
+    pub role: Role,
+    pub sha256: String,
+    pub expires_ms: Option<i64>,
+    pub issued_at_ms: i64,
+    pub issued_by: String,
+    pub revoked_at_ms: Option<i64>,
+}
+
+impl CredentialState {
+    /// `active`, `expired` or `revoked` at `now_ms`.
+    pub fn state(&self, now_ms: i64) -> &'static str {
+        if self.revoked_at_ms.is_some() {
+            "revoked"
+        } else if self.expires_ms.is_some_and(|e| e <= now_ms) {
+            "expired"
+        } else {
+            "active"
+        }
+    }
 }
 
 impl Global {
@@ -116,6 +165,39 @@ impl Global {
                 agent_id: quota.agent_id.clone(),
                 was: self.set_quota(quota.agent_id.as_deref(), Some(quota.wakes_per_hour)),
             },
+            Body::Credential(credential) => {
+                match credential.op {
+                    CredentialOp::Issue => {
+                        // An issue without its fields grants nothing; a
+                        // second issue of one id never replaces the first.
+                        if let (Some(agent_id), Some(role), Some(sha256)) =
+                            (&credential.agent_id, credential.role, &credential.sha256)
+                            && !self.credentials.contains_key(&credential.token_id)
+                        {
+                            self.credentials.insert(
+                                credential.token_id.clone(),
+                                CredentialState {
+                                    agent_id: agent_id.clone(),
+                                    role,
+                                    sha256: sha256.to_ascii_lowercase(),
+                                    expires_ms: credential.expires_ms,
+                                    issued_at_ms: record.at_ms,
+                                    issued_by: record.by.clone(),
+                                    revoked_at_ms: None,
+                                },
+                            );
+                        }
+                    }
+                    CredentialOp::Revoke => {
+                        if let Some(state) = self.credentials.get_mut(&credential.token_id)
+                            && state.revoked_at_ms.is_none()
+                        {
+                            state.revoked_at_ms = Some(record.at_ms);
+                        }
+                    }
+                }
+                return;
+            }
             Body::Receipt(receipt) if receipt.kind() == Some(ReceiptKind::Reserved) => {
                 if let Some(agent) = &receipt.agent_id {
                     self.reservations

@@ -21,6 +21,7 @@ mod cli;
 mod clock;
 mod commands;
 mod complete;
+mod credentials;
 mod escape;
 mod ids;
 mod ledger;

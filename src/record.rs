@@ -42,6 +42,7 @@ pub enum Body {
     Fleet(FleetChange),
     KillSwitch(KillSwitch),
     Quota(QuotaSetting),
+    Credential(Credential),
 }
 
 /// A P2P substrate message; discussion messages carry the envelope in `payload`.
@@ -179,6 +180,46 @@ pub struct QuotaSetting {
 
 pub const MAX_WAKES_PER_HOUR: u32 = 100_000;
 
+/// A `serve` token issued or revoked (`ledger.md`, `credential`): only
+/// the token's SHA-256 digest is ever written, never the token.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Credential {
+    pub op: CredentialOp,
+    pub token_id: String,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub role: Option<Role>,
+    #[serde(default)]
+    pub sha256: Option<String>,
+    #[serde(default)]
+    pub expires_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CredentialOp {
+    Issue,
+    Revoke,
+}
+
+/// What a token acts as: one agent, or the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Agent,
+    Operator,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Agent => "agent",
+            Role::Operator => "operator",
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct Header {
     v: u64,
@@ -257,6 +298,7 @@ impl Record {
             Body::Fleet(_) => "fleet",
             Body::KillSwitch(_) => "kill_switch",
             Body::Quota(_) => "quota",
+            Body::Credential(_) => "credential",
         }
     }
 
@@ -282,6 +324,7 @@ impl Record {
             "fleet" => FleetChange::deserialize(&value).map(Body::Fleet),
             "kill_switch" => KillSwitch::deserialize(&value).map(Body::KillSwitch),
             "quota" => QuotaSetting::deserialize(&value).map(Body::Quota),
+            "credential" => Credential::deserialize(&value).map(Body::Credential),
             other => return Err(format!("unknown kind {other:?}")),
         }
         .map_err(|e| format!("bad {} record: {e}", header.kind))?;
@@ -376,6 +419,23 @@ impl Record {
             Body::Quota(q) => {
                 put("agent_id", q.agent_id.clone().into());
                 put("wakes_per_hour", q.wakes_per_hour.into());
+            }
+            Body::Credential(c) => {
+                put(
+                    "op",
+                    match c.op {
+                        CredentialOp::Issue => "issue",
+                        CredentialOp::Revoke => "revoke",
+                    }
+                    .into(),
+                );
+                put("token_id", c.token_id.clone().into());
+                if c.op == CredentialOp::Issue {
+                    put("agent_id", c.agent_id.clone().into());
+                    put("role", c.role.map(Role::as_str).into());
+                    put("sha256", c.sha256.clone().into());
+                    put("expires_ms", c.expires_ms.into());
+                }
             }
         }
         Value::Object(map)

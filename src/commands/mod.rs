@@ -15,6 +15,7 @@ pub(crate) mod mcp;
 pub(crate) mod quota;
 pub(crate) mod reply;
 pub(crate) mod show;
+pub(crate) mod token;
 pub(crate) mod verify;
 pub(crate) mod wait;
 pub(crate) mod wake;

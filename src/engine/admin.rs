@@ -55,3 +55,47 @@ pub fn plan_quota(agent_id: Option<String>, wakes_per_hour: u32, stamp: &Stamp) 
         }),
     )]
 }
+
+/// A token's issue: only its digest is written.
+pub fn plan_token_issue(
+    token_id: &str,
+    agent_id: &str,
+    role: crate::record::Role,
+    sha256: String,
+    expires_ms: Option<i64>,
+    stamp: &Stamp,
+) -> Vec<Record> {
+    vec![stamp.record(
+        ids::RECORD,
+        Body::Credential(crate::record::Credential {
+            op: crate::record::CredentialOp::Issue,
+            token_id: token_id.into(),
+            agent_id: Some(agent_id.into()),
+            role: Some(role),
+            sha256: Some(sha256),
+            expires_ms,
+        }),
+    )]
+}
+
+/// A token's revocation; none for one already revoked.
+pub fn plan_token_revoke(global: &Global, token_id: &str, stamp: &Stamp) -> Vec<Record> {
+    if global
+        .credentials
+        .get(token_id)
+        .is_none_or(|c| c.revoked_at_ms.is_some())
+    {
+        return Vec::new();
+    }
+    vec![stamp.record(
+        ids::RECORD,
+        Body::Credential(crate::record::Credential {
+            op: crate::record::CredentialOp::Revoke,
+            token_id: token_id.into(),
+            agent_id: None,
+            role: None,
+            sha256: None,
+            expires_ms: None,
+        }),
+    )]
+}

@@ -157,3 +157,100 @@ impl View for KillSwitchView {
         ));
     }
 }
+
+/// `token issue`: the new token, shown this once, and what it acts as.
+#[derive(Serialize)]
+pub(crate) struct TokenIssuedView {
+    pub token: String,
+    pub token_id: String,
+    pub agent_id: String,
+    pub role: &'static str,
+    pub expires_at: Option<At>,
+}
+
+impl View for TokenIssuedView {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        // The token alone on stdout, so `$(discuss token issue …)` takes
+        // it; what it is goes to the note below it.
+        out.text(&format!("{}\n", self.token));
+    }
+}
+
+impl TokenIssuedView {
+    /// What the token is, for stderr: never the token.
+    pub(crate) fn described(&self) -> String {
+        format!(
+            "{} acts as {} ({}){}; it is shown only now, and the ledger keeps only its digest",
+            self.token_id,
+            self.agent_id,
+            self.role,
+            self.expires_at
+                .map(|at| format!(", until {}", crate::clock::format_ms(at.0)))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// `token list` (and `token revoke`: the one revoked): never a token.
+#[derive(Serialize)]
+pub(crate) struct TokensView {
+    pub tokens: Vec<TokenRow>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct TokenRow {
+    pub token_id: String,
+    pub agent_id: String,
+    pub role: &'static str,
+    pub state: &'static str,
+    pub issued_at: At,
+    pub issued_by: String,
+    pub expires_at: Option<At>,
+    pub revoked_at: Option<At>,
+}
+
+impl TokensView {
+    /// Every token of `global` (or only `only`), oldest first.
+    pub(crate) fn of(global: &Global, now_ms: i64, only: Option<&str>) -> TokensView {
+        let mut tokens: Vec<TokenRow> = global
+            .credentials
+            .iter()
+            .filter(|(id, _)| only.is_none_or(|o| o == id.as_str()))
+            .map(|(id, c)| TokenRow {
+                token_id: id.clone(),
+                agent_id: c.agent_id.clone(),
+                role: c.role.as_str(),
+                state: c.state(now_ms),
+                issued_at: At(c.issued_at_ms),
+                issued_by: c.issued_by.clone(),
+                expires_at: c.expires_ms.map(At),
+                revoked_at: c.revoked_at_ms.map(At),
+            })
+            .collect();
+        tokens.sort_by(|a, b| (a.issued_at.0, &a.token_id).cmp(&(b.issued_at.0, &b.token_id)));
+        TokensView { tokens }
+    }
+}
+
+impl View for TokensView {
+    fn human(&self, style: &Style, out: &mut Sink) {
+        if self.tokens.is_empty() {
+            out.text("no tokens; issue one with `discuss token issue AGENT`\n");
+            return;
+        }
+        let mut table = style.table(&["token", "agent", "role", "state", "expires"]);
+        for token in &self.tokens {
+            table.add_row(vec![
+                token.token_id.clone(),
+                printable(&token.agent_id, false).into_owned(),
+                token.role.to_owned(),
+                token.state.to_owned(),
+                token
+                    .expires_at
+                    .map(|at| crate::clock::format_ms(at.0))
+                    .unwrap_or_else(|| "never".to_owned()),
+            ]);
+        }
+        out.text(&format!("{table}\n"));
+    }
+}

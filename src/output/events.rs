@@ -4,6 +4,7 @@ use super::text::{clock_time, printable};
 use super::{At, Sink, Style, View};
 use crate::discussion::{Envelope, Status};
 use crate::ledger::{Body, Record};
+use crate::record::{CredentialOp, Role};
 use serde::Serialize;
 
 /// A record as an event of the stream.
@@ -53,6 +54,15 @@ enum What<'a> {
         agent_id: Option<&'a str>,
         wakes_per_hour: u32,
     },
+    /// A token issued or revoked: never its digest.
+    Credential {
+        op: &'static str,
+        token_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        role: Option<&'static str>,
+    },
 }
 
 impl<'a> EventView<'a> {
@@ -90,6 +100,15 @@ impl<'a> EventView<'a> {
             Body::Quota(q) => What::Quota {
                 agent_id: q.agent_id.as_deref(),
                 wakes_per_hour: q.wakes_per_hour,
+            },
+            Body::Credential(c) => What::Credential {
+                op: match c.op {
+                    CredentialOp::Issue => "issue",
+                    CredentialOp::Revoke => "revoke",
+                },
+                token_id: &c.token_id,
+                agent_id: c.agent_id.as_deref(),
+                role: c.role.map(Role::as_str),
             },
         };
         EventView {
@@ -142,6 +161,17 @@ impl View for EventView<'_> {
                 "quota {wakes_per_hour} wakes/hour for {}",
                 agent_id.unwrap_or("every agent (default)")
             ),
+            What::Credential {
+                op,
+                token_id,
+                agent_id,
+                role,
+            } => match (op, agent_id, role) {
+                (&"issue", Some(agent), Some(role)) => {
+                    format!("token {token_id} issued for {agent} ({role})")
+                }
+                _ => format!("token {token_id} {op}d"),
+            },
         };
         out.text(&format!(
             "{:>6}  {}  {}  {}  {}\n",

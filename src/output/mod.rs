@@ -14,7 +14,9 @@ mod rows;
 mod text;
 mod writes;
 
-pub(crate) use admin::{FleetView, FleetsView, KillSwitchView, QuotaView};
+pub(crate) use admin::{
+    FleetView, FleetsView, KillSwitchView, QuotaView, TokenIssuedView, TokensView,
+};
 pub(crate) use discussion::{DiscussionView, Reached, render_all};
 pub(crate) use events::EventView;
 pub(crate) use ledger::{ExportView, ImportView, InfoView, VerifyView};

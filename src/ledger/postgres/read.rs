@@ -62,7 +62,9 @@ impl PgLedger {
             // A damaged summary is derived data: it is folded anew; so is
             // one that counts more lines than there are (lines deleted).
             if lines as i64 <= newest
-                && let Ok(folded) = serde_json::from_str(row.get(3))
+                && let Ok(folded) = serde_json::from_str::<Folded>(row.get(3))
+                // Saved by an earlier version, which skipped credentials.
+                && folded.global.credentials_known
             {
                 state.lines = lines;
                 state.bytes = row.get::<_, i64>(2) as u64;

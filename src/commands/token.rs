@@ -1,0 +1,119 @@
+//! `discuss token issue AGENT [--operator] [--expires-in-hours N] | revoke
+//! TOKEN_ID | list`: the bearer tokens of `discuss serve`.
+
+use super::Context;
+use crate::credentials::{self, MAX_EXPIRES_IN_HOURS, TOKEN_ID};
+use crate::discussion::envelope::check_range;
+use crate::engine::{plan_token_issue, plan_token_revoke};
+use crate::error::{Error, ErrorCode, Result};
+use crate::output::{Answer, At, TokenIssuedView, TokensView};
+use crate::record::Role;
+use clap::{Args, Subcommand};
+
+/// Tokens for `discuss serve`: an agent token acts as exactly one agent,
+/// an operator token acts for the operator. The ledger keeps only each
+/// token's SHA-256 digest.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  TOKEN=$(discuss token issue agent-b --expires-in-hours 720)\n  \
+    discuss token list\n  discuss token revoke tok_…"
+)]
+pub(crate) struct TokenArgs {
+    #[command(subcommand)]
+    pub command: TokenCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Issue a token and print it, this once (stdout)
+    Issue {
+        /// The agent the token acts as (for --operator: who holds it)
+        #[arg(value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
+        agent: String,
+        /// Act for the operator: fleets, quotas, the kill-switch, and
+        /// reading every discussion
+        #[arg(long)]
+        operator: bool,
+        /// Expire after this many hours (1 to 87600); never, without it
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        expires_in_hours: Option<i64>,
+    },
+    /// Revoke a token: the next request with it is refused
+    Revoke {
+        /// The token's id (tok_…), as `token list` shows it
+        #[arg(value_name = "TOKEN_ID")]
+        token_id: String,
+    },
+    /// Every token's id, agent, role, expiry and state (never a token)
+    List,
+}
+
+pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
+    match &args.command {
+        TokenCommand::Issue {
+            agent,
+            operator,
+            expires_in_hours,
+        } => {
+            crate::ids::check_name("agent_id", agent)?;
+            if let Some(hours) = expires_in_hours {
+                check_range("expires_in_hours", *hours, (1, MAX_EXPIRES_IN_HOURS))?;
+            }
+            let role = if *operator {
+                Role::Operator
+            } else {
+                Role::Agent
+            };
+            let token = credentials::new_token()?;
+            let token_id = crate::ids::new_id(TOKEN_ID);
+            let view = ctx.ledger.append_global(|view| {
+                let stamp = ctx.stamp(view.last_at_ms());
+                let expires_ms = expires_in_hours.map(|h| stamp.at_ms + h * 3_600_000);
+                let records = plan_token_issue(
+                    &token_id,
+                    agent,
+                    role,
+                    credentials::digest(&token),
+                    expires_ms,
+                    &stamp,
+                );
+                let view = TokenIssuedView {
+                    token: token.clone(),
+                    token_id: token_id.clone(),
+                    agent_id: agent.clone(),
+                    role: role.as_str(),
+                    expires_at: expires_ms.map(At),
+                };
+                Ok((records, view))
+            })?;
+            if !ctx.out.json {
+                ctx.out.note(&view.described());
+            }
+            Ok(Answer::new(view))
+        }
+        TokenCommand::Revoke { token_id } => {
+            crate::ids::check_server_id("token_id", TOKEN_ID, token_id)?;
+            let (global, now) = ctx.ledger.append_global(|view| {
+                let stamp = ctx.stamp(view.last_at_ms());
+                let mut global = view.global(stamp.at_ms).into_owned();
+                if !global.credentials.contains_key(token_id) {
+                    return Err(Error::new(
+                        ErrorCode::UnknownToken,
+                        format!("no token has the id {token_id}"),
+                    )
+                    .detail("token_id", token_id.as_str())
+                    .hint("discuss token list shows every token's id"));
+                }
+                let records = plan_token_revoke(&global, token_id, &stamp);
+                records.iter().for_each(|record| global.apply(record));
+                Ok((records, (global, stamp.at_ms)))
+            })?;
+            Ok(Answer::new(TokensView::of(&global, now, Some(token_id))))
+        }
+        TokenCommand::List => {
+            let view = ctx.ledger.view(&[])?;
+            let now = ctx.now(view.last_at_ms());
+            Ok(Answer::new(TokensView::of(&view.global(now), now, None)))
+        }
+    }
+}
