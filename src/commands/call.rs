@@ -55,6 +55,9 @@ pub(crate) fn run(ctx: &Context, args: &CallArgs) -> Result<Answer> {
         ));
     };
     Ok(Answer::new(crate::tools::answer(
-        ctx, &args.tool, request, None,
+        ctx,
+        &args.tool,
+        request,
+        crate::tools::Caller::default(),
     )?))
 }

@@ -1,7 +1,6 @@
 //! `discuss fleet add|remove|list`.
 
 use super::Context;
-use crate::engine::plan_fleet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::output::{Answer, FleetView, FleetsView};
@@ -47,16 +46,12 @@ pub(crate) fn run(ctx: &Context, args: &FleetArgs) -> Result<Answer> {
         FleetCommand::Remove { fleet, agents } => (FleetOp::Remove, fleet, agents),
         FleetCommand::List { fleet } => return list(ctx, fleet.as_deref()),
     };
-    ids::check_name("fleet_id", fleet)?;
-    for agent in agents {
-        ids::check_name("agent_id", agent)?;
-    }
-    let global = ctx.ledger.append_global(|view| {
-        let mut global = view.global(ctx.now(view.last_at_ms())).into_owned();
-        let records = plan_fleet(&global, op, fleet, agents, &ctx.stamp(view.last_at_ms()));
-        records.iter().for_each(|record| global.apply(record));
-        Ok((records, global))
-    })?;
+    let none = Vec::new();
+    let (add, remove) = match op {
+        FleetOp::Add => (agents, &none),
+        FleetOp::Remove => (&none, agents),
+    };
+    let global = crate::operations::admin::change_fleet(ctx, fleet, add, remove)?;
     let agents = global
         .members(fleet)
         .map(|m| m.iter().cloned().collect())

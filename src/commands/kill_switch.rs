@@ -1,9 +1,7 @@
 //! `discuss kill-switch [status] | on --reason TEXT | off`.
 
 use super::Context;
-use crate::engine::plan_kill_switch;
-use crate::error::{Error, ErrorCode, Result};
-use crate::global::KillSwitchState;
+use crate::error::Result;
 use crate::output::{Answer, KillSwitchView};
 use clap::{Args, Subcommand};
 
@@ -39,28 +37,9 @@ pub(crate) fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer> {
             view.global(ctx.now(view.last_at_ms())).kill_switch.clone()
         }
         Some(KillSwitchCommand::On { reason }) => {
-            if reason.trim().is_empty() {
-                return Err(
-                    Error::new(ErrorCode::InvalidArgument, "--reason must not be empty")
-                        .hint("say why, e.g. --reason 'runaway loop'"),
-                );
-            }
-            set(ctx, true, Some(reason.clone()))?
+            crate::operations::admin::set_kill_switch(ctx, true, Some(reason.clone()))?
         }
-        Some(KillSwitchCommand::Off) => set(ctx, false, None)?,
+        Some(KillSwitchCommand::Off) => crate::operations::admin::set_kill_switch(ctx, false, None)?,
     };
     Ok(Answer::new(KillSwitchView::from(state)))
-}
-
-fn set(ctx: &Context, engaged: bool, reason: Option<String>) -> Result<KillSwitchState> {
-    ctx.ledger.append_global(|view| {
-        let stamp = ctx.stamp(view.last_at_ms());
-        let state = KillSwitchState {
-            engaged,
-            reason: reason.clone(),
-            changed_at_ms: Some(stamp.at_ms),
-            changed_by: Some(stamp.by.clone()),
-        };
-        Ok((plan_kill_switch(engaged, reason, &stamp), state))
-    })
 }

@@ -335,7 +335,7 @@ impl Server {
         let ctx = Arc::clone(&self.ctx);
         let agent = self.agent.clone();
         tokio::task::spawn_blocking(move || {
-            crate::tools::answer(&ctx, &tool, request, agent.as_deref())
+            crate::tools::answer(&ctx, &tool, request, crate::tools::Caller::pinned(agent.as_deref()))
         })
         .await
         .unwrap_or_else(|e| {

@@ -1,12 +1,8 @@
 //! `discuss quota set N [--agent AGENT] | show`.
 
 use super::Context;
-use crate::discussion::envelope::check_range;
-use crate::engine::plan_quota;
 use crate::error::Result;
-use crate::ids;
 use crate::output::{Answer, QuotaView};
-use crate::record::MAX_WAKES_PER_HOUR;
 use clap::{Args, Subcommand};
 
 /// Hourly wake quotas: reservations for one woken agent in any rolling 60
@@ -41,21 +37,7 @@ pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer> {
             wakes_per_hour,
             agent,
         } => {
-            check_range(
-                "wakes_per_hour",
-                *wakes_per_hour,
-                (0, i64::from(MAX_WAKES_PER_HOUR)),
-            )?;
-            if let Some(agent) = agent {
-                ids::check_name("agent_id", agent)?;
-            }
-            ctx.ledger.append_global(|view| {
-                let stamp = ctx.stamp(view.last_at_ms());
-                let records = plan_quota(agent.clone(), *wakes_per_hour as u32, &stamp);
-                let mut global = view.global(stamp.at_ms).into_owned();
-                records.iter().for_each(|record| global.apply(record));
-                Ok((records, (global, stamp.at_ms)))
-            })?
+            crate::operations::admin::set_quota(ctx, agent.as_deref(), *wakes_per_hour)?
         }
         QuotaCommand::Show => {
             let view = ctx.ledger.view(&[])?;

@@ -5,7 +5,9 @@
 //! derive one discussion (`read`) or list them (`lists`). Nothing here
 //! parses arguments or renders output.
 
+pub(crate) mod admin;
 pub(crate) mod ask;
+pub(crate) mod events;
 pub(crate) mod lists;
 pub(crate) mod read;
 pub(crate) mod reply;

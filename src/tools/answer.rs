@@ -11,28 +11,55 @@ use crate::output::{AskView, DiscussionView, Render, ReplyView, RowsView};
 use crate::session::Session;
 use serde_json::{Map, Value};
 
-/// The answer to one call of `tool`: the request object is checked
-/// (unknown fields, types, then everything the command checks) and run.
-/// With `agent`, the caller acts for that agent only:
-/// `ask_peer.from_agent_id` and `reply_discussion.agent_id` must be it
-/// (`agent_mismatch`), and `inbox` reads its inbox when no `agent_id` is
-/// given.
+/// Whom a call acts for.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Caller<'a> {
+    /// The one agent the caller acts for (`mcp --agent`, a `serve` agent
+    /// token): `ask_peer.from_agent_id` and `reply_discussion.agent_id`
+    /// must be it (`agent_mismatch`), and `inbox` reads its inbox when no
+    /// `agent_id` is given.
+    pub agent: Option<&'a str>,
+    /// A `serve` agent token, which holds no ledger: `wake_agent.agent_id`
+    /// must be its agent too, `inbox` reads only its own, and it reads only
+    /// the discussions it takes part in (`forbidden`; lists are filtered).
+    pub own_only: bool,
+}
+
+impl<'a> Caller<'a> {
+    /// Acts for `agent` as `discuss mcp --agent` does.
+    pub(crate) fn pinned(agent: Option<&'a str>) -> Caller<'a> {
+        Caller {
+            agent,
+            own_only: false,
+        }
+    }
+
+    /// The agent whose discussions alone may be read, if reads are bound.
+    fn reader(&self) -> Option<&'a str> {
+        self.agent.filter(|_| self.own_only)
+    }
+}
+
+/// The answer to one call of `tool` for `caller`: the request object is
+/// checked (unknown fields, types, then everything the command checks)
+/// and run.
 pub(crate) fn answer(
     session: &Session,
     tool: &str,
     request: Map<String, Value>,
-    agent: Option<&str>,
+    caller: Caller<'_>,
 ) -> Result<Value> {
     // A tool caller changes fields, not flags: hints say so.
-    answer_request(session, tool, request, agent).map_err(Error::for_tools)
+    answer_request(session, tool, request, caller).map_err(Error::for_tools)
 }
 
 fn answer_request(
     session: &Session,
     tool: &str,
     request: Map<String, Value>,
-    agent: Option<&str>,
+    caller: Caller<'_>,
 ) -> Result<Value> {
+    let agent = caller.agent;
     let Some(tool) = super::find(tool) else {
         return Err(
             Error::new(ErrorCode::InvalidArgument, format!("unknown tool {tool:?}"))
@@ -48,7 +75,7 @@ fn answer_request(
     let key = key.as_deref();
     Ok(match tool.operation {
         Operation::Ask => {
-            pinned(&request, agent, "from_agent_id")?;
+            pinned(&request, caller, "from_agent_id")?;
             // A list is taken, to be refused as a group (as `ask --to a,b`).
             let to = match request.given("to_agent_id") {
                 Some(Value::Array(_)) => request.strings("to_agent_id", "a string")?,
@@ -76,6 +103,9 @@ fn answer_request(
             .value()
         }
         Operation::Wake => {
+            if caller.own_only {
+                pinned(&request, caller, "agent_id")?;
+            }
             let wake = WakeRequest::new(
                 &request.string("agent_id")?,
                 &operations::resolve_discussion(session, &request.string("discussion_id")?)?,
@@ -91,7 +121,7 @@ fn answer_request(
             .value()
         }
         Operation::Reply => {
-            pinned(&request, agent, "agent_id")?;
+            pinned(&request, caller, "agent_id")?;
             let reply = ReplyRequest::new(
                 &request.string("agent_id")?,
                 &operations::resolve_discussion(session, &request.string("discussion_id")?)?,
@@ -115,11 +145,17 @@ fn answer_request(
             let statuses = lists::parse_statuses(&given)?;
             let agent = request.optional_string("agent_id")?;
             let fleet = request.optional_string("fleet_id")?;
-            let (rows, now_ms) =
-                lists::listed(session, &statuses, agent.as_deref(), fleet.as_deref())?;
+            let filter = agent.as_deref().or(caller.reader());
+            let (mut rows, now_ms) = lists::listed(session, &statuses, filter, fleet.as_deref())?;
+            if let Some(reader) = caller.reader() {
+                rows.retain(|row| row.participants.iter().any(|p| p == reader));
+            }
             rows_json(rows, now_ms)
         }
         Operation::Inbox => {
+            if caller.own_only {
+                pinned(&request, caller, "agent_id")?;
+            }
             let given = request.optional_string("agent_id")?;
             let Some(agent) = given.as_deref().or(agent) else {
                 return Err(
@@ -133,6 +169,9 @@ fn answer_request(
         Operation::Get => {
             let (discussion, now_ms) =
                 operations::read::load(session, &request.string("discussion_id")?)?;
+            if let Some(reader) = caller.reader() {
+                forbid_unless_taking_part(&discussion, reader)?;
+            }
             DiscussionView {
                 discussion,
                 now_ms,
@@ -143,24 +182,50 @@ fn answer_request(
     })
 }
 
+/// `forbidden` unless `agent` is the asker or the peer of `discussion`.
+pub(crate) fn forbid_unless_taking_part(
+    discussion: &crate::discussion::Discussion,
+    agent: &str,
+) -> Result<()> {
+    let takes_part = discussion
+        .root
+        .as_ref()
+        .is_some_and(|root| root.asker == agent || root.peer == agent);
+    if takes_part {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::Forbidden,
+        format!(
+            "{agent} takes no part in {}: an agent token reads only its own discussions",
+            discussion.id
+        ),
+    )
+    .detail("discussion_id", discussion.id.as_str())
+    .detail("agent_id", agent))
+}
+
 /// `agent_mismatch` when the server acts for `agent` and `field` names
 /// another one.
-fn pinned(request: &Request, agent: Option<&str>, field: &str) -> Result<()> {
-    let (Some(agent), Some(Value::String(given))) = (agent, request.given(field)) else {
+fn pinned(request: &Request, caller: Caller<'_>, field: &str) -> Result<()> {
+    let (Some(agent), Some(Value::String(given))) = (caller.agent, request.given(field)) else {
         return Ok(());
     };
     if given == agent {
         return Ok(());
     }
+    let (acts, elsewhere) = if caller.own_only {
+        ("this token acts", "use a token of its own")
+    } else {
+        ("this server acts", "run a server of its own")
+    };
     Err(Error::new(
         ErrorCode::AgentMismatch,
-        format!("{field} is {given}, but this server acts for {agent}"),
+        format!("{field} is {given}, but {acts} for {agent}"),
     )
     .detail("field", field)
     .detail("agent_id", agent)
-    .hint(format!(
-        "set {field} to {agent}, or run a server of its own for {given}"
-    )))
+    .hint(format!("set {field} to {agent}, or {elsewhere} for {given}")))
 }
 
 /// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.

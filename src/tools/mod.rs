@@ -10,7 +10,7 @@ mod answer;
 mod request;
 pub(crate) mod schema;
 
-pub(crate) use answer::answer;
+pub(crate) use answer::{Caller, answer, forbid_unless_taking_part};
 
 use crate::discussion::envelope;
 

@@ -3,25 +3,36 @@
 
 use super::*;
 
+/// The most connections kept open between calls (`serve`'s pool; a
+/// command uses one).
+const MAX_IDLE_CONNECTIONS: usize = 16;
+
 impl PgLedger {
-    /// Runs `work` on the connection, opening it first if need be. A
-    /// connection that broke is dropped, so the next call opens another.
+    /// Runs `work` on an idle connection, or a new one when none is idle;
+    /// it is kept for the next call unless it broke, so the next call opens
+    /// another. Calls on several threads each hold their own connection.
     pub(super) fn session<T>(&self, work: impl FnOnce(&mut Client) -> Step<T>) -> Result<T> {
-        let mut slot = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let client = match slot.take() {
-            Some(client) if !client.is_closed() => slot.insert(client),
-            _ => slot.insert(self.connect()?),
+        let idle = || self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = std::iter::from_fn(|| idle().pop()).find(|client| !client.is_closed());
+        let mut client = match taken {
+            Some(client) => client,
+            None => self.connect()?,
         };
-        match work(client) {
-            Ok(done) => Ok(done),
-            Err(Fail::Discuss(err)) => Err(err),
+        let (outcome, keep) = match work(&mut client) {
+            Ok(done) => (Ok(done), true),
+            Err(Fail::Discuss(err)) => (Err(err), true),
             Err(Fail::Db(err)) => {
-                if client.is_closed() || err.as_db_error().is_none() {
-                    *slot = None;
-                }
-                Err(self.db_error(&err))
+                let keep = !client.is_closed() && err.as_db_error().is_some();
+                (Err(self.db_error(&err)), keep)
+            }
+        };
+        if keep {
+            let mut idle = idle();
+            if idle.len() < MAX_IDLE_CONNECTIONS {
+                idle.push(client);
             }
         }
+        outcome
     }
 
     /// `session` for a write: a failure to reach or use the database says

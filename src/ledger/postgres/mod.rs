@@ -98,7 +98,9 @@ const IMPORT_BATCH: usize = 5_000;
 /// opened on first use and kept for the process.
 pub(crate) struct PgLedger {
     location: Location,
-    client: Mutex<Option<Client>>,
+    /// Connections open and not in use: one for a command; for `serve`,
+    /// a small pool that requests on several threads take from.
+    idle: Mutex<Vec<Client>>,
     /// With it, writers keep `discuss_summaries` and lists read it.
     summarize: Option<Summarize>,
 }
@@ -196,7 +198,7 @@ impl PgLedger {
     pub(crate) fn new(location: Location) -> PgLedger {
         PgLedger {
             location,
-            client: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
             summarize: None,
         }
     }

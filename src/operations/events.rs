@@ -1,0 +1,143 @@
+//! The event stream (`events`, `serve`'s `/v1/events`): the ledger's
+//! records in order with their discussion's status after each, filtered,
+//! resumable after a cursor (a record's line). Reading never writes.
+
+use crate::discussion::{Status, derive};
+use crate::error::Result;
+use crate::ledger::Record;
+use crate::session::Session;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// What the stream remembers: the records of discussions that may still
+/// change, to derive each one's status after each record.
+pub(crate) struct EventStream {
+    discussion: Option<String>,
+    agent: Option<String>,
+    /// Reads bound to one agent (a `serve` agent token): only the records
+    /// of its discussions, and no global record.
+    viewer: Option<String>,
+    open: HashMap<String, Vec<Record>>,
+    /// When each discussion in `open` is terminal whatever comes: its
+    /// conversation deadline, soonest first. Past it in the stream's time,
+    /// its records are let go (a later line reads them back).
+    settles: BinaryHeap<Reverse<(i64, String)>>,
+    /// Every discussion held so far: one not among them has no records
+    /// before this one (the stream starts at the first line).
+    seen: HashSet<String>,
+    /// The last line handled: a batch cut short by a lost database is
+    /// read again from its start, and nothing is printed twice.
+    through: usize,
+    /// Started after a cursor: a discussion first met may have records
+    /// before it, read from the ledger for its status.
+    resumed: bool,
+}
+
+/// What is done with each record that passes, and its status after it.
+pub(crate) type Emit<'e> = dyn FnMut(&Record, Option<Status>) -> Result<()> + 'e;
+
+impl EventStream {
+    /// A stream of the records after line `after` (0: from the first),
+    /// of `discussion` only, of the discussions `agent` takes part in
+    /// only, and of those `viewer` takes part in only, when given.
+    pub(crate) fn new(
+        discussion: Option<String>,
+        agent: Option<String>,
+        viewer: Option<String>,
+        after: u64,
+    ) -> EventStream {
+        EventStream {
+            discussion,
+            agent,
+            viewer,
+            open: HashMap::new(),
+            settles: BinaryHeap::new(),
+            seen: HashSet::new(),
+            through: usize::try_from(after).unwrap_or(usize::MAX),
+            resumed: after > 0,
+        }
+    }
+
+    /// The last line handled: the stream's cursor.
+    pub(crate) fn through(&self) -> usize {
+        self.through
+    }
+
+    /// Handles the next record read: emitted when it passes the filters.
+    pub(crate) fn record(
+        &mut self,
+        session: &Session,
+        record: Record,
+        emit: &mut Emit<'_>,
+    ) -> Result<()> {
+        if record.line <= self.through {
+            return Ok(());
+        }
+        let line = record.line;
+        self.handle(session, record, emit)?;
+        self.through = line;
+        Ok(())
+    }
+
+    fn handle(&mut self, session: &Session, record: Record, emit: &mut Emit<'_>) -> Result<()> {
+        let Some(id) = record.discussion_id().map(str::to_owned) else {
+            if self.discussion.is_none() && self.agent.is_none() && self.viewer.is_none() {
+                emit(&record, None)?;
+            }
+            return Ok(());
+        };
+        if self.discussion.as_ref().is_some_and(|d| *d != id) {
+            return Ok(());
+        }
+        // Let go of what is settled by now, in the stream's time.
+        while let Some(Reverse((at, _))) = self.settles.peek()
+            && *at <= record.at_ms
+        {
+            let Some(Reverse((_, settled))) = self.settles.pop() else {
+                break;
+            };
+            self.open.remove(&settled);
+        }
+        let fresh = !self.open.contains_key(&id);
+        if fresh {
+            // Let go earlier: what came before, from the ledger.
+            let before: Vec<Record> = if self.seen.insert(id.clone()) && !self.resumed {
+                Vec::new()
+            } else {
+                let line = record.line;
+                let view = session.ledger.view(&[&id])?;
+                view.discussion(&id)
+                    .into_iter()
+                    .filter(|r| r.line < line)
+                    .cloned()
+                    .collect()
+            };
+            self.open.insert(id.clone(), before);
+        }
+        let records = self.open.get_mut(&id).expect("just inserted");
+        records.push(record);
+        let refs: Vec<&Record> = records.iter().collect();
+        let at = refs.last().expect("one record").at_ms;
+        let state = derive(&id, &refs, at);
+        if fresh {
+            // Newly held: settled by its conversation deadline (every
+            // attempt's is within it), or at once without a root.
+            let settles = state
+                .as_ref()
+                .and_then(|d| d.root.as_ref())
+                .map_or(at, |r| r.deadline_ms);
+            self.settles.push(Reverse((settles, id.clone())));
+        }
+        for agent in [&self.agent, &self.viewer].into_iter().flatten() {
+            let takes_part = state
+                .as_ref()
+                .and_then(|d| d.root.as_ref())
+                .is_some_and(|r| r.asker == *agent || r.peer == *agent);
+            if !takes_part {
+                return Ok(());
+            }
+        }
+        let status = state.as_ref().map(|d| d.status);
+        emit(records.last().expect("one record"), status)
+    }
+}
