@@ -198,6 +198,7 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Token(args) => commands::token::run(&ctx, args)?,
         // Answers go out as MCP messages; the session ends the process.
         Command::Mcp(args) => return commands::mcp::run(ctx, args),
+        Command::Serve(args) => return commands::serve::run(ctx, args),
         Command::Completions { .. } => Answer::streamed(0),
     };
     ctx.out.emit(&answer)?;

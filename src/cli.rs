@@ -11,6 +11,7 @@ use crate::commands::{
     mcp::McpArgs,
     quota::QuotaArgs,
     reply::ReplyArgs,
+    serve::ServeArgs,
     show::ShowArgs,
     token::TokenArgs,
     verify::VerifyArgs,
@@ -92,6 +93,9 @@ pub(crate) enum Command {
     /// Serve the tools (ask_peer, wake_agent, reply_discussion,
     /// get_discussion, list_discussions, inbox) over MCP on stdio
     Mcp(McpArgs),
+    /// Serve the tools over HTTP (MCP streamable HTTP, /v1/…) with
+    /// per-agent bearer tokens
+    Serve(ServeArgs),
     /// Issue, revoke or list the bearer tokens of `discuss serve`
     Token(TokenArgs),
     /// Print a completion script

@@ -139,7 +139,12 @@ mod tests {
         let ok = authenticate(&with(token, Role::Agent, None, false), Some(token), 10).unwrap();
         assert_eq!(ok.acting_agent(), Some("agent-a"));
         let operator = with(token, Role::Operator, Some(11), false);
-        assert_eq!(authenticate(&operator, Some(token), 10).unwrap().acting_agent(), None);
+        assert_eq!(
+            authenticate(&operator, Some(token), 10)
+                .unwrap()
+                .acting_agent(),
+            None
+        );
         for (global, presented) in [
             (with(token, Role::Agent, None, false), Some("dsk_other")),
             (with(token, Role::Agent, None, false), None),

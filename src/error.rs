@@ -41,6 +41,8 @@ pub enum ErrorCode {
     UnsupportedMediaType,
     /// `token revoke` of an id no token has.
     UnknownToken,
+    /// `serve`: a connection past `--max-connections` (HTTP 503).
+    ServerBusy,
     UnknownFleet,
     NotInFleet,
     UnknownDiscussion,
@@ -90,6 +92,7 @@ impl ErrorCode {
             MethodNotAllowed => "method_not_allowed",
             UnsupportedMediaType => "unsupported_media_type",
             UnknownToken => "unknown_token",
+            ServerBusy => "server_busy",
             UnknownFleet => "unknown_fleet",
             NotInFleet => "not_in_fleet",
             UnknownDiscussion => "unknown_discussion",
@@ -116,7 +119,8 @@ impl ErrorCode {
     pub fn exit_status(self) -> u8 {
         use ErrorCode::*;
         match self {
-            Internal | IoError | LedgerUnreadable | LedgerUnavailable | NetworkFilesystem => 1,
+            Internal | IoError | LedgerUnreadable | LedgerUnavailable | NetworkFilesystem
+            | ServerBusy => 1,
             Usage => 2,
             InvalidArgument | InvalidId | OutOfRange | PayloadNotJson | PayloadTooLarge
             | SameAgent | GroupNotSupported | UnknownField | AgentMismatch | Unauthorized

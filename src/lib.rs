@@ -29,6 +29,7 @@ mod operations;
 mod options;
 mod output;
 mod progress;
+mod serve;
 mod session;
 mod supervisor;
 mod tools;

@@ -39,7 +39,9 @@ pub(crate) fn run(ctx: &Context, args: &KillSwitchArgs) -> Result<Answer> {
         Some(KillSwitchCommand::On { reason }) => {
             crate::operations::admin::set_kill_switch(ctx, true, Some(reason.clone()))?
         }
-        Some(KillSwitchCommand::Off) => crate::operations::admin::set_kill_switch(ctx, false, None)?,
+        Some(KillSwitchCommand::Off) => {
+            crate::operations::admin::set_kill_switch(ctx, false, None)?
+        }
     };
     Ok(Answer::new(KillSwitchView::from(state)))
 }

@@ -1,25 +1,16 @@
 //! `discuss mcp`: the seed's tools as a Model Context Protocol server over
 //! stdio, for agent hosts (Claude Code, Codex CLI, Gemini CLI, …).
 //!
-//! The official SDK (`rmcp`) speaks the protocol; every tool call goes
-//! through `tools::answer`, the very code `discuss call` runs, so no check is
-//! written twice, and the tools and their schemas come from `tools`' table. A success answers `call`'s object as `structuredContent`
-//! and as one text block; a refusal answers `isError: true` with the
-//! contract's error object in the same two places, and the session goes on.
-//! The async runtime is current-thread and built by this command alone;
-//! each call runs on its blocking pool, since the ledger's lock and `fsync`
-//! block.
+//! The server is `tools::mcp`'s (shared with `discuss serve`); this is its
+//! stdio plumbing. The async runtime is current-thread and built by this
+//! command alone.
 
 use super::Context;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
+use crate::tools::mcp::{AsSession, McpServer};
 use clap::Args;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler, ServiceExt};
-use serde_json::{Map, Value, json};
+use rmcp::ServiceExt;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// Serve the discussion tools over MCP (stdio) until stdin closes.
@@ -39,32 +30,13 @@ pub(crate) struct McpArgs {
     pub agent: Option<String>,
 }
 
-/// What an agent reads first: the protocol in a few lines.
-const INSTRUCTIONS: &str = "discuss runs bounded two-agent discussions. \
-Ask another agent with ask_peer; payload is a JSON-serialized string such as \
-\"{\\\"body\\\":\\\"Refactor auth module?\\\"}\". A message never starts an agent: \
-wake_agent reserves one budgeted turn for the recipient of the current head, and \
-whoever runs that agent starts it. When you are woken you hold an attempt: answer \
-once with reply_discussion (type question to ask back, result to answer; close: \
-true ends the discussion) before its deadline, naming the attempt_id and the head \
-message id you were given. Never invent ids: discussion, message and attempt ids \
-come only from the server's answers (get_discussion, inbox). inbox lists what waits \
-for you; get_discussion reads a discussion's state and transcript. A refusal \
-answers isError with {\"error\":{\"code\",\"message\",\"details\"}}: act on its code \
-(stale_head: read the discussion again; turn_already_active: someone holds the \
-turn; wake_quota_exceeded: wait retry_after_ms).";
-
 pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }
     announce(&ctx);
     let ctx = Arc::new(ctx);
-    let server = Server {
-        ctx: Arc::clone(&ctx),
-        agent: args.agent.clone(),
-        tools: Arc::new(tools(args.agent.is_some())),
-    };
+    let server = McpServer::new(Arc::clone(&ctx) as Arc<dyn AsSession>, args.agent.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -75,6 +47,12 @@ pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
     // its own runtime to say goodbye, which tokio forbids inside another.
     drop(ctx);
     Ok(0)
+}
+
+impl AsSession for Context {
+    fn session(&self) -> &crate::session::Session {
+        &self.session
+    }
 }
 
 /// Says on stderr which ledger is served, and warns when it is the
@@ -104,7 +82,7 @@ fn announce(ctx: &Context) {
 /// both kinds leave through one writer, a whole line at a time, so stdout
 /// carries only protocol messages. When stdin closes, the session ends
 /// only once every request read has been answered.
-async fn serve(server: Server) {
+async fn serve(server: McpServer) {
     use tokio::io::{AsyncWriteExt, BufReader};
     let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, from_server) = tokio::io::duplex(1 << 16);
@@ -320,87 +298,4 @@ fn error_answer(code: i64, message: String, id: Value) -> Vec<u8> {
             .into_bytes();
     answer.push(b'\n');
     answer
-}
-
-#[derive(Clone)]
-struct Server {
-    ctx: Arc<Context>,
-    agent: Option<String>,
-    tools: Arc<Vec<Tool>>,
-}
-
-impl Server {
-    /// One tool call through `tools::answer`, on the blocking pool.
-    async fn answer(&self, tool: String, request: Map<String, Value>) -> Result<Value> {
-        let ctx = Arc::clone(&self.ctx);
-        let agent = self.agent.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::tools::answer(&ctx, &tool, request, crate::tools::Caller::pinned(agent.as_deref()))
-        })
-        .await
-        .unwrap_or_else(|e| {
-            Err(Error::new(
-                ErrorCode::Internal,
-                format!("the tool call did not finish: {e}"),
-            ))
-        })
-    }
-}
-
-impl ServerHandler for Server {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("discuss", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> std::result::Result<CallToolResponse, ErrorData> {
-        let arguments = request.arguments.unwrap_or_default();
-        let result = match self.answer(request.name.into_owned(), arguments).await {
-            Ok(answer) => CallToolResult::structured(answer),
-            // A refusal is the tool's answer, never a protocol error: the
-            // agent reads the contract's code and the session goes on.
-            Err(err) => CallToolResult::structured_error(err.to_json()),
-        };
-        Ok(CallToolResponse::Complete(result))
-    }
-}
-
-/// The tools of the table with their annotations and schemas. Writes
-/// only append to the ledger (nothing is ever overwritten or deleted), so
-/// none is destructive; readers are read-only; none reaches beyond the
-/// ledger.
-fn tools(pinned: bool) -> Vec<Tool> {
-    use rmcp::model::ToolAnnotations;
-    crate::tools::TOOLS
-        .iter()
-        .map(|tool| {
-            let read_only = tool.read_only();
-            Tool::new(
-                tool.name,
-                tool.description,
-                Arc::new(crate::tools::schema::input(tool, pinned)),
-            )
-            .with_annotations(
-                ToolAnnotations::new()
-                    .read_only(read_only)
-                    .destructive(false)
-                    .idempotent(read_only)
-                    .open_world(false),
-            )
-            .with_raw_output_schema(Arc::new(crate::tools::schema::output(tool)))
-        })
-        .collect()
 }

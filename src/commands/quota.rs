@@ -36,9 +36,7 @@ pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer> {
         QuotaCommand::Set {
             wakes_per_hour,
             agent,
-        } => {
-            crate::operations::admin::set_quota(ctx, agent.as_deref(), *wakes_per_hour)?
-        }
+        } => crate::operations::admin::set_quota(ctx, agent.as_deref(), *wakes_per_hour)?,
         QuotaCommand::Show => {
             let view = ctx.ledger.view(&[])?;
             {

@@ -58,11 +58,6 @@ impl EventStream {
         }
     }
 
-    /// The last line handled: the stream's cursor.
-    pub(crate) fn through(&self) -> usize {
-        self.through
-    }
-
     /// Handles the next record read: emitted when it passes the filters.
     pub(crate) fn record(
         &mut self,

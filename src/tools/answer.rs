@@ -26,14 +26,6 @@ pub(crate) struct Caller<'a> {
 }
 
 impl<'a> Caller<'a> {
-    /// Acts for `agent` as `discuss mcp --agent` does.
-    pub(crate) fn pinned(agent: Option<&'a str>) -> Caller<'a> {
-        Caller {
-            agent,
-            own_only: false,
-        }
-    }
-
     /// The agent whose discussions alone may be read, if reads are bound.
     fn reader(&self) -> Option<&'a str> {
         self.agent.filter(|_| self.own_only)
@@ -225,7 +217,9 @@ fn pinned(request: &Request, caller: Caller<'_>, field: &str) -> Result<()> {
     )
     .detail("field", field)
     .detail("agent_id", agent)
-    .hint(format!("set {field} to {agent}, or {elsewhere} for {given}")))
+    .hint(format!(
+        "set {field} to {agent}, or {elsewhere} for {given}"
+    )))
 }
 
 /// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.

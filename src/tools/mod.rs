@@ -7,6 +7,7 @@
 //! (`schema`), and `answer` runs a parsed request through `operations`.
 
 mod answer;
+pub(crate) mod mcp;
 mod request;
 pub(crate) mod schema;
 

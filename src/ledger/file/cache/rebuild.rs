@@ -233,7 +233,11 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
     };
     let whole = match &peeked {
         Some(peek) => {
-            peek.v != 1 || matches!(peek.kind.as_ref(), "fleet" | "kill_switch" | "quota" | "credential")
+            peek.v != 1
+                || matches!(
+                    peek.kind.as_ref(),
+                    "fleet" | "kill_switch" | "quota" | "credential"
+                )
         }
         None => true,
     };

@@ -1,0 +1,71 @@
+//! `discuss serve --listen HOST:PORT`: the tools over HTTP for agents that
+//! hold no ledger (`crate::serve` does the serving).
+
+use super::Context;
+use crate::error::{Error, ErrorCode, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Serve the tools over HTTP: MCP (streamable HTTP) at /mcp, the tools at
+/// /v1/tools/TOOL, readers, an event stream (SSE) and operator endpoints,
+/// each request with a bearer token (`discuss token issue`).
+///
+/// Keeps no state of its own: every request is the CLI's operation on the
+/// same ledger, so several servers may front one PostgreSQL ledger.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  \
+    TOKEN=$(discuss token issue agent-b)\n  \
+    discuss serve --listen 127.0.0.1:8470 &\n  \
+    curl -s -H \"Authorization: Bearer $TOKEN\" http://127.0.0.1:8470/v1/inbox")]
+pub(crate) struct ServeArgs {
+    /// The address to listen on (port 0: any free port, printed)
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: String,
+    /// TLS: the certificate chain (PEM)
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS: the private key (PEM)
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Connections open at once; more are answered 503 and closed
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_connections: u32,
+    /// The largest request body; a larger one is answered 413 unread
+    #[arg(long, value_name = "N", default_value_t = 524_288)]
+    pub max_body_bytes: u64,
+    /// How long a client may take to send a request's headers (and TLS
+    /// handshake) before the connection is cut
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// Listen beyond loopback without TLS (tokens then cross the network in
+    /// clear)
+    #[arg(long)]
+    pub allow_plain_http: bool,
+}
+
+pub(crate) fn run(ctx: Context, args: &ServeArgs) -> Result<u8> {
+    let range = |name: &str, value: u64, (low, high): (u64, u64)| {
+        if (low..=high).contains(&value) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::OutOfRange,
+            format!("--{name} must be between {low} and {high}"),
+        )
+        .detail("field", name.replace('-', "_"))
+        .detail("value", value))
+    };
+    range("max-connections", args.max_connections.into(), (1, 65_536))?;
+    range("max-body-bytes", args.max_body_bytes, (1_024, 64 << 20))?;
+    range("header-timeout-ms", args.header_timeout_ms, (10, 600_000))?;
+    let options = crate::serve::Options {
+        listen: args.listen.clone(),
+        tls: args.tls_cert.clone().zip(args.tls_key.clone()),
+        max_connections: args.max_connections as usize,
+        max_body_bytes: args.max_body_bytes as usize,
+        header_timeout: std::time::Duration::from_millis(args.header_timeout_ms),
+        allow_plain_http: args.allow_plain_http,
+    };
+    crate::serve::run(ctx.session, options)?;
+    Ok(0)
+}

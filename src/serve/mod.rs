@@ -1,0 +1,268 @@
+//! `discuss serve`: the tools over HTTP, for agents and MCP hosts on
+//! machines that hold no ledger.
+//!
+//! Stateless: every request is the CLI's operation (`tools::answer`,
+//! `operations`) on the same ledger, run on the runtime's blocking pool,
+//! so any number of servers may front one PostgreSQL ledger and CLI users
+//! may write beside them. Each request but `/healthz` needs a bearer token
+//! (`discuss token issue`); its principal decides whom the request acts
+//! for. The pieces:
+//!
+//! - here: the listener, TLS, the connection limit, the header timeout,
+//!   and the graceful stop on SIGINT/SIGTERM;
+//! - `routes`: the endpoints, the token check and the request log;
+//! - `http`: error answers by HTTP status, bodies read within the limit,
+//!   query strings;
+//! - `events`: the event stream (SSE) with its cursors.
+
+mod events;
+mod http;
+mod routes;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::session::Session;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+/// What `serve` was asked for, checked.
+pub(crate) struct Options {
+    pub listen: String,
+    /// The certificate chain and the key, both PEM.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    pub max_connections: usize,
+    pub max_body_bytes: usize,
+    pub header_timeout: Duration,
+    pub allow_plain_http: bool,
+}
+
+/// How long requests in flight may take to finish once a stop is asked.
+const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Serves until SIGINT or SIGTERM, then finishes what is in flight.
+pub(crate) fn run(session: Session, options: Options) -> Result<()> {
+    let tls = match &options.tls {
+        Some((cert, key)) => Some(tls_acceptor(cert, key)?),
+        None => None,
+    };
+    let listener = bind(&options, tls.is_some())?;
+    let session = Arc::new(session);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("discuss-serve")
+        .build()
+        .map_err(|e| Error::io("the server's runtime", &e))?;
+    let served = runtime.block_on(serve(Arc::clone(&session), listener, tls, options));
+    // Streams still reading are cut here; nothing they do writes.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    // Last, outside the runtime: a PostgreSQL ledger's client blocks on
+    // its own runtime to say goodbye, which tokio forbids inside another.
+    drop(session);
+    served
+}
+
+/// The listening socket, refused when it would send tokens in clear over
+/// a network by accident.
+fn bind(options: &Options, tls: bool) -> Result<StdListener> {
+    let invalid = |why: String| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("--listen {}: {why}", options.listen),
+        )
+        .detail("field", "listen")
+        .detail("value", options.listen.as_str())
+    };
+    let addresses: Vec<SocketAddr> = options
+        .listen
+        .to_socket_addrs()
+        .map_err(|e| invalid(format!("not a HOST:PORT address ({e})")))?
+        .collect();
+    let Some(first) = addresses.first() else {
+        return Err(invalid("names no address".into()));
+    };
+    if !tls && !options.allow_plain_http && !addresses.iter().all(|a| a.ip().is_loopback()) {
+        return Err(invalid(
+            "is beyond loopback, and without TLS tokens would cross the network in clear".into(),
+        )
+        .hint("give --tls-cert PEM --tls-key PEM, or --allow-plain-http behind a TLS proxy"));
+    }
+    let listener = StdListener::bind(first).map_err(|e| {
+        Error::new(
+            ErrorCode::IoError,
+            format!("cannot listen on {}: {e}", options.listen),
+        )
+        .detail("listen", options.listen.as_str())
+    })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io("the listening socket", &e))?;
+    Ok(listener)
+}
+
+/// TLS from a PEM certificate chain and a PEM private key, offering
+/// HTTP/2 and HTTP/1.1.
+fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<tokio_rustls::TlsAcceptor> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let unreadable = |path: &PathBuf, field: &str, why: String| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("--{field} {}: {why}", path.display()),
+        )
+        .detail("field", field.replace('-', "_"))
+        .detail("path", path.display().to_string())
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect())
+        .map_err(|e| unreadable(cert, "tls-cert", format!("not a PEM certificate ({e})")))?;
+    if certs.is_empty() {
+        return Err(unreadable(cert, "tls-cert", "holds no certificate".into()));
+    }
+    let private = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| unreadable(key, "tls-key", format!("not a PEM private key ({e})")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| Ok(b.with_no_client_auth().with_single_cert(certs, private)?))
+        .map_err(|e| unreadable(cert, "tls-cert", format!("does not go with the key ({e})")))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+async fn serve(
+    session: Arc<Session>,
+    listener: StdListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    options: Options,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|e| Error::io("the listening socket", &e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::io("the listening socket", &e))?;
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let app = routes::App::new(session, options.max_body_bytes, stopping.clone());
+    let mcp_cancel = app.mcp_cancellation();
+    let router = routes::router(app);
+    let mut signals = Signals::new()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    eprintln!("listening on {scheme}://{local}");
+
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors and the like: the next accept
+                // may do; a pause keeps the loop from spinning.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = signals.next() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            tokio::spawn(refuse(stream));
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let timeout = options.header_timeout;
+        let watcher = graceful.watcher();
+        match &tls {
+            None => {
+                tokio::spawn(async move {
+                    serve_connection(stream, service, timeout, watcher).await;
+                    drop(slot);
+                });
+            }
+            Some(acceptor) => {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    // The handshake is bounded as the headers are.
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(timeout, acceptor.accept(stream)).await
+                    {
+                        serve_connection(stream, service, timeout, watcher).await;
+                    }
+                    drop(slot);
+                });
+            }
+        }
+    }
+    drop(listener);
+    eprintln!("stopping: no new connections; finishing the requests in flight");
+    let _ = stop.send(true);
+    mcp_cancel();
+    let _ = tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown()).await;
+    Ok(())
+}
+
+/// One connection, HTTP/1.1 or HTTP/2, until it closes or a stop is asked.
+async fn serve_connection<I>(
+    io: I,
+    service: hyper_util::service::TowerToHyperService<axum::Router>,
+    header_timeout: Duration,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+    let _ = watcher.watch(connection.into_owned()).await;
+}
+
+/// A connection past `--max-connections`: told so, and closed.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    let body = Error::new(
+        ErrorCode::ServerBusy,
+        "the server has as many connections open as it takes; try again shortly",
+    )
+    .detail("reason", "max_connections")
+    .to_json()
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+    eprintln!("- - 503 0ms - (past --max-connections)");
+}
+
+/// SIGINT and SIGTERM.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind| signal(kind).map_err(|e| Error::io("the signal handlers", &e));
+        Ok(Signals {
+            interrupt: listen(SignalKind::interrupt())?,
+            terminate: listen(SignalKind::terminate())?,
+        })
+    }
+
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {},
+            _ = self.terminate.recv() => {},
+        }
+    }
+}

@@ -1,0 +1,505 @@
+//! The endpoints (`cli.md`, "`discuss serve`"), the token check in front
+//! of all of them but `/healthz`, and one log line per request.
+
+use super::http::{error_response, json_object, json_response, query_pairs, single};
+use crate::credentials::{self, Principal};
+use crate::error::{Error, ErrorCode, Result};
+use crate::output::{FleetView, KillSwitchView, QuotaView, Render};
+use crate::session::Session;
+use crate::tools::Caller;
+use crate::tools::mcp::{AsSession, McpServer};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub(super) struct App {
+    pub session: Arc<Session>,
+    pub max_body_bytes: usize,
+    /// Turns true when the server stops: streams end.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+    mcp: StreamableHttpServerConfig,
+}
+
+impl AsSession for Arc<Session> {
+    fn session(&self) -> &Session {
+        self
+    }
+}
+
+impl App {
+    pub(super) fn new(
+        session: Arc<Session>,
+        max_body_bytes: usize,
+        stopping: tokio::sync::watch::Receiver<bool>,
+    ) -> App {
+        // Stateless (no session kept between requests, so any server of a
+        // ledger answers any request), JSON answers for plain calls, every
+        // Host accepted (tokens guard every request), the body limit ours.
+        let mcp = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_allowed_hosts(Vec::<String>::new())
+            .with_max_request_body_bytes(max_body_bytes);
+        App {
+            session,
+            max_body_bytes,
+            stopping,
+            mcp,
+        }
+    }
+
+    /// Cancelled at the stop: MCP answers in flight end.
+    pub(super) fn mcp_cancellation(&self) -> impl Fn() + use<> {
+        let token = self.mcp.cancellation_token.clone();
+        move || token.cancel()
+    }
+
+    /// Runs `work` on the blocking pool (the ledger's lock, `fsync` and
+    /// the database block). It runs to its end even when the client goes
+    /// away, so a write is whole or not made at all.
+    pub(super) async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Session) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let session = Arc::clone(&self.session);
+        tokio::task::spawn_blocking(move || work(&session))
+            .await
+            .unwrap_or_else(|e| {
+                Err(Error::new(
+                    ErrorCode::Internal,
+                    format!("the request did not finish: {e}"),
+                ))
+            })
+    }
+}
+
+pub(super) fn router(app: App) -> Router {
+    let session = Arc::clone(&app.session);
+    let mcp = StreamableHttpService::new(
+        move || {
+            Ok(McpServer::new(
+                Arc::new(Arc::clone(&session)) as Arc<dyn AsSession>,
+                None,
+            ))
+        },
+        Arc::new(LocalSessionManager::default()),
+        app.mcp.clone(),
+    );
+    let guarded = Router::new()
+        .route_service("/mcp", mcp)
+        .route("/v1/tools/{tool}", post(tool))
+        .route("/v1/discussions", get(list))
+        .route("/v1/discussions/{id}", get(discussion))
+        .route("/v1/inbox", get(inbox))
+        .route("/v1/events", get(super::events::stream))
+        .route("/v1/kill-switch", post(kill_switch))
+        .route("/v1/fleets/{fleet}/agents", post(fleet))
+        .route("/v1/quota", post(quota))
+        .route_layer(middleware::from_fn_with_state(app.clone(), authenticate));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(guarded)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(app.clone(), limit_body))
+        .layer(middleware::from_fn(log))
+        .with_state(app)
+}
+
+/// Who made a request, for its log line.
+#[derive(Clone)]
+struct Logged(String);
+
+/// One line per request on stderr: method, path, status, milliseconds,
+/// agent. Never a token, a query string or a body.
+async fn log(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = crate::escape::printable(request.uri().path(), false).into_owned();
+    let response = next.run(request).await;
+    let agent = response
+        .extensions()
+        .get::<Logged>()
+        .map_or("-", |l| l.0.as_str());
+    eprintln!(
+        "{method} {path} {} {}ms {agent}",
+        response.status().as_u16(),
+        started.elapsed().as_millis()
+    );
+    response
+}
+
+/// A body declared over the limit is answered 413 before a byte of it is
+/// read, on every path (the MCP endpoint's too).
+async fn limit_body(State(app): State<App>, request: Request, next: Next) -> Response {
+    if super::http::declared_length(request.headers())
+        .is_some_and(|n| n > app.max_body_bytes as u64)
+    {
+        return error_response(&super::http::too_large(app.max_body_bytes));
+    }
+    next.run(request).await
+}
+
+/// The bearer token's principal, put in the request for the handlers (and
+/// the MCP server); 401 for anything else, never saying why.
+async fn authenticate(State(app): State<App>, mut request: Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("bearer")
+                .then(|| token.trim().to_owned())
+        });
+    let principal = app
+        .blocking(move |session| {
+            let view = session.ledger.view(&[])?;
+            let now = session.now(view.last_at_ms());
+            credentials::authenticate(&view.global(now), token.as_deref(), now)
+        })
+        .await;
+    let principal = match principal {
+        Ok(principal) => principal,
+        // A ledger that cannot be read is said as it is (503, 500).
+        Err(err) if err.code != ErrorCode::Unauthorized => return error_response(&err),
+        Err(_) => return error_response(&credentials::unauthorized()),
+    };
+    let logged = Logged(match principal.role {
+        crate::record::Role::Operator => format!("{} (operator)", principal.agent_id),
+        crate::record::Role::Agent => principal.agent_id.clone(),
+    });
+    request.extensions_mut().insert(principal);
+    let mut response = next.run(request).await;
+    response.extensions_mut().insert(logged);
+    response
+}
+
+/// The caller a principal makes: an agent token acts as its agent alone.
+fn caller(principal: &Principal) -> Caller<'_> {
+    Caller {
+        agent: principal.acting_agent(),
+        own_only: !principal.is_operator(),
+    }
+}
+
+/// `tools::answer` for `principal`, on the blocking pool.
+async fn call(
+    app: &App,
+    principal: Principal,
+    tool: &'static str,
+    request: Map<String, Value>,
+) -> Response {
+    let answer = app
+        .blocking(move |session| crate::tools::answer(session, tool, request, caller(&principal)))
+        .await;
+    match answer {
+        Ok(answer) => json_response(&answer),
+        Err(err) => error_response(&err),
+    }
+}
+
+async fn healthz(State(app): State<App>) -> Response {
+    let read = app
+        .blocking(|session| {
+            session.ledger.view(&[])?;
+            Ok(json!({
+                "ok": true,
+                "ledger": {"kind": session.ledger.kind(), "location": session.ledger.location()},
+            }))
+        })
+        .await;
+    match read {
+        Ok(answer) => json_response(&answer),
+        Err(err) => {
+            let mut response = error_response(&err);
+            *response.status_mut() = axum::http::StatusCode::SERVICE_UNAVAILABLE;
+            response
+        }
+    }
+}
+
+/// `POST /v1/tools/{tool}`: `discuss call TOOL`'s request and answer.
+async fn tool(
+    State(app): State<App>,
+    Path(name): Path<String>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let Some(tool) = crate::tools::find(&name) else {
+        return error_response(
+            &Error::new(ErrorCode::NotFound, format!("no tool {name:?}"))
+                .detail("tool", name.as_str())
+                .hint(format!("tools: {}", crate::tools::names())),
+        );
+    };
+    match json_object(&headers, body, app.max_body_bytes).await {
+        Ok(request) => call(&app, principal, tool.name, request).await,
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `GET /v1/discussions/{id}[?include_receipts=false]`: `show --json`.
+async fn discussion(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    uri: Uri,
+) -> Response {
+    let request = (|| {
+        let pairs = query_pairs(uri.query(), &["include_receipts"])?;
+        let mut request = Map::new();
+        request.insert("discussion_id".into(), id.into());
+        if let Some(include) = single(&pairs, "include_receipts")? {
+            request.insert(
+                "include_receipts".into(),
+                boolean("include_receipts", include)?,
+            );
+        }
+        Ok::<_, Error>(request)
+    })();
+    match request {
+        Ok(request) => call(&app, principal, "get_discussion", request).await,
+        Err(err) => error_response(&err),
+    }
+}
+
+fn boolean(field: &str, text: &str) -> Result<Value> {
+    match text {
+        "true" => Ok(true.into()),
+        "false" => Ok(false.into()),
+        _ => Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("{field} is true or false, not {text:?}"),
+        )
+        .detail("field", field)),
+    }
+}
+
+/// `GET /v1/discussions?status=S&agent=A&fleet=F`: `list --json`.
+async fn list(
+    State(app): State<App>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    uri: Uri,
+) -> Response {
+    let request = (|| {
+        let pairs = query_pairs(uri.query(), &["status", "agent", "fleet"])?;
+        let mut request = Map::new();
+        let statuses: Vec<Value> = pairs
+            .iter()
+            .filter(|(k, _)| k == "status")
+            .map(|(_, v)| Value::from(v.as_str()))
+            .collect();
+        request.insert("status".into(), statuses.into());
+        if let Some(agent) = single(&pairs, "agent")? {
+            request.insert("agent_id".into(), agent.into());
+        }
+        if let Some(fleet) = single(&pairs, "fleet")? {
+            request.insert("fleet_id".into(), fleet.into());
+        }
+        Ok::<_, Error>(request)
+    })();
+    match request {
+        Ok(request) => call(&app, principal, "list_discussions", request).await,
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `GET /v1/inbox[?agent=A]`: an agent token's own; the operator names one.
+async fn inbox(
+    State(app): State<App>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    uri: Uri,
+) -> Response {
+    let request = (|| {
+        let pairs = query_pairs(uri.query(), &["agent"])?;
+        let mut request = Map::new();
+        if let Some(agent) = single(&pairs, "agent")? {
+            request.insert("agent_id".into(), agent.into());
+        }
+        Ok::<_, Error>(request)
+    })();
+    match request {
+        Ok(request) => call(&app, principal, "inbox", request).await,
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `forbidden` unless the token is the operator's.
+fn operator_only(principal: &Principal) -> Result<()> {
+    if principal.is_operator() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::Forbidden,
+        "this endpoint takes an operator token",
+    )
+    .hint("discuss token issue NAME --operator"))
+}
+
+/// The body of an operator endpoint: `fields` alone, each checked by its
+/// reader.
+fn fields_of(request: &Map<String, Value>, known: &[&str]) -> Result<()> {
+    match request.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(unknown) => Err(Error::new(
+            ErrorCode::UnknownField,
+            format!("unknown field {unknown:?}"),
+        )
+        .detail("field", unknown.as_str())
+        .hint(format!("this endpoint takes: {}", known.join(", ")))),
+        None => Ok(()),
+    }
+}
+
+fn typed<'a, T>(
+    request: &'a Map<String, Value>,
+    field: &str,
+    what: &str,
+    read: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<T>> {
+    match request.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => read(value).map(Some).ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidArgument,
+                format!("{field} must be {what}"),
+            )
+            .detail("field", field)
+        }),
+    }
+}
+
+fn strings(request: &Map<String, Value>, field: &str) -> Result<Vec<String>> {
+    let read = |v: &Value| {
+        v.as_array()?
+            .iter()
+            .map(|s| s.as_str().map(str::to_owned))
+            .collect::<Option<Vec<String>>>()
+    };
+    Ok(typed(request, field, "a list of agent ids", read)?.unwrap_or_default())
+}
+
+/// Runs an operator write of the body and answers its view.
+async fn operator_write<V: Render + 'static>(
+    app: App,
+    principal: Principal,
+    headers: HeaderMap,
+    body: Body,
+    write: impl FnOnce(&Session, Map<String, Value>) -> Result<V> + Send + 'static,
+) -> Response {
+    if let Err(err) = operator_only(&principal) {
+        return error_response(&err);
+    }
+    let request = match json_object(&headers, body, app.max_body_bytes).await {
+        Ok(request) => request,
+        Err(err) => return error_response(&err),
+    };
+    match app
+        .blocking(move |session| Ok(write(session, request)?.value()))
+        .await
+    {
+        Ok(answer) => json_response(&answer),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `POST /v1/kill-switch {"engaged":bool,"reason":string}`.
+async fn kill_switch(
+    State(app): State<App>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    operator_write(app, principal, headers, body, |session, request| {
+        fields_of(&request, &["engaged", "reason"])?;
+        let engaged =
+            typed(&request, "engaged", "true or false", Value::as_bool)?.ok_or_else(|| {
+                Error::new(ErrorCode::InvalidArgument, "engaged is required")
+                    .detail("field", "engaged")
+            })?;
+        let reason = typed(&request, "reason", "a string", Value::as_str)?.map(str::to_owned);
+        let state = crate::operations::admin::set_kill_switch(session, engaged, reason)?;
+        Ok(KillSwitchView::from(state))
+    })
+    .await
+}
+
+/// `POST /v1/fleets/{fleet}/agents {"add":[…],"remove":[…]}`.
+async fn fleet(
+    State(app): State<App>,
+    Path(fleet): Path<String>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    operator_write(app, principal, headers, body, move |session, request| {
+        fields_of(&request, &["add", "remove"])?;
+        let (add, remove) = (strings(&request, "add")?, strings(&request, "remove")?);
+        let global = crate::operations::admin::change_fleet(session, &fleet, &add, &remove)?;
+        Ok(FleetView {
+            agents: global
+                .members(&fleet)
+                .map(|m| m.iter().cloned().collect())
+                .unwrap_or_default(),
+            fleet_id: fleet,
+        })
+    })
+    .await
+}
+
+/// `POST /v1/quota {"wakes_per_hour":N,"agent_id":A}`: `quota set`.
+async fn quota(
+    State(app): State<App>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    operator_write(app, principal, headers, body, |session, request| {
+        fields_of(&request, &["wakes_per_hour", "agent_id"])?;
+        let wakes =
+            typed(&request, "wakes_per_hour", "an integer", Value::as_i64)?.ok_or_else(|| {
+                Error::new(ErrorCode::InvalidArgument, "wakes_per_hour is required")
+                    .detail("field", "wakes_per_hour")
+            })?;
+        let agent = typed(&request, "agent_id", "a string", Value::as_str)?;
+        let (global, now) = crate::operations::admin::set_quota(session, agent, wakes)?;
+        Ok(QuotaView::of(&global, now))
+    })
+    .await
+}
+
+async fn not_found(uri: Uri) -> Response {
+    error_response(
+        &Error::new(
+            ErrorCode::NotFound,
+            format!(
+                "no endpoint {}",
+                crate::escape::printable(uri.path(), false)
+            ),
+        )
+        .hint("endpoints: /healthz, /mcp, /v1/tools/TOOL, /v1/discussions, /v1/inbox, /v1/events"),
+    )
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {
+    error_response(&Error::new(
+        ErrorCode::MethodNotAllowed,
+        format!(
+            "{method} is not taken by {}",
+            crate::escape::printable(uri.path(), false)
+        ),
+    ))
+}

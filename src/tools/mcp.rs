@@ -1,0 +1,178 @@
+//! The tools as a Model Context Protocol server, for `discuss mcp` (stdio)
+//! and `discuss serve` (streamable HTTP) alike.
+//!
+//! The official SDK (`rmcp`) speaks the protocol; every tool call goes
+//! through `tools::answer`, the very code `discuss call` runs, so no check
+//! is written twice, and the tools and their schemas come from the table.
+//! A success answers `call`'s object as `structuredContent` and as one
+//! text block; a refusal answers `isError: true` with the contract's error
+//! object in the same two places, and the session goes on. Each call runs
+//! on the runtime's blocking pool, since the ledger's lock and `fsync`
+//! block.
+
+use super::Caller;
+use crate::credentials::Principal;
+use crate::error::{Error, ErrorCode, Result};
+use crate::session::Session;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// What an agent reads first: the protocol in a few lines.
+const INSTRUCTIONS: &str = "discuss runs bounded two-agent discussions. \
+Ask another agent with ask_peer; payload is a JSON-serialized string such as \
+\"{\\\"body\\\":\\\"Refactor auth module?\\\"}\". A message never starts an agent: \
+wake_agent reserves one budgeted turn for the recipient of the current head, and \
+whoever runs that agent starts it. When you are woken you hold an attempt: answer \
+once with reply_discussion (type question to ask back, result to answer; close: \
+true ends the discussion) before its deadline, naming the attempt_id and the head \
+message id you were given. Never invent ids: discussion, message and attempt ids \
+come only from the server's answers (get_discussion, inbox). inbox lists what waits \
+for you; get_discussion reads a discussion's state and transcript. A refusal \
+answers isError with {\"error\":{\"code\",\"message\",\"details\"}}: act on its code \
+(stale_head: read the discussion again; turn_already_active: someone holds the \
+turn; wake_quota_exceeded: wait retry_after_ms).";
+
+/// What the server reads and writes through: a command's context (stdio)
+/// or `serve`'s session.
+pub(crate) trait AsSession: Send + Sync {
+    fn session(&self) -> &Session;
+}
+
+impl AsSession for Session {
+    fn session(&self) -> &Session {
+        self
+    }
+}
+
+/// The MCP server of the tools, for one session of stdio or for every
+/// request of `serve` (where each request's token says whom it acts for).
+#[derive(Clone)]
+pub(crate) struct McpServer {
+    session: Arc<dyn AsSession>,
+    /// `mcp --agent`: the agent every call acts for.
+    agent: Option<String>,
+    /// The tools with `from_agent_id` and the like required, and with them
+    /// optional (a server pinned to an agent).
+    tools: Arc<Vec<Tool>>,
+    pinned_tools: Arc<Vec<Tool>>,
+}
+
+impl McpServer {
+    pub(crate) fn new(session: Arc<dyn AsSession>, agent: Option<String>) -> McpServer {
+        McpServer {
+            session,
+            agent,
+            tools: Arc::new(tools(false)),
+            pinned_tools: Arc::new(tools(true)),
+        }
+    }
+
+    /// Whom a request acts for: the token's principal over HTTP, else the
+    /// agent the server was started for.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> (Option<String>, bool) {
+        let principal = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>());
+        match principal {
+            Some(principal) => (principal.acting_agent().map(str::to_owned), true),
+            None => (self.agent.clone(), false),
+        }
+    }
+
+    /// One tool call through `tools::answer`, on the blocking pool.
+    async fn answer(
+        &self,
+        tool: String,
+        request: Map<String, Value>,
+        (agent, own_only): (Option<String>, bool),
+    ) -> Result<Value> {
+        let session = Arc::clone(&self.session);
+        tokio::task::spawn_blocking(move || {
+            let caller = Caller {
+                agent: agent.as_deref(),
+                own_only: own_only && agent.is_some(),
+            };
+            crate::tools::answer(session.session(), &tool, request, caller)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(Error::new(
+                ErrorCode::Internal,
+                format!("the tool call did not finish: {e}"),
+            ))
+        })
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("discuss", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        let tools = match self.caller(&context).0 {
+            Some(_) => &self.pinned_tools,
+            None => &self.tools,
+        };
+        Ok(ListToolsResult::with_all_items(tools.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let caller = self.caller(&context);
+        let result = match self
+            .answer(request.name.into_owned(), arguments, caller)
+            .await
+        {
+            Ok(answer) => CallToolResult::structured(answer),
+            // A refusal is the tool's answer, never a protocol error: the
+            // agent reads the contract's code and the session goes on.
+            Err(err) => CallToolResult::structured_error(err.to_json()),
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// The tools of the table with their annotations and schemas. Writes
+/// only append to the ledger (nothing is ever overwritten or deleted), so
+/// none is destructive; readers are read-only; none reaches beyond the
+/// ledger.
+fn tools(pinned: bool) -> Vec<Tool> {
+    use rmcp::model::ToolAnnotations;
+    crate::tools::TOOLS
+        .iter()
+        .map(|tool| {
+            let read_only = tool.read_only();
+            Tool::new(
+                tool.name,
+                tool.description,
+                Arc::new(crate::tools::schema::input(tool, pinned)),
+            )
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(read_only)
+                    .destructive(false)
+                    .idempotent(read_only)
+                    .open_world(false),
+            )
+            .with_raw_output_schema(Arc::new(crate::tools::schema::output(tool)))
+        })
+        .collect()
+}
