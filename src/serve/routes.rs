@@ -122,22 +122,42 @@ pub(super) fn router(app: App) -> Router {
 struct Logged(String);
 
 /// One line per request on stderr: method, path, status, milliseconds,
-/// agent. Never a token, a query string or a body.
+/// agent. Never a token, a query string or a body. A request whose client
+/// went away before its answer logs 499 (what it did, it finished).
 async fn log(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let path = crate::escape::printable(request.uri().path(), false).into_owned();
+    let mut line = LogLine {
+        started: Instant::now(),
+        method: request.method().to_string(),
+        path: crate::escape::printable(request.uri().path(), false).into_owned(),
+        status: None,
+        agent: None,
+    };
     let response = next.run(request).await;
-    let agent = response
-        .extensions()
-        .get::<Logged>()
-        .map_or("-", |l| l.0.as_str());
-    eprintln!(
-        "{method} {path} {} {}ms {agent}",
-        response.status().as_u16(),
-        started.elapsed().as_millis()
-    );
+    line.status = Some(response.status().as_u16());
+    line.agent = response.extensions().get::<Logged>().map(|l| l.0.clone());
     response
+}
+
+/// Written when the request ends, answered or dropped.
+struct LogLine {
+    started: Instant,
+    method: String,
+    path: String,
+    status: Option<u16>,
+    agent: Option<String>,
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        eprintln!(
+            "{} {} {} {}ms {}",
+            self.method,
+            self.path,
+            self.status.unwrap_or(499),
+            self.started.elapsed().as_millis(),
+            self.agent.as_deref().unwrap_or("-")
+        );
+    }
 }
 
 /// A body declared over the limit is answered 413 before a byte of it is

@@ -5,7 +5,7 @@
 //! `events`, `ledger`, `call`, `mcp`, `admin` for fleets, quotas and the
 //! kill-switch) and the cross-cutting ones (`statuses`, `errors`,
 //! `surface`, `locations`, `supervise`, `integrity`, `race`, `crash`,
-//! `cache`, `postgres`, `examples`, `generated`, `fuzz_corpus`).
+//! `cache`, `postgres`, `serve`, `examples`, `generated`, `fuzz_corpus`).
 //!
 //! `DISCUSS_TEST_LEDGER=postgres` runs what goes through `Env::new()` on a
 //! database; `DISCUSS_STORM_KILLS` and `DISCUSS_RACE_ROUNDS` size the
@@ -31,6 +31,7 @@ mod mcp;
 mod postgres;
 mod race;
 mod reply;
+mod serve;
 mod show;
 mod statuses;
 mod supervise;

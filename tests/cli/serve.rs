@@ -1,0 +1,868 @@
+//! `discuss serve` through real clients: plain HTTP on `std` sockets for
+//! every endpoint and error status, `curl` over TLS, the event stream read
+//! as it arrives, and the official Rust MCP SDK's streamable HTTP client.
+
+use crate::common::http::{Reply, Served};
+use crate::common::*;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// A token issued with the CLI, as `token issue` prints it.
+fn token(env: &Env, args: &[&str]) -> String {
+    let mut all = vec!["token", "issue"];
+    all.extend_from_slice(args);
+    let out = env.run(&all);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let token = out.stdout.trim().to_owned();
+    assert!(
+        token.starts_with("dsk_") && token.len() >= 4 + 64,
+        "{token}"
+    );
+    token
+}
+
+fn ask_body(from: &str, to: &str) -> Value {
+    json!({"from_agent_id": from, "to_agent_id": to, "fleet_id": "fleet-alpha",
+        "payload": "{\"body\":\"Refactor auth module?\"}"})
+}
+
+fn ok(reply: &Reply) -> Value {
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    reply.json()
+}
+
+/// `status` with the contract's `code`, and the ledger as it was.
+fn refused(env: &Env, before: &[u8], reply: &Reply, status: u16, code: &str) -> Value {
+    assert_eq!(reply.status, status, "{}", reply.text());
+    assert_eq!(reply.code(), code, "{}", reply.text());
+    assert_eq!(env.ledger_bytes(), before, "a refusal changed the ledger");
+    reply.json()["error"].clone()
+}
+
+#[test]
+fn two_agents_hold_a_whole_discussion_over_http_each_as_itself() {
+    let env = Env::new();
+    env.fleet();
+    let (a, b) = (token(&env, &["agent-a"]), token(&env, &["agent-b"]));
+    let server = Served::start(&env, &[]);
+
+    let asked = ok(&server.post(
+        "/v1/tools/ask_peer",
+        Some(&a),
+        &ask_body("agent-a", "agent-b"),
+    ));
+    let dsc = asked["discussion_id"].as_str().unwrap().to_owned();
+    let head = asked["head_message_id"].as_str().unwrap().to_owned();
+    // What the CLI answers for the same discussion.
+    assert_eq!(
+        ok(&server.get(&format!("/v1/discussions/{dsc}"), Some(&a))),
+        env.show(&dsc)
+    );
+
+    // b's inbox is its own without naming it; a's is empty.
+    let inbox = ok(&server.get("/v1/inbox", Some(&b)));
+    assert_eq!(inbox["discussions"][0]["discussion_id"], dsc.as_str());
+    assert_eq!(
+        ok(&server.get("/v1/inbox", Some(&a)))["discussions"],
+        json!([])
+    );
+
+    let woke = ok(&server.post(
+        "/v1/tools/wake_agent",
+        Some(&b),
+        &json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": head}),
+    ));
+    let attempt = woke["attempt"]["attempt_id"].as_str().unwrap().to_owned();
+    let replied = ok(&server.post(
+        "/v1/tools/reply_discussion",
+        Some(&b),
+        &json!({"agent_id": "agent-b", "discussion_id": dsc, "attempt_id": attempt,
+            "reply_to_message_id": head, "type": "result", "payload": "{\"body\":\"yes\"}",
+            "close": true}),
+    ));
+    assert_eq!(replied["status"], "closed");
+    let shown = ok(&server.get(
+        &format!("/v1/discussions/{dsc}?include_receipts=false"),
+        Some(&a),
+    ));
+    assert_eq!(shown["status"], "closed");
+    assert!(shown.get("attempts").is_none_or(|a| a == &json!([])) || shown["receipts"].is_null());
+    assert_eq!(env.status(&dsc), "closed");
+
+    let (status, log) = server.stop();
+    assert_eq!(status, 0);
+    // One line a request: method, path, status, milliseconds, agent.
+    let requests: Vec<&String> = log.iter().filter(|l| l.contains("/v1/")).collect();
+    assert_eq!(requests.len(), 7, "{log:?}");
+    assert!(
+        requests[0].starts_with("POST /v1/tools/ask_peer 200 ")
+            && requests[0].ends_with("ms agent-a"),
+        "{}",
+        requests[0]
+    );
+    assert!(
+        requests[4].starts_with("POST /v1/tools/wake_agent 200 ")
+            && requests[4].ends_with(" agent-b"),
+        "{}",
+        requests[4]
+    );
+    for secret in [&a, &b] {
+        assert!(
+            !log.iter().any(|l| l.contains(secret.as_str())),
+            "a token in the log"
+        );
+    }
+}
+
+#[test]
+fn an_agent_token_cannot_speak_or_read_for_another_agent() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&[]); // a → b
+    let c = token(&env, &["agent-c"]);
+    let b = token(&env, &["agent-b"]);
+    let server = Served::start(&env, &[]);
+    let before = env.ledger_bytes();
+
+    let spoofed = server.post(
+        "/v1/tools/ask_peer",
+        Some(&c),
+        &ask_body("agent-a", "agent-b"),
+    );
+    refused(&env, &before, &spoofed, 403, "agent_mismatch");
+    let woken_for_b = server.post(
+        "/v1/tools/wake_agent",
+        Some(&c),
+        &json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root}),
+    );
+    refused(&env, &before, &woken_for_b, 403, "agent_mismatch");
+    let inbox_of_b = server.get("/v1/inbox?agent=agent-b", Some(&c));
+    refused(&env, &before, &inbox_of_b, 403, "agent_mismatch");
+    let read = server.get(&format!("/v1/discussions/{dsc}"), Some(&c));
+    refused(&env, &before, &read, 403, "forbidden");
+    let through_the_tool = server.post(
+        "/v1/tools/get_discussion",
+        Some(&c),
+        &json!({"discussion_id": dsc}),
+    );
+    refused(&env, &before, &through_the_tool, 403, "forbidden");
+    // Lists are filtered to its own discussions, whatever it asks for.
+    for path in ["/v1/discussions", "/v1/discussions?agent=agent-a"] {
+        assert_eq!(
+            ok(&server.get(path, Some(&c)))["discussions"],
+            json!([]),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        ok(&server.get("/v1/discussions", Some(&b)))["discussions"][0]["discussion_id"],
+        dsc.as_str()
+    );
+    // So is the event stream: c sees nothing, not even the fleet records.
+    let mut events = server.events("/v1/events", &b, None);
+    assert_eq!(events.next().unwrap().data["discussion_id"], dsc.as_str());
+    // The operator endpoints take an operator token.
+    let halt = server.post(
+        "/v1/kill-switch",
+        Some(&b),
+        &json!({"engaged": true, "reason": "x"}),
+    );
+    refused(&env, &before, &halt, 403, "forbidden");
+}
+
+#[test]
+fn a_request_without_a_good_token_is_refused_alike_and_says_nothing_of_why() {
+    let mut env = Env::new();
+    env.fleet();
+    let good = token(&env, &["agent-a"]);
+    let revoked = token(&env, &["agent-a"]);
+    let expiring = token(&env, &["agent-a", "--expires-in-hours", "1"]);
+    let list = env.ok(&["token", "list"]);
+    let revoked_id = list["tokens"][1]["token_id"].as_str().unwrap().to_owned();
+    env.ok(&["token", "revoke", &revoked_id]);
+    // Two hours on: the third has expired.
+    env.advance(2 * 3_600_000);
+    let server = Served::start(&env, &[]);
+    let before = env.ledger_bytes();
+    let mut bodies = Vec::new();
+    let tampered = format!("{}0", &good[..good.len() - 1]);
+    for header in [
+        None,
+        Some(format!("Bearer {revoked}")),
+        Some(format!("Bearer {expiring}")),
+        Some(format!("Bearer {tampered}")),
+        Some("Bearer".to_owned()),
+        Some(format!("Basic {good}")),
+    ] {
+        let headers: Vec<(&str, &str)> = header
+            .iter()
+            .map(|h| ("authorization", h.as_str()))
+            .collect();
+        let reply = server.request("GET", "/v1/inbox", None, &headers, None);
+        refused(&env, &before, &reply, 401, "unauthorized");
+        assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+        bodies.push(reply.text());
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]), "{bodies:?}");
+    assert_eq!(server.get("/v1/inbox", Some(&good)).status, 200);
+    // Revocation is seen by the next request.
+    let good_id = list["tokens"][0]["token_id"].as_str().unwrap().to_owned();
+    env.ok(&["token", "revoke", &good_id]);
+    refused(
+        &env,
+        &env.ledger_bytes(),
+        &server.get("/v1/inbox", Some(&good)),
+        401,
+        "unauthorized",
+    );
+    // /healthz alone needs none.
+    let health = ok(&server.get("/healthz", None));
+    assert_eq!(health["ok"], true);
+    assert_eq!(
+        health["ledger"]["kind"],
+        if env.is_postgres() {
+            "postgres"
+        } else {
+            "file"
+        }
+    );
+    let (_, log) = server.stop();
+    // No token anywhere: not in the log, the ledger, events or token list.
+    let events = env.run(&["events", "--json"]).stdout;
+    let listed = env.run(&["token", "list", "--json"]).stdout;
+    let ledger = String::from_utf8_lossy(&env.ledger_bytes()).into_owned();
+    for secret in [&good, &revoked, &expiring] {
+        assert!(!log.iter().any(|l| l.contains(secret.as_str())));
+        for text in [&events, &listed, &ledger] {
+            assert!(!text.contains(secret.as_str()));
+        }
+        assert!(!events.contains("sha256"));
+    }
+    assert_eq!(env.ok(&["token", "list"])["tokens"][2]["state"], "expired");
+}
+
+#[test]
+fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&[]);
+    let b = token(&env, &["agent-b"]);
+    let operator = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &["--max-body-bytes", "2048"]);
+    let before = env.ledger_bytes();
+    let json = [("content-type", "application/json")];
+    let post = |path: &str, body: &[u8]| server.request("POST", path, Some(&b), &json, Some(body));
+
+    refused(
+        &env,
+        &before,
+        &post("/v1/tools/ask_peer", b"{\"from_agent_id\":"),
+        400,
+        "invalid_argument",
+    );
+    refused(
+        &env,
+        &before,
+        &post("/v1/tools/ask_peer", b"[1,2]"),
+        400,
+        "invalid_argument",
+    );
+    refused(
+        &env,
+        &before,
+        &post("/v1/tools/ask_peer", b"{\"from_agent_id\":\"\xff\"}"),
+        400,
+        "invalid_argument",
+    );
+    let text = server.request(
+        "POST",
+        "/v1/tools/inbox",
+        Some(&b),
+        &[("content-type", "text/plain")],
+        Some(b"{}"),
+    );
+    refused(&env, &before, &text, 415, "unsupported_media_type");
+    refused(
+        &env,
+        &before,
+        &post("/v1/tools/bogus", b"{}"),
+        404,
+        "not_found",
+    );
+    refused(
+        &env,
+        &before,
+        &post("/v1/tools/inbox", b"{\"bogus\":1}"),
+        400,
+        "unknown_field",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get("/v1/nowhere", Some(&b)),
+        404,
+        "not_found",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get("/v1/tools/inbox", Some(&b)),
+        405,
+        "method_not_allowed",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get("/v1/discussions?bogus=1", Some(&b)),
+        400,
+        "unknown_field",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get("/v1/discussions?status=nope", Some(&b)),
+        400,
+        "invalid_argument",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get(
+            &format!("/v1/discussions/{dsc}?include_receipts=maybe"),
+            Some(&b),
+        ),
+        400,
+        "invalid_argument",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get(
+            "/v1/discussions/dsc_0000000000000000000000000000dead",
+            Some(&b),
+        ),
+        404,
+        "unknown_discussion",
+    );
+    refused(
+        &env,
+        &before,
+        &server.get("/v1/events?after=-1", Some(&b)),
+        400,
+        "invalid_argument",
+    );
+    // Over the limit: refused from Content-Length before the body is read,
+    // and when a chunked body passes the limit.
+    let big = format!("{{\"payload\":\"{}\"}}", "x".repeat(4096));
+    let declared = post("/v1/tools/ask_peer", big.as_bytes());
+    refused(&env, &before, &declared, 413, "payload_too_large");
+    let mut chunked = format!("{:x}\r\n{big}\r\n0\r\n\r\n", big.len()).into_bytes();
+    let streamed = server.request(
+        "POST",
+        "/v1/tools/ask_peer",
+        Some(&b),
+        &[
+            ("content-type", "application/json"),
+            ("transfer-encoding", "chunked"),
+        ],
+        Some(&chunked),
+    );
+    refused(&env, &before, &streamed, 413, "payload_too_large");
+    chunked.clear();
+    // State conflicts: 409; policy: 429 with Retry-After, 503 for the switch.
+    let stale = post(
+        "/v1/tools/wake_agent",
+        json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": "msg_0000000000000000000000000000dead"}).to_string().as_bytes(),
+    );
+    refused(&env, &before, &stale, 409, "stale_head");
+    let quota = server.post(
+        "/v1/quota",
+        Some(&operator),
+        &json!({"wakes_per_hour": 1, "agent_id": "agent-b"}),
+    );
+    assert_eq!(ok(&quota)["agents"][0]["wakes_per_hour"], 1);
+    let (other, other_root) = env.ask(&[]);
+    let first = json!({"agent_id": "agent-b", "discussion_id": other, "expected_head_message_id": other_root});
+    ok(&server.post("/v1/tools/wake_agent", Some(&b), &first));
+    let wake =
+        json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root})
+            .to_string();
+    let limited = env.ledger_bytes();
+    let over = post("/v1/tools/wake_agent", wake.as_bytes());
+    refused(&env, &limited, &over, 429, "wake_quota_exceeded");
+    // An hour, in seconds, rounded up.
+    let retry_ms = over.json()["error"]["details"]["retry_after_ms"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        over.header("retry-after"),
+        Some(retry_ms.div_ceil(1000).to_string().as_str())
+    );
+    ok(&server.post(
+        "/v1/kill-switch",
+        Some(&operator),
+        &json!({"engaged": true, "reason": "drill"}),
+    ));
+    let halted = env.ledger_bytes();
+    refused(
+        &env,
+        &halted,
+        &post("/v1/tools/wake_agent", wake.as_bytes()),
+        503,
+        "kill_switch_engaged",
+    );
+    let released = ok(&server.post(
+        "/v1/kill-switch",
+        Some(&operator),
+        &json!({"engaged": false}),
+    ));
+    assert_eq!(released["engaged"], false);
+    let bad_switch = server.post(
+        "/v1/kill-switch",
+        Some(&operator),
+        &json!({"engaged": "yes"}),
+    );
+    refused(
+        &env,
+        &env.ledger_bytes(),
+        &bad_switch,
+        400,
+        "invalid_argument",
+    );
+    let fleet = ok(&server.post(
+        "/v1/fleets/fleet-beta/agents",
+        Some(&operator),
+        &json!({"add": ["agent-x", "agent-y"], "remove": []}),
+    ));
+    assert_eq!(fleet["agents"], json!(["agent-x", "agent-y"]));
+    assert_eq!(
+        env.ok(&["fleet", "list", "fleet-beta"])["fleets"][0]["agents"],
+        json!(["agent-x", "agent-y"])
+    );
+    let bad_fleet = server.post(
+        "/v1/fleets/fleet-beta/agents",
+        Some(&operator),
+        &json!({"add": ["-bad"]}),
+    );
+    refused(&env, &env.ledger_bytes(), &bad_fleet, 400, "invalid_id");
+    // Still serving after all of it.
+    assert_eq!(server.get("/healthz", None).status, 200);
+    assert_eq!(server.stop().0, 0);
+}
+
+#[test]
+fn the_event_stream_resumes_exactly_after_its_cursor_on_any_server_of_the_ledger() {
+    let env = Env::new();
+    env.fleet();
+    let operator = token(&env, &["ops", "--operator"]);
+    let first = Served::start(&env, &[]);
+    let second = Served::start(&env, &[]);
+    // A writer goes on while the stream is read, dropped and resumed.
+    let writer = {
+        let ledger = env.ledger();
+        let now = env.now_ms;
+        std::thread::spawn(move || {
+            for _ in 0..12 {
+                let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+                    .env_clear()
+                    .env("DISCUSS_LEDGER", &ledger)
+                    .env("DISCUSS_NOW", now.to_string())
+                    .args(ASK_A_TO_B)
+                    .arg("{\"body\":\"q\"}")
+                    .output()
+                    .unwrap();
+                assert!(out.status.success());
+            }
+        })
+    };
+    let mut seen = Vec::new();
+    let mut events = first.events("/v1/events", &operator, None);
+    while seen.len() < 6 {
+        seen.push(events.next().unwrap());
+    }
+    drop(events);
+    // Back on the other server, from the last id seen.
+    let last = seen.last().unwrap().id;
+    let mut events = second.events("/v1/events", &operator, Some(last));
+    writer.join().unwrap();
+    let total = env.records().len();
+    while seen.len() < total {
+        seen.push(events.next().unwrap());
+    }
+    // Exactly the ledger's records, in order, none twice, none missed, the
+    // very objects `events --json` prints.
+    let printed: Vec<Value> = env
+        .run(&["events", "--json"])
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<u64> = seen.iter().map(|e| e.id).collect();
+    assert_eq!(ids, (1..=total as u64).collect::<Vec<_>>());
+    let data: Vec<Value> = seen.iter().map(|e| e.data.clone()).collect();
+    assert_eq!(data, printed);
+    // after= in the URL is the same cursor; the header wins over it.
+    let mut from_url = first.events(&format!("/v1/events?after={}", total - 1), &operator, None);
+    assert_eq!(from_url.next().unwrap().id, total as u64);
+    let mut both = first.events("/v1/events?after=1", &operator, Some(total as u64 - 2));
+    assert_eq!(both.next().unwrap().id, total as u64 - 1);
+    // The CLI resumes the same way.
+    let after = env.run(&["events", "--json", "--after", &(total - 2).to_string()]);
+    assert_eq!(after.stdout.lines().count(), 2);
+}
+
+#[test]
+fn sixteen_clients_racing_wake_agent_on_one_head_have_one_winner() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&[]);
+    let b = token(&env, &["agent-b"]);
+    let server = Served::start(&env, &[]);
+    let body =
+        json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root});
+    let replies: Vec<Reply> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..16)
+            .map(|_| scope.spawn(|| server.post("/v1/tools/wake_agent", Some(&b), &body)))
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let winners = replies.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        winners,
+        1,
+        "{:?}",
+        replies.iter().map(Reply::text).collect::<Vec<_>>()
+    );
+    for loser in replies.iter().filter(|r| r.status != 200) {
+        assert_eq!(loser.status, 409, "{}", loser.text());
+        assert_eq!(loser.code(), "turn_already_active");
+    }
+    let reserved = env
+        .records()
+        .iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.reserved")
+        .count();
+    assert_eq!(reserved, 1);
+}
+
+#[test]
+fn a_client_that_goes_away_mid_request_changes_nothing_unacknowledged_and_a_retry_gets_the_original()
+ {
+    let env = Env::new();
+    env.fleet();
+    let a = token(&env, &["agent-a"]);
+    let server = Served::start(&env, &[]);
+    let keyed = |key: &str| {
+        let mut body = ask_body("agent-a", "agent-b");
+        body["idempotency_key"] = json!(key);
+        body
+    };
+    let send = |body: &Value, cut: Option<usize>| {
+        let text = body.to_string();
+        let mut stream = server.connect();
+        let head = format!(
+            "POST /v1/tools/ask_peer HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {a}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            text.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream
+            .write_all(&text.as_bytes()[..cut.unwrap_or(text.len())])
+            .unwrap();
+        stream
+    };
+    // Half a body, then gone: nothing is written.
+    let before = env.ledger_bytes();
+    let half = keyed("cut-1");
+    let stream = send(&half, Some(20));
+    stream.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(stream);
+    let fresh = ok(&server.post("/v1/tools/ask_peer", Some(&a), &half));
+    assert_ne!(fresh["replayed"], true, "the cut request wrote nothing");
+    assert_eq!(
+        env.records().len(),
+        1 + before.iter().filter(|b| **b == b'\n').count() as usize
+    );
+    // A whole request whose answer is never read: once durable it stays,
+    // and the retry is answered with the original.
+    let whole = keyed("unread-1");
+    let stream = send(&whole, None);
+    let until = Instant::now() + Duration::from_secs(10);
+    while !env
+        .records()
+        .iter()
+        .any(|r| r["idempotency_key"] == "unread-1")
+    {
+        assert!(Instant::now() < until, "the write was made");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(stream);
+    let retried = ok(&server.post("/v1/tools/ask_peer", Some(&a), &whole));
+    assert_eq!(retried["replayed"], true, "{retried}");
+    let roots = env
+        .records()
+        .iter()
+        .filter(|r| r["kind"] == "message")
+        .count();
+    assert_eq!(roots, 2);
+}
+
+#[test]
+fn slow_headers_are_cut_off_and_connections_past_the_limit_are_refused() {
+    let env = Env::new();
+    let operator = token(&env, &["ops", "--operator"]);
+    let server = Served::start(
+        &env,
+        &["--header-timeout-ms", "300", "--max-connections", "2"],
+    );
+    // Headers that never end: the server closes the connection.
+    let mut slow = server.connect();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = slow.read_to_end(&mut rest);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "cut off in time"
+    );
+    drop(slow);
+    // Two streams hold both connections; a third is told so and closed.
+    let _one = server.events("/v1/events", &operator, None);
+    let _two = server.events("/v1/events", &operator, None);
+    let refused = server.get("/healthz", None);
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.code(), "server_busy");
+    drop((_one, _two));
+    // The slots come back once those connections close.
+    let until = Instant::now() + Duration::from_secs(10);
+    while server.get("/healthz", None).status != 200 {
+        assert!(Instant::now() < until, "the slots came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_stop_finishes_what_is_in_flight_and_exits_zero() {
+    let env = Env::new();
+    let operator = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &[]);
+    let mut stream = server.events("/v1/events", &operator, None);
+    assert_eq!(stream.next().unwrap().id, 1);
+    let (status, log) = server.stop();
+    assert_eq!(status, 0, "{log:?}");
+    // The open stream ended with the server.
+    assert!(stream.next().is_none());
+    assert!(log.iter().any(|l| l.starts_with("stopping")), "{log:?}");
+}
+
+#[test]
+fn serve_refuses_to_start_where_it_would_leak_or_cannot_listen() {
+    let env = Env::new();
+    let out = env.run(&["--json", "serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status, 3, "{}", out.stderr);
+    assert_eq!(out.error()["code"], "invalid_argument");
+    assert!(
+        out.error()["hints"][0]
+            .as_str()
+            .unwrap()
+            .contains("--tls-cert")
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = env.run(&["--json", "serve", "--listen", &format!("127.0.0.1:{port}")]);
+    assert_eq!(out.status, 1, "{}", out.stderr);
+    assert_eq!(out.error()["code"], "io_error");
+    let out = env.run(&["--json", "serve", "--listen", "nowhere"]);
+    assert_eq!(out.error()["code"], "invalid_argument");
+    let out = env.run(&[
+        "--json",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--max-connections",
+        "0",
+    ]);
+    assert_eq!(out.error()["code"], "out_of_range");
+    let out = env.run(&[
+        "--json",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        "/nonexistent",
+        "--tls-key",
+        "/nonexistent",
+    ]);
+    assert_eq!(out.status, 3);
+    assert_eq!(out.error()["details"]["field"], "tls_cert");
+}
+
+#[test]
+fn tls_serves_a_certificate_the_test_makes_to_curl() {
+    let env = Env::new();
+    let a = token(&env, &["agent-a"]);
+    let dir = env.dir.path();
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(dir.join("key.pem"))
+        .arg("-out")
+        .arg(dir.join("cert.pem"))
+        .output()
+        .expect("openssl is installed (.ci/run installs it)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let cert = dir.join("cert.pem").display().to_string();
+    let key = dir.join("key.pem").display().to_string();
+    let server = Served::start(&env, &["--tls-cert", &cert, "--tls-key", &key]);
+    assert!(server.log()[0].starts_with("listening on https://"));
+    let curl = |extra: &[&str]| {
+        std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "--cacert",
+                &cert,
+                "-H",
+                &format!("Authorization: Bearer {a}"),
+            ])
+            .args(extra)
+            .arg(format!("https://127.0.0.1:{}/v1/inbox", server.port))
+            .output()
+            .expect("curl is installed (.ci/run installs it)")
+    };
+    let out = curl(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inbox: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(inbox["discussions"], json!([]));
+    // HTTP/2 by ALPN as well.
+    let out = curl(&["--http2", "-o", "/dev/null", "-w", "%{http_version}"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2");
+    // Plain HTTP on the TLS port gets nothing served.
+    let plain = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "5",
+            &format!("http://127.0.0.1:{}/healthz", server.port),
+        ])
+        .output()
+        .unwrap();
+    assert!(!plain.status.success());
+    assert_eq!(server.stop().0, 0);
+}
+
+mod mcp {
+    use super::*;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::service::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    async fn client(
+        server: &Served,
+        token: &str,
+    ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+        let config = StreamableHttpClientTransportConfig::with_uri(format!(
+            "http://127.0.0.1:{}/mcp",
+            server.port
+        ))
+        .auth_header(token);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        ().serve(transport).await.expect("the server initializes")
+    }
+
+    async fn call(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+        tool: &str,
+        arguments: Value,
+    ) -> rmcp::model::CallToolResult {
+        let Value::Object(arguments) = arguments else {
+            panic!()
+        };
+        client
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+            .await
+            .expect("a tool call is never a protocol error")
+    }
+
+    #[test]
+    fn the_rust_sdk_runs_a_whole_discussion_over_streamable_http_as_its_tokens_agent() {
+        let env = Env::new();
+        env.fleet();
+        let (a, b) = (token(&env, &["agent-a"]), token(&env, &["agent-b"]));
+        let server = Served::start(&env, &[]);
+        runtime().block_on(async {
+            let for_a = client(&server, &a).await;
+            let for_b = client(&server, &b).await;
+            // As with `mcp --agent`: the token's agent stands in for
+            // inbox's agent_id, which is then optional.
+            let tools = for_a.list_all_tools().await.unwrap();
+            let inbox = tools.iter().find(|t| t.name == "inbox").unwrap();
+            assert_eq!(inbox.input_schema["required"], json!([]), "{:?}", inbox.input_schema);
+
+            let asked = call(&for_a, "ask_peer", json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b", "fleet_id": "fleet-alpha",
+                "payload": "{\"body\":\"Refactor auth module?\"}"})).await;
+            assert_eq!(asked.is_error, Some(false), "{asked:?}");
+            let asked = asked.structured_content.unwrap();
+            let dsc = asked["discussion_id"].as_str().unwrap();
+            let head = asked["head_message_id"].as_str().unwrap();
+            // b cannot ask as a; b is woken and answers.
+            let spoofed = call(&for_b, "ask_peer", json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b",
+                "fleet_id": "fleet-alpha", "payload": "{}"})).await;
+            assert_eq!(spoofed.is_error, Some(true));
+            assert_eq!(spoofed.structured_content.unwrap()["error"]["code"], "agent_mismatch");
+            let inbox = call(&for_b, "inbox", json!({})).await.structured_content.unwrap();
+            assert_eq!(inbox["discussions"][0]["discussion_id"], dsc);
+            let woke = call(&for_b, "wake_agent", json!({"agent_id": "agent-b", "discussion_id": dsc,
+                "expected_head_message_id": head})).await.structured_content.unwrap();
+            let attempt = woke["attempt"]["attempt_id"].as_str().unwrap();
+            let replied = call(&for_b, "reply_discussion", json!({"agent_id": "agent-b", "discussion_id": dsc, "attempt_id": attempt,
+                "reply_to_message_id": head, "type": "result", "payload": "{\"body\":\"yes\"}", "close": true})).await;
+            assert_eq!(replied.is_error, Some(false), "{replied:?}");
+            let shown = call(&for_a, "get_discussion", json!({"discussion_id": dsc})).await.structured_content.unwrap();
+            assert_eq!(shown["status"], "closed");
+            assert_eq!(shown, env.show(dsc));
+            for_a.cancel().await.unwrap();
+            for_b.cancel().await.unwrap();
+        });
+        // Without a token the endpoint answers 401, as the others do.
+        let refused = server.post(
+            "/mcp",
+            None,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        );
+        assert_eq!(refused.status, 401);
+        assert_eq!(refused.header("www-authenticate"), Some("Bearer"));
+        assert_eq!(server.stop().0, 0);
+    }
+}
