@@ -1,11 +1,14 @@
-// A whole discussion through `discuss mcp` with the official TypeScript SDK.
+// A whole discussion through `discuss mcp` (stdio) and through `discuss
+// serve` (streamable HTTP, each agent with its own token) with the official
+// TypeScript SDK.
 //
 // Usage: node client.mjs DISCUSS_BINARY   (with @modelcontextprotocol/sdk
 // installed where Node finds it; `.ci/run` installs it from npm). Exits 0
 // when every check holds.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { execFileSync } from "node:child_process";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,12 +16,11 @@ import assert from "node:assert/strict";
 
 const binary = process.argv[2];
 const folder = mkdtempSync(join(tmpdir(), "discuss-mcp-"));
-const env = { DISCUSS_LEDGER: join(folder, "ledger.jsonl"), DISCUSS_ACTOR: "ts-client" };
-execFileSync(binary, ["fleet", "add", "fleet-alpha", "agent-a", "agent-b"], { env });
 
-const client = new Client({ name: "discuss-test", version: "0" });
-await client.connect(new StdioClientTransport({ command: binary, args: ["mcp"], env }));
-assert.equal(client.getServerVersion().name, "discuss");
+// `clients` holds one client per agent (the same server for stdio).
+async function discussion(clients, transport) {
+const client = clients["agent-a"];
+for (const one of Object.values(clients)) assert.equal(one.getServerVersion().name, "discuss");
 
 const { tools } = await client.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(),
@@ -33,7 +35,8 @@ for (const tool of tools) {
 }
 
 async function call(name, args) {
-  const result = await client.callTool({ name, arguments: args });
+  const agent = args.agent_id ?? args.from_agent_id ?? "agent-a";
+  const result = await clients[agent].callTool({ name, arguments: args });
   assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
   return result;
 }
@@ -70,6 +73,53 @@ assert.equal(refused.isError, true);
 assert.equal(refused.structuredContent.error.code, "same_agent");
 assert.equal((await ok("inbox", { agent_id: "agent-b" })).discussions.length, 0);
 
-await client.close();
+for (const one of Object.values(clients)) await one.close();
+console.log(`typescript sdk over ${transport}: schemas, four turns, a refusal: ok`);
+}
+
+for (const transport of ["stdio", "http"]) {
+  const env = { DISCUSS_LEDGER: join(folder, `${transport}.jsonl`), DISCUSS_ACTOR: "ts-client" };
+  execFileSync(binary, ["fleet", "add", "fleet-alpha", "agent-a", "agent-b"], { env });
+  if (transport === "stdio") {
+    const client = new Client({ name: "discuss-test", version: "0" });
+    await client.connect(new StdioClientTransport({ command: binary, args: ["mcp"], env }));
+    await discussion({ "agent-a": client, "agent-b": client }, transport);
+    continue;
+  }
+  const tokens = {};
+  for (const agent of ["agent-a", "agent-b"]) {
+    tokens[agent] = execFileSync(binary, ["token", "issue", agent], { env, stdio: ["ignore", "pipe", "ignore"] })
+      .toString().trim();
+  }
+  const server = spawn(binary, ["serve", "--listen", "127.0.0.1:0"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const url = await new Promise((resolve, reject) => {
+    let seen = "";
+    server.stderr.on("data", (chunk) => {
+      seen += chunk;
+      const found = seen.match(/listening on (http:\/\/\S+)/);
+      if (found) resolve(found[1]);
+    });
+    server.on("exit", () => reject(new Error(`serve ended: ${seen}`)));
+  });
+  const clients = {};
+  for (const agent of ["agent-a", "agent-b"]) {
+    clients[agent] = new Client({ name: `discuss-test-${agent}`, version: "0" });
+    await clients[agent].connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${tokens[agent]}` } },
+    }));
+  }
+  await discussion(clients, transport);
+  const spoof = new Client({ name: "spoof", version: "0" });
+  await spoof.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${tokens["agent-b"]}` } },
+  }));
+  const spoofed = await spoof.callTool({ name: "ask_peer", arguments: {
+    from_agent_id: "agent-a", to_agent_id: "agent-b", fleet_id: "fleet-alpha", payload: "{}" } });
+  assert.equal(spoofed.isError, true);
+  assert.equal(spoofed.structuredContent.error.code, "agent_mismatch");
+  await spoof.close();
+  const exited = new Promise((resolve) => server.on("exit", (code) => resolve(code)));
+  server.kill("SIGTERM");
+  assert.equal(await exited, 0);
+}
 rmSync(folder, { recursive: true });
-console.log("typescript sdk: schemas, four turns, a refusal: ok");
