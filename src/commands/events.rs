@@ -46,7 +46,9 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
         }
         None => None,
     };
-    let mut stream = EventStream::new(discussion, args.agent.clone(), None, args.after);
+    // A command holds many discussions (it runs alone); each of a server's
+    // streams holds few (hundreds run side by side).
+    let mut stream = EventStream::new(discussion, args.agent.clone(), None, args.after, 1 << 16);
     let mut print =
         |record: &Record, status: Option<Status>| ctx.out.item(&EventView::of(record, status));
     // Each record is printed as it is read: the first lines come at once,

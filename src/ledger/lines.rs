@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 /// Bytes read at a time when streaming the ledger.
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 256 << 10;
 
 /// Streams the complete lines among the first `len` bytes of `file`, a
 /// chunk at a time, so memory never holds the whole ledger: `f` gets each
@@ -35,7 +35,9 @@ pub(crate) fn stream_lines_from(
     len: u64,
     mut f: impl FnMut(u64, u64, &[u8]),
 ) -> io::Result<(u64, u64)> {
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    // No more than is read: a follower reading a few new lines (hundreds
+    // of them at once in `serve`) holds a few pages, not a whole chunk.
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK.min((len.saturating_sub(from)) as usize));
     let mut buf_start = from; // ledger offset of buf[0]
     let mut read_to = from;
     let mut line_no = lines_before;

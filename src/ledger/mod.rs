@@ -14,6 +14,7 @@
 
 mod check;
 mod excerpt;
+pub(crate) mod gate;
 mod failpoint;
 mod file;
 pub(crate) mod hash;

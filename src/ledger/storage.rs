@@ -227,7 +227,9 @@ impl Ledger {
     }
 
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
-        on_backend!(self, backend => Storage::view(backend, discussion_ids))
+        let excerpt = on_backend!(self, backend => Storage::view(backend, discussion_ids))?;
+        super::gate::check(&excerpt)?;
+        Ok(excerpt)
     }
 
     pub(crate) fn view_within(
@@ -235,7 +237,12 @@ impl Ledger {
         discussion_ids: &[&str],
         until: Instant,
     ) -> Result<Option<Excerpt>> {
-        on_backend!(self, backend => Storage::view_within(backend, discussion_ids, until))
+        let excerpt =
+            on_backend!(self, backend => Storage::view_within(backend, discussion_ids, until))?;
+        if let Some(excerpt) = &excerpt {
+            super::gate::check(excerpt)?;
+        }
+        Ok(excerpt)
     }
 
     pub(crate) fn map_discussions<T>(
@@ -339,6 +346,7 @@ impl Ledger {
         // A plan that writes beyond its scope would escape the locks that
         // keep its rules: refused, whichever backend would have let it.
         let within = |excerpt: &Excerpt| {
+            super::gate::check(excerpt)?;
             let (records, answer) = plan(excerpt)?;
             if !scope.holds(&records) {
                 return Err(Error::new(

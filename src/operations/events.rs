@@ -18,6 +18,10 @@ pub(crate) struct EventStream {
     /// of its discussions, and no global record.
     viewer: Option<String>,
     open: HashMap<String, Vec<Record>>,
+    /// The most discussions `open` holds: past it, the one that moved
+    /// longest ago is let go (read back from the ledger if it moves again),
+    /// so a stream's memory is bounded whatever the ledger holds.
+    most_held: usize,
     /// When each discussion in `open` is terminal whatever comes: its
     /// conversation deadline, soonest first. Past it in the stream's time,
     /// its records are let go (a later line reads them back).
@@ -40,17 +44,20 @@ impl EventStream {
     /// A stream of the records after line `after` (0: from the first),
     /// of `discussion` only, of the discussions `agent` takes part in
     /// only, and of those `viewer` takes part in only, when given.
+    /// It holds at most `most_held` discussions' records at once.
     pub(crate) fn new(
         discussion: Option<String>,
         agent: Option<String>,
         viewer: Option<String>,
         after: u64,
+        most_held: usize,
     ) -> EventStream {
         EventStream {
             discussion,
             agent,
             viewer,
             open: HashMap::new(),
+            most_held: most_held.max(1),
             settles: BinaryHeap::new(),
             seen: HashSet::new(),
             through: usize::try_from(after).unwrap_or(usize::MAX),
@@ -107,6 +114,16 @@ impl EventStream {
                     .cloned()
                     .collect()
             };
+            if self.open.len() >= self.most_held {
+                let stalest = self
+                    .open
+                    .iter()
+                    .min_by_key(|(_, records)| records.last().map_or(0, |r| r.line))
+                    .map(|(id, _)| id.clone());
+                if let Some(stalest) = stalest {
+                    self.open.remove(&stalest);
+                }
+            }
             self.open.insert(id.clone(), before);
         }
         let records = self.open.get_mut(&id).expect("just inserted");

@@ -25,6 +25,9 @@ use std::time::Duration;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How often the ledger is looked at for new records.
 const POLL: Duration = Duration::from_millis(100);
+/// The discussions a stream holds the records of at once (more are read
+/// back from the ledger when they move again).
+const MOST_HELD: usize = 64;
 /// Events buffered for a client that reads slowly.
 const BUFFERED: usize = 64;
 
@@ -68,7 +71,7 @@ pub(super) async fn stream(
             None => None,
         };
         let viewer = principal.acting_agent().map(str::to_owned);
-        Ok::<_, Error>(EventStream::new(discussion, agent, viewer, after))
+        Ok::<_, Error>(EventStream::new(discussion, agent, viewer, after, MOST_HELD))
     };
     let events = match opened.await {
         Ok(events) => events,

@@ -15,6 +15,15 @@
 //!   query strings;
 //! - `events`: the event stream (SSE) with its cursors.
 
+/// A line on stderr. A closed or full stderr (the log's reader gone) never
+/// stops the server: the line is lost, the request is answered.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod events;
 mod http;
 mod routes;
@@ -149,7 +158,7 @@ async fn serve(
     let router = routes::router(app);
     let mut signals = Signals::new()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    eprintln!("listening on {scheme}://{local}");
+    say!("listening on {scheme}://{local}");
 
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
@@ -196,7 +205,7 @@ async fn serve(
         }
     }
     drop(listener);
-    eprintln!("stopping: no new connections; finishing the requests in flight");
+    say!("stopping: no new connections; finishing the requests in flight");
     let _ = stop.send(true);
     mcp_cancel();
     let _ = tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown()).await;
@@ -240,7 +249,7 @@ async fn refuse(mut stream: tokio::net::TcpStream) {
         let _ = stream.shutdown().await;
     })
     .await;
-    eprintln!("- - 503 0ms - (past --max-connections)");
+    say!("- - 503 0ms - (past --max-connections)");
 }
 
 /// SIGINT and SIGTERM.

@@ -29,7 +29,15 @@ pub(super) struct App {
     /// Turns true when the server stops: streams end.
     pub stopping: tokio::sync::watch::Receiver<bool>,
     mcp: StreamableHttpServerConfig,
+    /// Tokens seen, by digest, with their principal: a tool call of one of
+    /// them is checked in the operation's own read (`gated`) instead of a
+    /// read of its own.
+    known: Arc<std::sync::Mutex<std::collections::HashMap<String, Principal>>>,
 }
+
+/// A request's token, kept for the check in its operation's read.
+#[derive(Clone)]
+struct Presented(Arc<str>);
 
 impl AsSession for Arc<Session> {
     fn session(&self) -> &Session {
@@ -56,6 +64,7 @@ impl App {
             max_body_bytes,
             stopping,
             mcp,
+            known: Arc::default(),
         }
     }
 
@@ -149,7 +158,7 @@ struct LogLine {
 
 impl Drop for LogLine {
     fn drop(&mut self) {
-        eprintln!(
+        say!(
             "{} {} {} {}ms {}",
             self.method,
             self.path,
@@ -184,13 +193,26 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
                 .eq_ignore_ascii_case("bearer")
                 .then(|| token.trim().to_owned())
         });
-    let principal = app
-        .blocking(move |session| {
-            let view = session.ledger.view(&[])?;
-            let now = session.now(view.last_at_ms());
-            credentials::authenticate(&view.global(now), token.as_deref(), now)
-        })
-        .await;
+    // The tool calls and readers check a token seen before in their own
+    // read; everything else (streams, MCP, the operator's) reads first.
+    let path = request.uri().path();
+    let gated = path.starts_with("/v1/tools/") || path.starts_with("/v1/discussions") || path == "/v1/inbox";
+    let digest = token.as_deref().map(credentials::digest);
+    let seen = match (&digest, gated) {
+        (Some(digest), true) => app.lock_known().get(digest).cloned(),
+        _ => None,
+    };
+    let principal = match seen {
+        Some(principal) => Ok(principal),
+        None => {
+            let token = token.clone();
+            app.blocking(move |session| authenticate_now(session, token.as_deref()))
+                .await
+        }
+    };
+    if let (Ok(principal), Some(digest)) = (&principal, digest) {
+        app.lock_known().insert(digest, principal.clone());
+    }
     let principal = match principal {
         Ok(principal) => principal,
         // A ledger that cannot be read is said as it is (503, 500).
@@ -202,9 +224,25 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
         crate::record::Role::Agent => principal.agent_id.clone(),
     });
     request.extensions_mut().insert(principal);
+    if let Some(token) = token.filter(|_| gated) {
+        request.extensions_mut().insert(Presented(token.into()));
+    }
     let mut response = next.run(request).await;
     response.extensions_mut().insert(logged);
     response
+}
+
+/// The principal of `token` as the ledger says now, in a read of its own.
+fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal> {
+    let view = session.ledger.view(&[])?;
+    let now = session.now(view.last_at_ms());
+    credentials::authenticate(&view.global(now), token, now)
+}
+
+impl App {
+    fn lock_known(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Principal>> {
+        self.known.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// The caller a principal makes: an agent token acts as its agent alone.
@@ -215,18 +253,62 @@ fn caller(principal: &Principal) -> Caller<'_> {
     }
 }
 
-/// `tools::answer` for `principal`, on the blocking pool.
+/// `tools::answer` for `principal`, on the blocking pool. Its token is
+/// checked in the operation's own read (under the lock, for a write);
+/// when the operation read nothing that could check it (a refusal of its
+/// input, a list from the summaries), in a read of its own before any
+/// answer is given.
 async fn call(
     app: &App,
     principal: Principal,
+    presented: Option<Presented>,
     tool: &'static str,
     request: Map<String, Value>,
 ) -> Response {
+    let known = Arc::clone(&app.known);
     let answer = app
-        .blocking(move |session| crate::tools::answer(session, tool, request, caller(&principal)))
+        .blocking(move |session| {
+            let Some(Presented(token)) = presented else {
+                return crate::tools::answer(session, tool, request, caller(&principal));
+            };
+            let clock = session.clock;
+            let (expected, presented) = (principal.clone(), Arc::clone(&token));
+            let check = move |global: &crate::global::Global, last_at_ms: Option<i64>| {
+                let now = crate::session::reader_time(clock.now_ms(), last_at_ms);
+                match credentials::authenticate(global, Some(&presented), now) {
+                    Ok(found) if found == expected => Ok(()),
+                    _ => Err(credentials::unauthorized()),
+                }
+            };
+            let (answer, checked) = crate::ledger::gate::within(check, || {
+                crate::tools::answer(session, tool, request, caller(&principal))
+            });
+            let refused =
+                |answer: &Result<Value>| matches!(answer, Err(err) if err.code == ErrorCode::Unauthorized);
+            let answer = if checked || refused(&answer) {
+                answer
+            } else {
+                match authenticate_now(session, Some(&token)) {
+                    Ok(found) if found == principal => answer,
+                    Ok(_) => Err(credentials::unauthorized()),
+                    Err(err) => Err(err),
+                }
+            };
+            if refused(&answer) {
+                known
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&credentials::digest(&token));
+            }
+            answer
+        })
         .await;
     match answer {
         Ok(answer) => json_response(&answer),
+        // The one refusal of a bad token, whatever the operation said.
+        Err(err) if err.code == ErrorCode::Unauthorized => {
+            error_response(&credentials::unauthorized())
+        }
         Err(err) => error_response(&err),
     }
 }
@@ -256,9 +338,11 @@ async fn tool(
     State(app): State<App>,
     Path(name): Path<String>,
     axum::Extension(principal): axum::Extension<Principal>,
+    presented: Option<axum::Extension<Presented>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let presented = presented.map(|p| p.0);
     let Some(tool) = crate::tools::find(&name) else {
         return error_response(
             &Error::new(ErrorCode::NotFound, format!("no tool {name:?}"))
@@ -267,7 +351,7 @@ async fn tool(
         );
     };
     match json_object(&headers, body, app.max_body_bytes).await {
-        Ok(request) => call(&app, principal, tool.name, request).await,
+        Ok(request) => call(&app, principal, presented, tool.name, request).await,
         Err(err) => error_response(&err),
     }
 }
@@ -277,6 +361,7 @@ async fn discussion(
     State(app): State<App>,
     Path(id): Path<String>,
     axum::Extension(principal): axum::Extension<Principal>,
+    presented: Option<axum::Extension<Presented>>,
     uri: Uri,
 ) -> Response {
     let request = (|| {
@@ -292,7 +377,7 @@ async fn discussion(
         Ok::<_, Error>(request)
     })();
     match request {
-        Ok(request) => call(&app, principal, "get_discussion", request).await,
+        Ok(request) => call(&app, principal, presented.map(|p| p.0), "get_discussion", request).await,
         Err(err) => error_response(&err),
     }
 }
@@ -313,6 +398,7 @@ fn boolean(field: &str, text: &str) -> Result<Value> {
 async fn list(
     State(app): State<App>,
     axum::Extension(principal): axum::Extension<Principal>,
+    presented: Option<axum::Extension<Presented>>,
     uri: Uri,
 ) -> Response {
     let request = (|| {
@@ -333,7 +419,7 @@ async fn list(
         Ok::<_, Error>(request)
     })();
     match request {
-        Ok(request) => call(&app, principal, "list_discussions", request).await,
+        Ok(request) => call(&app, principal, presented.map(|p| p.0), "list_discussions", request).await,
         Err(err) => error_response(&err),
     }
 }
@@ -342,6 +428,7 @@ async fn list(
 async fn inbox(
     State(app): State<App>,
     axum::Extension(principal): axum::Extension<Principal>,
+    presented: Option<axum::Extension<Presented>>,
     uri: Uri,
 ) -> Response {
     let request = (|| {
@@ -353,7 +440,7 @@ async fn inbox(
         Ok::<_, Error>(request)
     })();
     match request {
-        Ok(request) => call(&app, principal, "inbox", request).await,
+        Ok(request) => call(&app, principal, presented.map(|p| p.0), "inbox", request).await,
         Err(err) => error_response(&err),
     }
 }

@@ -207,16 +207,18 @@ fn a_request_without_a_good_token_is_refused_alike_and_says_nothing_of_why() {
     }
     assert!(bodies.windows(2).all(|w| w[0] == w[1]), "{bodies:?}");
     assert_eq!(server.get("/v1/inbox", Some(&good)).status, 200);
-    // Revocation is seen by the next request.
+    env.fleet();
+    let ask = json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b", "fleet_id": "fleet-alpha", "payload": "{}"});
+    ok(&server.post("/v1/tools/ask_peer", Some(&good), &ask));
+    // Revocation is seen by the next request, a write (checked under its
+    // lock) as a read.
     let good_id = list["tokens"][0]["token_id"].as_str().unwrap().to_owned();
     env.ok(&["token", "revoke", &good_id]);
-    refused(
-        &env,
-        &env.ledger_bytes(),
-        &server.get("/v1/inbox", Some(&good)),
-        401,
-        "unauthorized",
-    );
+    let revoked_now = env.ledger_bytes();
+    refused(&env, &revoked_now, &server.post("/v1/tools/ask_peer", Some(&good), &ask), 401, "unauthorized");
+    refused(&env, &revoked_now, &server.get("/v1/inbox", Some(&good)), 401, "unauthorized");
+    let dsc = env.records().iter().find_map(|r| r["correlation_id"].as_str().map(str::to_owned)).unwrap();
+    refused(&env, &revoked_now, &server.get(&format!("/v1/discussions/{dsc}"), Some(&good)), 401, "unauthorized");
     // /healthz alone needs none.
     let health = ok(&server.get("/healthz", None));
     assert_eq!(health["ok"], true);

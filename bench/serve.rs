@@ -1,0 +1,407 @@
+//! `discuss serve` measured side by side with the CLI, in one run:
+//! `get_discussion` and the write tools from 16 concurrent HTTP clients
+//! (keep-alive connections) against 16 concurrent CLI processes on the same
+//! kind of ledger, a `wake_agent` through `serve` on PostgreSQL against a
+//! CLI `wake` on a file, and the server's resident memory idle and with
+//! 256 open event streams.
+//!
+//! Usage (release binaries, built as bench/README.md says):
+//!   target/release/examples/serve [--postgres ADMIN_URL] [--requests N]
+//!       [--writes N] [--streams N]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CLIENTS: usize = 16;
+
+struct Options {
+    postgres: Option<String>,
+    requests: usize,
+    writes: usize,
+    streams: usize,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        postgres: None,
+        requests: 8_000,
+        writes: 640,
+        streams: 256,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().expect("a value");
+        match arg.as_str() {
+            "--postgres" => o.postgres = Some(value()),
+            "--requests" => o.requests = value().parse().unwrap(),
+            "--writes" => o.writes = value().parse().unwrap(),
+            "--streams" => o.streams = value().parse().unwrap(),
+            other => panic!("unknown option {other}"),
+        }
+    }
+    o
+}
+
+fn main() {
+    let o = options();
+    let exe = std::env::current_exe().unwrap();
+    let discuss = exe.parent().unwrap().parent().unwrap().join("discuss");
+    let dir = tempfile::tempdir().unwrap();
+    let file = Ledger {
+        location: dir.path().join("ledger.jsonl").display().to_string(),
+        discuss: discuss.clone(),
+    };
+    println!("discuss serve, {CLIENTS} concurrent clients, side by side in one run\n");
+    let twin = Ledger {
+        location: dir.path().join("twin.jsonl").display().to_string(),
+        discuss: discuss.clone(),
+    };
+    let on_file = measure(&file, &twin, &o, "file");
+    let on_postgres = o.postgres.as_ref().map(|admin| {
+        let at = |suffix| Ledger {
+            location: new_database(admin, suffix),
+            discuss: discuss.clone(),
+        };
+        measure(&at("serve"), &at("cli"), &o, "postgres")
+    });
+    println!();
+    if let Some(pg) = &on_postgres {
+        println!(
+            "wake_agent through serve on PostgreSQL: {:.2} ms; CLI wake on a file: {:.2} ms ({:.2}x)",
+            pg.serve_wake_ms,
+            on_file.cli_wake_ms,
+            pg.serve_wake_ms / on_file.cli_wake_ms
+        );
+    }
+}
+
+struct Ledger {
+    location: String,
+    discuss: PathBuf,
+}
+
+impl Ledger {
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.discuss);
+        command
+            .env_clear()
+            .env("DISCUSS_LEDGER", &self.location)
+            .env("DISCUSS_ACTOR", "bench");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.command().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// A new database on the server of `admin` (a URL to its `postgres`).
+fn new_database(admin: &str, suffix: &str) -> String {
+    let name = format!("bench_serve_{}_{suffix}", std::process::id());
+    let mut client = postgres::Client::connect(admin, postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .unwrap();
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    match admin.rsplit_once('/') {
+        Some((base, rest)) => match rest.split_once('?') {
+            Some((_, query)) => format!("{base}/{name}?{query}"),
+            None => format!("{base}/{name}"),
+        },
+        None => panic!("the admin URL names a database: {admin}"),
+    }
+}
+
+struct Measured {
+    serve_wake_ms: f64,
+    cli_wake_ms: f64,
+}
+
+/// `ledger` through `serve`, and a `twin` of the same kind, set up alike,
+/// for the CLI's writes: each kind of writer starts from a ledger of the
+/// same size (a file's per-write cost grows with its unmerged index).
+fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured {
+    for each in [ledger, twin] {
+        each.run(&["fleet", "add", "fleet-alpha", "agent-a", "agent-b"]);
+        each.run(&["quota", "set", "100000"]);
+    }
+    // The CLI's writes first, on the twin: 16 processes at a time.
+    let writes = o.writes;
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..CLIENTS {
+            scope.spawn(|| {
+                for _ in 0..writes / CLIENTS {
+                    twin.run(&[
+                        "ask", "--from", "agent-a", "--to", "agent-b", "--fleet", "fleet-alpha",
+                        "--payload", "{\"body\":\"Refactor auth module?\"}",
+                    ]);
+                }
+            });
+        }
+    });
+    let cli_writes = (writes / CLIENTS * CLIENTS) as f64 / started.elapsed().as_secs_f64();
+    let a = ledger.run(&["token", "issue", "agent-a"]).trim().to_owned();
+    let b = ledger.run(&["token", "issue", "agent-b"]).trim().to_owned();
+    let ops = ledger
+        .run(&["token", "issue", "ops", "--operator"])
+        .trim()
+        .to_owned();
+    let max = (o.streams + 2 * CLIENTS + 8).to_string();
+    let server = Server::start(ledger, &["--max-connections", &max]);
+    let asked = ask_json();
+    let first = server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+    let dsc = json_field(&first, "discussion_id");
+    let idle_rss = server.rss_kib();
+
+
+    // The write tools: ask_peer from 16 clients, as many as the CLI's.
+    let elapsed = concurrently(writes, |conn| {
+        conn.request("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+    }, &server);
+    let http_writes = (writes / CLIENTS * CLIENTS) as f64 / elapsed;
+
+    // get_discussion: 16 clients on keep-alive connections.
+    let path = format!("/v1/discussions/{dsc}");
+    let reads = o.requests;
+    let elapsed = concurrently(reads, |conn| {
+        conn.request("GET", &path, &a, None);
+    }, &server);
+    let reads_per_s = reads as f64 / elapsed;
+
+    // One wake at a time: through serve, and with the CLI.
+    let heads: Vec<(String, String)> = (0..100)
+        .map(|_| {
+            let answer = server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+            (json_field(&answer, "discussion_id"), json_field(&answer, "head_message_id"))
+        })
+        .collect();
+    let (through_serve, through_cli) = heads.split_at(50);
+    let mut conn = server.connect();
+    let started = Instant::now();
+    for (dsc, head) in through_serve {
+        let body = format!(
+            "{{\"agent_id\":\"agent-b\",\"discussion_id\":\"{dsc}\",\"expected_head_message_id\":\"{head}\"}}"
+        );
+        conn.request("POST", "/v1/tools/wake_agent", &b, Some(&body));
+    }
+    let serve_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_serve.len() as f64;
+    let started = Instant::now();
+    for (dsc, head) in through_cli {
+        ledger.run(&["wake", "--agent", "agent-b", "--discussion", dsc, "--expected-head", head]);
+    }
+    let cli_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_cli.len() as f64;
+
+    // Open event streams following the ledger from its last line, each
+    // read up to its first event (one more ask), as idle followers are;
+    // then as many from its first line, each read to its end.
+    let last = ledger.run(&["ledger", "info", "--json"]);
+    let last: u64 = serde_json::from_str::<serde_json::Value>(&last).unwrap()["lines"]
+        .as_u64()
+        .unwrap();
+    let mut streams = Vec::new();
+    for _ in 0..o.streams {
+        streams.push(open_stream(&server, &ops, last));
+    }
+    server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+    for stream in &mut streams {
+        read_event(stream);
+    }
+    let streams_rss = server.rss_kib();
+    drop(streams);
+    let mut streams = Vec::new();
+    for _ in 0..o.streams {
+        streams.push(open_stream(&server, &ops, 0));
+    }
+    for stream in &mut streams {
+        for _ in 0..=last {
+            read_event(stream);
+        }
+    }
+    let replay_rss = server.rss_kib();
+    drop(streams);
+    server.stop();
+
+    println!("{kind} ledger:");
+    println!("  get_discussion over HTTP: {reads_per_s:>8.0} calls/s ({reads} calls)");
+    println!(
+        "  ask_peer over HTTP:       {http_writes:>8.0} calls/s; 16 CLI processes: {cli_writes:.0} calls/s ({:.2}x)",
+        http_writes / cli_writes
+    );
+    println!("  wake, one at a time:      serve {serve_wake_ms:.2} ms, CLI {cli_wake_ms:.2} ms");
+    println!(
+        "  serve resident: idle {:.1} MiB, with {} open streams {:.1} MiB ({:.1} MiB once {} more streams from line 1 read all {} lines)",
+        idle_rss as f64 / 1024.0,
+        o.streams,
+        streams_rss as f64 / 1024.0,
+        replay_rss as f64 / 1024.0,
+        o.streams,
+        last + 1
+    );
+    Measured {
+        serve_wake_ms,
+        cli_wake_ms,
+    }
+}
+
+/// An event stream of the ledger after line `after`, its headers read.
+fn open_stream(server: &Server, token: &str, after: u64) -> Connection {
+    let mut conn = server.connect();
+    write!(
+        conn.stream,
+        "GET /v1/events?after={after} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    loop {
+        let mut line = String::new();
+        conn.reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            return conn;
+        }
+    }
+}
+
+/// Reads through the next event's `data:` line.
+fn read_event(conn: &mut Connection) {
+    loop {
+        let mut line = String::new();
+        assert!(conn.reader.read_line(&mut line).unwrap() > 0, "the stream ended");
+        if line.starts_with("data: ") {
+            return;
+        }
+    }
+}
+
+fn ask_json() -> String {
+    r#"{"from_agent_id":"agent-a","to_agent_id":"agent-b","fleet_id":"fleet-alpha","payload":"{\"body\":\"Refactor auth module?\"}"}"#.to_owned()
+}
+
+fn json_field(text: &str, field: &str) -> String {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+    value[field].as_str().unwrap_or_else(|| panic!("{text}")).to_owned()
+}
+
+/// `total` calls spread over 16 threads, each with its own connection;
+/// the seconds they took.
+fn concurrently(total: usize, call: impl Fn(&mut Connection) + Sync, server: &Server) -> f64 {
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..CLIENTS {
+            scope.spawn(|| {
+                let mut conn = server.connect();
+                for _ in 0..total / CLIENTS {
+                    call(&mut conn);
+                }
+            });
+        }
+    });
+    started.elapsed().as_secs_f64()
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(ledger: &Ledger, extra: &[&str]) -> Server {
+        let mut child = ledger
+            .command()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stderr.read_line(&mut first).unwrap();
+        let port = first
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("serve did not start: {first}"));
+        // The log is read (and dropped) so the server never waits on it.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Server { child, port }
+    }
+
+    fn connect(&self) -> Connection {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        Connection {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            stream,
+        }
+    }
+
+    fn call(&self, method: &str, path: &str, token: &str, body: Option<&str>) -> String {
+        self.connect().request(method, path, token, body)
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "serve stopped with {status}");
+    }
+}
+
+struct Connection {
+    stream: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Connection {
+    /// One request on the kept-alive connection; the body of a 200.
+    fn request(&mut self, method: &str, path: &str, token: &str, body: Option<&str>) -> String {
+        let body = body.unwrap_or("");
+        write!(
+            self.stream,
+            "{method} {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut status = String::new();
+        self.reader.read_line(&mut status).unwrap();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut answer = vec![0; length];
+        self.reader.read_exact(&mut answer).unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        assert!(status.starts_with("HTTP/1.1 200"), "{status} {answer}");
+        answer
+    }
+}
