@@ -58,6 +58,26 @@ pub(crate) struct FileLedger {
     /// Where `stream_records` stopped: a follower whose ledger was replaced
     /// or rewritten must not go on as if it were the same.
     streamed_from: std::sync::Arc<std::sync::Mutex<Option<Streamed>>>,
+    /// The cache this process last saved after a write. The next write of a
+    /// long-lived process (`serve`) takes it back instead of reading and
+    /// parsing the checkpoint, while that checkpoint is still the file it
+    /// wrote and the ledger has not changed since.
+    kept: std::sync::Arc<std::sync::Mutex<Option<Kept>>>,
+}
+
+/// A saved cache, and what must not have changed for it to be taken back.
+struct Kept {
+    /// The checkpoint file: device, inode, size, modification time.
+    checkpoint: (u64, u64, u64, i64, i64),
+    /// The ledger: device, inode, size, change time.
+    ledger: (u64, u64, u64, i64, i64),
+    cache: Cache,
+}
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kept(..)")
+    }
 }
 
 impl FileLedger {
@@ -67,7 +87,42 @@ impl FileLedger {
             allow_network_fs: false,
             summarize: None,
             streamed_from: Default::default(),
+            kept: Default::default(),
         }
+    }
+
+    fn checkpoint_stamp(&self) -> Option<(u64, u64, u64, i64, i64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(Cache::checkpoint_path(&self.path)).ok()?;
+        Some((meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec()))
+    }
+
+    fn ledger_stamp(file: &File) -> Option<(u64, u64, u64, i64, i64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = file.metadata().ok()?;
+        Some((meta.dev(), meta.ino(), meta.len(), meta.ctime(), meta.ctime_nsec()))
+    }
+
+    /// After a write's cache was saved, under the lock: kept for the next.
+    fn keep(&self, cache: Cache, file: &File) {
+        let kept = match (self.checkpoint_stamp(), Self::ledger_stamp(file)) {
+            (Some(checkpoint), Some(ledger)) if !cache.is_dirty() => Some(Kept {
+                checkpoint,
+                ledger,
+                cache,
+            }),
+            _ => None,
+        };
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = kept;
+    }
+
+    /// The kept cache, under the exclusive lock, when neither the
+    /// checkpoint nor the ledger changed since it was saved.
+    fn take_kept(&self, file: &File) -> Option<Cache> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        let unchanged = self.checkpoint_stamp() == Some(kept.checkpoint)
+            && Self::ledger_stamp(file) == Some(kept.ledger);
+        unchanged.then_some(kept.cache)
     }
 
     /// Keeps a summary of every discussion, made by `summarize`.
@@ -312,14 +367,21 @@ impl FileLedger {
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
         self.refuse_foreign(&file, len)?;
-        let (mut cache, (records, keyed), whole) = self.trusted(&file, len, |cache| {
+        let read = |cache: &Cache| {
             let records = records_of(cache, &file, discussion_ids)?;
             let keyed = match idempotency_key {
                 Some(key) => keyed_of(cache, &file, key)?,
                 None => None,
             };
             Some((records, keyed))
-        })?;
+        };
+        let kept = self
+            .take_kept(&file)
+            .and_then(|cache| read(&cache).map(|got| (cache, got, len)));
+        let (mut cache, (records, keyed), whole) = match kept {
+            Some(kept) => kept,
+            None => self.trusted(&file, len, read)?,
+        };
         // The global state moves into the view and back: no copy.
         let view = Excerpt {
             global: std::mem::take(&mut cache.global),
@@ -358,6 +420,7 @@ impl FileLedger {
         let _ = failpoint::hit("append.after_fsync");
         cache.written(whole, lines.as_bytes(), &records);
         cache.save();
+        self.keep(cache, &file);
         Ok(result)
     }
 

@@ -559,6 +559,11 @@ impl Cache {
     /// entries after the base are many). A failure leaves a stale or
     /// missing cache, which the next command notices: it never fails the
     /// command that wrote the ledger.
+    /// Whether it holds more than its files do.
+    pub(crate) fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
     pub(crate) fn save(&mut self) {
         if !self.dirty {
             return;
