@@ -868,3 +868,28 @@ mod mcp {
         assert_eq!(server.stop().0, 0);
     }
 }
+
+#[test]
+fn a_write_after_the_ledger_changed_under_the_server_sees_the_change() {
+    let env = Env::new();
+    env.fleet();
+    let a = token(&env, &["agent-a"]);
+    let server = Served::start(&env, &[]);
+    let ask = ask_body("agent-a", "agent-b");
+    ok(&server.post("/v1/tools/ask_peer", Some(&a), &ask));
+    // Another writer (the CLI) between two of the server's writes.
+    env.ask(&[]);
+    ok(&server.post("/v1/tools/ask_peer", Some(&a), &ask));
+    // A line another tool appends: the kill-switch, engaged.
+    let halt = format!(
+        "{{\"v\":1,\"kind\":\"kill_switch\",\"id\":\"rec_0000000000000000000000000000feed\",\"at_ms\":{},\"by\":\"other\",\"engaged\":true,\"reason\":\"by hand\"}}\n",
+        env.now_ms
+    );
+    env.append_raw(&halt);
+    let before = env.ledger_bytes();
+    let refused_ask = server.post("/v1/tools/ask_peer", Some(&a), &ask);
+    refused(&env, &before, &refused_ask, 503, "kill_switch_engaged");
+    let verify = env.run(&["verify", "--json"]);
+    assert_eq!(verify.status, 0, "{}", verify.stdout);
+    assert_eq!(env.ok(&["list"])["discussions"].as_array().unwrap().len(), 3);
+}
