@@ -144,8 +144,15 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
             scope.spawn(|| {
                 for _ in 0..writes / CLIENTS {
                     twin.run(&[
-                        "ask", "--from", "agent-a", "--to", "agent-b", "--fleet", "fleet-alpha",
-                        "--payload", "{\"body\":\"Refactor auth module?\"}",
+                        "ask",
+                        "--from",
+                        "agent-a",
+                        "--to",
+                        "agent-b",
+                        "--fleet",
+                        "fleet-alpha",
+                        "--payload",
+                        "{\"body\":\"Refactor auth module?\"}",
                     ]);
                 }
             });
@@ -165,26 +172,36 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
     let dsc = json_field(&first, "discussion_id");
     let idle_rss = server.rss_kib();
 
-
     // The write tools: ask_peer from 16 clients, as many as the CLI's.
-    let elapsed = concurrently(writes, |conn| {
-        conn.request("POST", "/v1/tools/ask_peer", &a, Some(&asked));
-    }, &server);
+    let elapsed = concurrently(
+        writes,
+        |conn| {
+            conn.request("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+        },
+        &server,
+    );
     let http_writes = (writes / CLIENTS * CLIENTS) as f64 / elapsed;
 
     // get_discussion: 16 clients on keep-alive connections.
     let path = format!("/v1/discussions/{dsc}");
     let reads = o.requests;
-    let elapsed = concurrently(reads, |conn| {
-        conn.request("GET", &path, &a, None);
-    }, &server);
+    let elapsed = concurrently(
+        reads,
+        |conn| {
+            conn.request("GET", &path, &a, None);
+        },
+        &server,
+    );
     let reads_per_s = reads as f64 / elapsed;
 
     // One wake at a time: through serve, and with the CLI.
     let heads: Vec<(String, String)> = (0..100)
         .map(|_| {
             let answer = server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked));
-            (json_field(&answer, "discussion_id"), json_field(&answer, "head_message_id"))
+            (
+                json_field(&answer, "discussion_id"),
+                json_field(&answer, "head_message_id"),
+            )
         })
         .collect();
     let (through_serve, through_cli) = heads.split_at(50);
@@ -199,7 +216,15 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
     let serve_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_serve.len() as f64;
     let started = Instant::now();
     for (dsc, head) in through_cli {
-        ledger.run(&["wake", "--agent", "agent-b", "--discussion", dsc, "--expected-head", head]);
+        ledger.run(&[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            dsc,
+            "--expected-head",
+            head,
+        ]);
     }
     let cli_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_cli.len() as f64;
 
@@ -276,7 +301,10 @@ fn open_stream(server: &Server, token: &str, after: u64) -> Connection {
 fn read_event(conn: &mut Connection) {
     loop {
         let mut line = String::new();
-        assert!(conn.reader.read_line(&mut line).unwrap() > 0, "the stream ended");
+        assert!(
+            conn.reader.read_line(&mut line).unwrap() > 0,
+            "the stream ended"
+        );
         if line.starts_with("data: ") {
             return;
         }
@@ -289,7 +317,10 @@ fn ask_json() -> String {
 
 fn json_field(text: &str, field: &str) -> String {
     let value: serde_json::Value = serde_json::from_str(text).unwrap();
-    value[field].as_str().unwrap_or_else(|| panic!("{text}")).to_owned()
+    value[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("{text}"))
+        .to_owned()
 }
 
 /// `total` calls spread over 16 threads, each with its own connection;
@@ -341,7 +372,9 @@ impl Server {
     fn connect(&self) -> Connection {
         let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         stream.set_nodelay(true).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
         Connection {
             reader: BufReader::new(stream.try_clone().unwrap()),
             stream,

@@ -14,9 +14,9 @@
 
 mod check;
 mod excerpt;
-pub(crate) mod gate;
 mod failpoint;
 mod file;
+pub(crate) mod gate;
 pub(crate) mod hash;
 pub(crate) mod import;
 pub(crate) mod lines;

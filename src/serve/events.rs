@@ -71,7 +71,9 @@ pub(super) async fn stream(
             None => None,
         };
         let viewer = principal.acting_agent().map(str::to_owned);
-        Ok::<_, Error>(EventStream::new(discussion, agent, viewer, after, MOST_HELD))
+        Ok::<_, Error>(EventStream::new(
+            discussion, agent, viewer, after, MOST_HELD,
+        ))
     };
     let events = match opened.await {
         Ok(events) => events,

@@ -135,7 +135,7 @@ fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<tokio_rustls::TlsAccept
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .and_then(|b| Ok(b.with_no_client_auth().with_single_cert(certs, private)?))
+        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, private))
         .map_err(|e| unreadable(cert, "tls-cert", format!("does not go with the key ({e})")))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))

@@ -196,7 +196,9 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
     // The tool calls and readers check a token seen before in their own
     // read; everything else (streams, MCP, the operator's) reads first.
     let path = request.uri().path();
-    let gated = path.starts_with("/v1/tools/") || path.starts_with("/v1/discussions") || path == "/v1/inbox";
+    let gated = path.starts_with("/v1/tools/")
+        || path.starts_with("/v1/discussions")
+        || path == "/v1/inbox";
     let digest = token.as_deref().map(credentials::digest);
     let seen = match (&digest, gated) {
         (Some(digest), true) => app.lock_known().get(digest).cloned(),
@@ -240,7 +242,9 @@ fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal>
 }
 
 impl App {
-    fn lock_known(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Principal>> {
+    fn lock_known(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Principal>> {
         self.known.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -377,7 +381,16 @@ async fn discussion(
         Ok::<_, Error>(request)
     })();
     match request {
-        Ok(request) => call(&app, principal, presented.map(|p| p.0), "get_discussion", request).await,
+        Ok(request) => {
+            call(
+                &app,
+                principal,
+                presented.map(|p| p.0),
+                "get_discussion",
+                request,
+            )
+            .await
+        }
         Err(err) => error_response(&err),
     }
 }
@@ -419,7 +432,16 @@ async fn list(
         Ok::<_, Error>(request)
     })();
     match request {
-        Ok(request) => call(&app, principal, presented.map(|p| p.0), "list_discussions", request).await,
+        Ok(request) => {
+            call(
+                &app,
+                principal,
+                presented.map(|p| p.0),
+                "list_discussions",
+                request,
+            )
+            .await
+        }
         Err(err) => error_response(&err),
     }
 }

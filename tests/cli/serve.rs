@@ -215,10 +215,32 @@ fn a_request_without_a_good_token_is_refused_alike_and_says_nothing_of_why() {
     let good_id = list["tokens"][0]["token_id"].as_str().unwrap().to_owned();
     env.ok(&["token", "revoke", &good_id]);
     let revoked_now = env.ledger_bytes();
-    refused(&env, &revoked_now, &server.post("/v1/tools/ask_peer", Some(&good), &ask), 401, "unauthorized");
-    refused(&env, &revoked_now, &server.get("/v1/inbox", Some(&good)), 401, "unauthorized");
-    let dsc = env.records().iter().find_map(|r| r["correlation_id"].as_str().map(str::to_owned)).unwrap();
-    refused(&env, &revoked_now, &server.get(&format!("/v1/discussions/{dsc}"), Some(&good)), 401, "unauthorized");
+    refused(
+        &env,
+        &revoked_now,
+        &server.post("/v1/tools/ask_peer", Some(&good), &ask),
+        401,
+        "unauthorized",
+    );
+    refused(
+        &env,
+        &revoked_now,
+        &server.get("/v1/inbox", Some(&good)),
+        401,
+        "unauthorized",
+    );
+    let dsc = env
+        .records()
+        .iter()
+        .find_map(|r| r["correlation_id"].as_str().map(str::to_owned))
+        .unwrap();
+    refused(
+        &env,
+        &revoked_now,
+        &server.get(&format!("/v1/discussions/{dsc}"), Some(&good)),
+        401,
+        "unauthorized",
+    );
     // /healthz alone needs none.
     let health = ok(&server.get("/healthz", None));
     assert_eq!(health["ok"], true);
@@ -584,7 +606,7 @@ fn a_client_that_goes_away_mid_request_changes_nothing_unacknowledged_and_a_retr
     assert_ne!(fresh["replayed"], true, "the cut request wrote nothing");
     assert_eq!(
         env.records().len(),
-        1 + before.iter().filter(|b| **b == b'\n').count() as usize
+        1 + before.iter().filter(|b| **b == b'\n').count()
     );
     // A whole request whose answer is never read: once durable it stays,
     // and the retry is answered with the original.
@@ -891,5 +913,8 @@ fn a_write_after_the_ledger_changed_under_the_server_sees_the_change() {
     refused(&env, &before, &refused_ask, 503, "kill_switch_engaged");
     let verify = env.run(&["verify", "--json"]);
     assert_eq!(verify.status, 0, "{}", verify.stdout);
-    assert_eq!(env.ok(&["list"])["discussions"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        env.ok(&["list"])["discussions"].as_array().unwrap().len(),
+        3
+    );
 }

@@ -94,13 +94,25 @@ impl FileLedger {
     fn checkpoint_stamp(&self) -> Option<(u64, u64, u64, i64, i64)> {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(Cache::checkpoint_path(&self.path)).ok()?;
-        Some((meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec()))
+        Some((
+            meta.dev(),
+            meta.ino(),
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+        ))
     }
 
     fn ledger_stamp(file: &File) -> Option<(u64, u64, u64, i64, i64)> {
         use std::os::unix::fs::MetadataExt;
         let meta = file.metadata().ok()?;
-        Some((meta.dev(), meta.ino(), meta.len(), meta.ctime(), meta.ctime_nsec()))
+        Some((
+            meta.dev(),
+            meta.ino(),
+            meta.len(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+        ))
     }
 
     /// After a write's cache was saved, under the lock: kept for the next.
