@@ -471,9 +471,83 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         &json!({"add": ["-bad"]}),
     );
     refused(&env, &env.ledger_bytes(), &bad_fleet, 400, "invalid_id");
+    // What is not HTTP at all, a header line past hyper's limit, a request
+    // line of nonsense: each answered or dropped, never a crash.
+    for garbage in [
+        b"\x00\xff\xfe garbage\r\n\r\n".to_vec(),
+        format!(
+            "GET /healthz HTTP/1.1\r\nx-long: {}\r\n\r\n",
+            "a".repeat(1 << 20)
+        )
+        .into_bytes(),
+        b"NOT A REQUEST LINE\r\n\r\n".to_vec(),
+        b"GET /healthz HTTP/1.1\r\ncontent-length: -5\r\n\r\n".to_vec(),
+    ] {
+        let mut stream = server.connect();
+        let _ = stream.write_all(&garbage);
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.is_empty() || text.starts_with("HTTP/1.1 4"), "{text}");
+    }
     // Still serving after all of it.
     assert_eq!(server.get("/healthz", None).status, 200);
     assert_eq!(server.stop().0, 0);
+}
+
+#[test]
+fn the_health_check_never_shows_the_databases_password() {
+    let Some(env) = Env::postgres() else {
+        assert!(std::env::var("CI").is_err(), "CI=true needs PostgreSQL");
+        eprintln!("skipped: no PostgreSQL server binaries here");
+        return;
+    };
+    // The test cluster trusts every connection: a password is taken and
+    // ignored, as a real server's would be checked.
+    let url = env
+        .pg
+        .clone()
+        .unwrap()
+        .replacen("postgres@", "postgres:s3cr3t-pw@", 1);
+    assert!(url.contains("s3cr3t-pw"), "{url}");
+    let mut with_password = env.command_std();
+    with_password.env("DISCUSS_LEDGER", &url);
+    let out = with_password
+        .args(["token", "issue", "agent-a"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut child = env
+        .command_std()
+        .env("DISCUSS_LEDGER", &url)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).unwrap();
+    let port: u16 = first.trim().rsplit(':').next().unwrap().parse().unwrap();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"kind\":\"postgres\""), "{answer}");
+    assert!(!answer.contains("s3cr3t-pw"), "{answer}");
+    let _ = std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status();
+    let mut log = first;
+    std::io::Read::read_to_string(&mut stderr, &mut log).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!log.contains("s3cr3t-pw"), "{log}");
 }
 
 #[test]
@@ -801,7 +875,6 @@ fn tls_serves_a_certificate_the_test_makes_to_curl() {
 mod mcp {
     use super::*;
     use rmcp::model::CallToolRequestParams;
-    use rmcp::service::ServiceExt;
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
@@ -816,13 +889,63 @@ mod mcp {
         server: &Served,
         token: &str,
     ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+        client_with(
+            server,
+            token,
+            rmcp::service::ClientLifecycleMode::Initialize,
+        )
+        .await
+    }
+
+    async fn client_with(
+        server: &Served,
+        token: &str,
+        lifecycle: rmcp::service::ClientLifecycleMode,
+    ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+        use rmcp::service::ClientServiceExt;
         let config = StreamableHttpClientTransportConfig::with_uri(format!(
             "http://127.0.0.1:{}/mcp",
             server.port
         ))
         .auth_header(token);
         let transport = StreamableHttpClientTransport::from_config(config);
-        ().serve(transport).await.expect("the server initializes")
+        ().serve_with_lifecycle(transport, lifecycle)
+            .await
+            .expect("the server initializes")
+    }
+
+    #[test]
+    fn both_protocol_revisions_are_spoken_over_http() {
+        use rmcp::model::ProtocolVersion;
+        use rmcp::service::ClientLifecycleMode;
+        let env = Env::new();
+        env.fleet();
+        let b = token(&env, &["agent-b"]);
+        let (dsc, _) = env.ask(&[]);
+        let server = Served::start(&env, &[]);
+        runtime().block_on(async {
+            for (lifecycle, expected) in [
+                (
+                    ClientLifecycleMode::Initialize,
+                    ProtocolVersion::V_2025_11_25,
+                ),
+                (
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                    ProtocolVersion::V_2026_07_28,
+                ),
+            ] {
+                let session = client_with(&server, &b, lifecycle).await;
+                assert_eq!(session.peer_info().unwrap().protocol_version, expected);
+                let inbox = call(&session, "inbox", json!({})).await;
+                assert_eq!(
+                    inbox.structured_content.unwrap()["discussions"][0]["discussion_id"],
+                    dsc.as_str()
+                );
+                session.cancel().await.unwrap();
+            }
+        });
     }
 
     async fn call(
