@@ -63,6 +63,10 @@ pub(crate) struct FileLedger {
     /// parsing the checkpoint, while that checkpoint is still the file it
     /// wrote and the ledger has not changed since.
     kept: std::sync::Arc<std::sync::Mutex<Option<Kept>>>,
+    /// Held by a writer of this process while it waits for the ledger's
+    /// lock and holds it: the others of the process queue here, one woken
+    /// at a time, instead of all waking at each release of the lock.
+    writing: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 /// A saved cache, and what must not have changed for it to be taken back.
@@ -88,6 +92,7 @@ impl FileLedger {
             summarize: None,
             streamed_from: Default::default(),
             kept: Default::default(),
+            writing: Default::default(),
         }
     }
 
@@ -375,6 +380,7 @@ impl FileLedger {
         idempotency_key: Option<&str>,
         plan: impl Plan<T>,
     ) -> Result<T> {
+        let _queued = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let mut file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
