@@ -348,16 +348,36 @@ async fn tool(
 ) -> Response {
     let presented = presented.map(|p| p.0);
     let Some(tool) = crate::tools::find(&name) else {
-        return error_response(
-            &Error::new(ErrorCode::NotFound, format!("no tool {name:?}"))
-                .detail("tool", name.as_str())
-                .hint(format!("tools: {}", crate::tools::names())),
-        );
+        let err = Error::new(ErrorCode::NotFound, format!("no tool {name:?}"))
+            .detail("tool", name.as_str())
+            .hint(format!("tools: {}", crate::tools::names()));
+        return refusal(&app, presented, principal, err).await;
     };
     match json_object(&headers, body, app.max_body_bytes).await {
         Ok(request) => call(&app, principal, presented, tool.name, request).await,
-        Err(err) => error_response(&err),
+        Err(err) => refusal(&app, presented, principal, err).await,
     }
+}
+
+/// A refusal of a request before its operation ran: a token trusted from
+/// before is checked first, so a revoked one hears only 401.
+async fn refusal(
+    app: &App,
+    presented: Option<Presented>,
+    principal: Principal,
+    err: Error,
+) -> Response {
+    if let Some(Presented(token)) = presented {
+        let found = app
+            .blocking(move |session| authenticate_now(session, Some(&token)))
+            .await;
+        match found {
+            Ok(found) if found == principal => {}
+            Err(err) if err.code != ErrorCode::Unauthorized => return error_response(&err),
+            _ => return error_response(&credentials::unauthorized()),
+        }
+    }
+    error_response(&err)
 }
 
 /// `GET /v1/discussions/{id}[?include_receipts=false]`: `show --json`.
@@ -391,7 +411,7 @@ async fn discussion(
             )
             .await
         }
-        Err(err) => error_response(&err),
+        Err(err) => refusal(&app, presented.map(|p| p.0), principal, err).await,
     }
 }
 
@@ -442,7 +462,7 @@ async fn list(
             )
             .await
         }
-        Err(err) => error_response(&err),
+        Err(err) => refusal(&app, presented.map(|p| p.0), principal, err).await,
     }
 }
 
@@ -463,7 +483,7 @@ async fn inbox(
     })();
     match request {
         Ok(request) => call(&app, principal, presented.map(|p| p.0), "inbox", request).await,
-        Err(err) => error_response(&err),
+        Err(err) => refusal(&app, presented.map(|p| p.0), principal, err).await,
     }
 }
 

@@ -215,6 +215,20 @@ fn a_request_without_a_good_token_is_refused_alike_and_says_nothing_of_why() {
     let good_id = list["tokens"][0]["token_id"].as_str().unwrap().to_owned();
     env.ok(&["token", "revoke", &good_id]);
     let revoked_now = env.ledger_bytes();
+    // First while the server still trusts it from before: a request that is
+    // bad in itself hears only 401 too.
+    let bad = server.request(
+        "POST",
+        "/v1/tools/ask_peer",
+        Some(&good),
+        &[("content-type", "application/json")],
+        Some(b"{"),
+    );
+    refused(&env, &revoked_now, &bad, 401, "unauthorized");
+    let bogus = server.post("/v1/tools/bogus", Some(&good), &json!({}));
+    refused(&env, &revoked_now, &bogus, 401, "unauthorized");
+    let query = server.get("/v1/discussions?bogus=1", Some(&good));
+    refused(&env, &revoked_now, &query, 401, "unauthorized");
     refused(
         &env,
         &revoked_now,
