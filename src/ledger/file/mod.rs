@@ -3,6 +3,7 @@
 
 pub(crate) mod cache;
 mod filesystem;
+mod group;
 mod import;
 pub(super) mod private_file;
 mod read;
@@ -63,10 +64,9 @@ pub(crate) struct FileLedger {
     /// parsing the checkpoint, while that checkpoint is still the file it
     /// wrote and the ledger has not changed since.
     kept: std::sync::Arc<std::sync::Mutex<Option<Kept>>>,
-    /// Held by a writer of this process while it waits for the ledger's
-    /// lock and holds it: the others of the process queue here, one woken
-    /// at a time, instead of all waking at each release of the lock.
-    writing: std::sync::Arc<std::sync::Mutex<()>>,
+    /// This process's writers, one at a time, in groups that share the
+    /// lock and one sync (`group.rs`).
+    writers: std::sync::Arc<group::Writers>,
 }
 
 /// A saved cache, and what must not have changed for it to be taken back.
@@ -92,7 +92,7 @@ impl FileLedger {
             summarize: None,
             streamed_from: Default::default(),
             kept: Default::default(),
-            writing: Default::default(),
+            writers: Default::default(),
         }
     }
 
@@ -380,66 +380,169 @@ impl FileLedger {
         idempotency_key: Option<&str>,
         plan: impl Plan<T>,
     ) -> Result<T> {
-        let _queued = self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        let mut file = self.open_for_append()?;
+        let mut held = self.writers.enter();
+        let mut open = match held.open.take() {
+            Some(open) => open,
+            None => self.open_group(held.steps + 1)?,
+        };
+        held.steps += 1;
+        let step = held.steps;
+        let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.step(&mut open, discussion_ids, idempotency_key, plan)
+        }));
+        open.steps += 1;
+        let last = stepped.is_err()
+            || open.broken
+            || open.steps >= group::MAX_STEPS
+            || !self.writers.someone_waits();
+        if last {
+            self.end_group(open, step);
+        } else {
+            held.open = Some(open);
+        }
+        drop(held);
+        let synced = self.writers.wait_synced(step);
+        let result = stepped.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        synced.map_err(|e| self.io_error(&e))?;
+        result
+    }
+
+    /// The ledger locked for a group of writes whose first step is `first`,
+    /// with its cache: the one kept from this process's last write when
+    /// nothing changed since, else the cache's files caught up (or rebuilt).
+    fn open_group(&self, first: u64) -> Result<group::Open> {
+        let file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
         self.refuse_foreign(&file, len)?;
-        let read = |cache: &Cache| {
-            let records = records_of(cache, &file, discussion_ids)?;
+        let (cache, whole) = match self.take_kept(&file) {
+            Some(cache) => (cache, len),
+            None => match self.caught_up(&file, len)? {
+                Some(caught_up) => caught_up,
+                None => self.rebuilt(&file, len)?,
+            },
+        };
+        Ok(group::Open {
+            file,
+            cache,
+            len,
+            whole,
+            start: whole,
+            first,
+            steps: 0,
+            unsynced: false,
+            broken: false,
+        })
+    }
+
+    /// One write of a group: `plan` sees the records of `discussion_ids`
+    /// (and under `idempotency_key`), and what it returns is written,
+    /// not yet synced.
+    fn step<T>(
+        &self,
+        open: &mut group::Open,
+        discussion_ids: &[&str],
+        idempotency_key: Option<&str>,
+        plan: impl Plan<T>,
+    ) -> Result<T> {
+        let read = |cache: &Cache, file: &File| {
+            let records = records_of(cache, file, discussion_ids)?;
             let keyed = match idempotency_key {
-                Some(key) => keyed_of(cache, &file, key)?,
+                Some(key) => keyed_of(cache, file, key)?,
                 None => None,
             };
             Some((records, keyed))
         };
-        let kept = self
-            .take_kept(&file)
-            .and_then(|cache| read(&cache).map(|got| (cache, got, len)));
-        let (mut cache, (records, keyed), whole) = match kept {
-            Some(kept) => kept,
-            None => self.trusted(&file, len, read)?,
+        let (records, keyed) = match read(&open.cache, &open.file) {
+            Some(got) => got,
+            None => {
+                let (cache, whole) = self.rebuilt(&open.file, open.len)?;
+                open.cache = cache;
+                open.whole = whole;
+                read(&open.cache, &open.file).ok_or_else(|| self.index_mismatch())?
+            }
         };
         // The global state moves into the view and back: no copy.
         let view = Excerpt {
-            global: std::mem::take(&mut cache.global),
-            last_at_ms: cache.last_at_ms,
+            global: std::mem::take(&mut open.cache.global),
+            last_at_ms: open.cache.last_at_ms,
             records,
             keyed,
         };
         let planned = plan(&view);
-        cache.global = view.global;
-        let (records, result) = match planned {
-            Ok(planned) => planned,
-            Err(err) => {
-                cache.save();
-                return Err(err);
-            }
-        };
+        open.cache.global = view.global;
+        let (records, result) = planned?;
         if records.is_empty() {
-            cache.save();
             return Ok(result);
         }
-        if whole < len {
-            self.move_torn_tail(&file, whole, len)?;
+        if open.whole < open.len {
+            self.move_torn_tail(&open.file, open.whole, open.len)?;
+            open.len = open.whole;
         }
         let lines = Record::operation_lines(&records);
         failpoint::hit("append.before_write").map_err(|e| self.io_error(&e))?;
-        if let Err(err) = write_durably(&mut file, lines.as_bytes()) {
+        if let Err(err) = write_lines(&mut open.file, lines.as_bytes()) {
             // Cut back what may have reached the file, so no later append
             // glues onto half a line. Should that fail too, the lines left
             // are an operation cut short, which readers ignore and the next
             // writer moves to `<ledger>.torn`.
-            let _ = file.set_len(whole).and_then(|()| file.sync_data());
+            let _ = open
+                .file
+                .set_len(open.whole)
+                .and_then(|()| open.file.sync_data());
+            open.broken = true;
             return Err(self.io_error(&err));
         }
-        // Only a crash can happen here in tests: the operation is durable,
-        // the cache not yet updated, and the lock goes with the process.
-        let _ = failpoint::hit("append.after_fsync");
-        cache.written(whole, lines.as_bytes(), &records);
-        cache.save();
-        self.keep(cache, &file);
+        open.cache.written(open.whole, lines.as_bytes(), &records);
+        open.whole += lines.len() as u64;
+        open.len = open.whole;
+        open.unsynced = true;
         Ok(result)
+    }
+
+    fn sync_group(&self, file: &File) -> std::io::Result<()> {
+        #[cfg(test)]
+        {
+            use std::sync::atomic::Ordering;
+            self.writers.syncs.fetch_add(1, Ordering::SeqCst);
+            if self.writers.fail_next_sync.swap(false, Ordering::SeqCst) {
+                return Err(std::io::Error::from_raw_os_error(
+                    rustix::io::Errno::IO.raw_os_error(),
+                ));
+            }
+        }
+        sync(file)
+    }
+
+    /// The last step of a group: one sync for all it wrote, then the cache
+    /// saved and kept, the lock let go, and every step through `through`
+    /// told. A failed sync cuts the ledger back to where the group began.
+    fn end_group(&self, mut open: group::Open, through: u64) {
+        let synced = if open.unsynced {
+            self.sync_group(&open.file)
+        } else {
+            Ok(())
+        };
+        let failure = match synced {
+            Ok(()) => {
+                // Only a crash can happen here in tests: the operations are
+                // durable, the cache not yet saved, the lock still held.
+                let _ = failpoint::hit("append.after_fsync");
+                open.cache.save();
+                if !open.broken {
+                    self.keep(open.cache, &open.file);
+                }
+                None
+            }
+            Err(err) => {
+                let _ = open
+                    .file
+                    .set_len(open.start)
+                    .and_then(|()| open.file.sync_data());
+                Some(group::Failure::new(open.first, through, &err))
+            }
+        };
+        self.writers.settle(through, failure);
     }
 
     /// The cache as its files hold it, caught up with the ledger's first
@@ -471,19 +574,28 @@ impl FileLedger {
         {
             return Ok((cache, got, whole));
         }
+        let (cache, whole) = self.rebuilt(file, len)?;
+        let got = read(&cache).ok_or_else(|| self.index_mismatch())?;
+        Ok((cache, got, whole))
+    }
+
+    /// Under the exclusive lock: the cache rebuilt from the ledger's first
+    /// `len` bytes, and where its whole operations end.
+    fn rebuilt(&self, file: &File, len: u64) -> Result<(Cache, u64)> {
         let mut cache = Cache::rebuild(&self.path, file).map_err(|e| self.unreadable(&e))?;
         cache.summarize = self.summarize;
         let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
-        let got = read(&cache).ok_or_else(|| {
-            Error::new(
-                ErrorCode::Internal,
-                format!(
-                    "the index rebuilt from {} does not match it",
-                    self.path.display()
-                ),
-            )
-        })?;
-        Ok((cache, got, whole))
+        Ok((cache, whole))
+    }
+
+    fn index_mismatch(&self) -> Error {
+        Error::new(
+            ErrorCode::Internal,
+            format!(
+                "the index rebuilt from {} does not match it",
+                self.path.display()
+            ),
+        )
     }
 
     fn len_of(&self, file: &File) -> Result<u64> {
@@ -760,11 +872,15 @@ fn lock(file: &File, kind: Lock, until: Option<Instant>) -> std::io::Result<bool
     }
 }
 
-/// One `write` of all lines of an operation, then `fdatasync`, with the
-/// fail points of the tests between the steps.
-fn write_durably(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+/// One `write` of all lines of an operation, with the fail point of the
+/// tests that cuts it short.
+fn write_lines(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     failpoint::partial_write(file, bytes)?;
-    file.write_all(bytes)?;
+    file.write_all(bytes)
+}
+
+/// `fdatasync`, after the fail point of the tests before it.
+fn sync(file: &File) -> std::io::Result<()> {
     failpoint::hit("append.before_fsync")?;
     file.sync_data()
 }
@@ -800,3 +916,6 @@ fn keyed_of(cache: &Cache, file: &File, idempotency_key: &str) -> Option<Option<
     };
     Some(Some(Keyed { first, discussion }))
 }
+
+#[cfg(test)]
+mod tests;
