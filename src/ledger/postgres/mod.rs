@@ -53,10 +53,11 @@ mod write;
 pub(super) use location::{Location, is_postgres_url};
 pub(crate) use schema::LOOKUPS;
 // What the rooms of this backend share.
-use read::{each_of, keyed_of, records_of};
+use read::{keyed_of, records_of};
 use schema::{
     CATCH_UP, COPY_LINES, IDS_BETWEEN, INSERT_LINES, KEYED, RECORDS_OF, SCHEMA, STREAM, SUMMARIES,
-    Tables, UPSERT_SUMMARIES, shared_lock_and_tables, tables_exist,
+    Tables, UPSERT_SUMMARIES, WRITE_OPERATION, WRITE_OPERATION_WITH_SUMMARIES,
+    shared_lock_and_tables, tables_exist,
 };
 
 use super::check::{LineCheck, check_lines};

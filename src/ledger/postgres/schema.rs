@@ -42,6 +42,25 @@ pub(super) const UPSERT_SUMMARIES: &str = "INSERT INTO discuss_summaries (discus
     ON CONFLICT (discussion_id) DO UPDATE \
     SET settled_from_ms = EXCLUDED.settled_from_ms, row = EXCLUDED.row";
 
+/// An operation's lines and the state row, in one statement: the
+/// lines' rows in $1–$5 (as `INSERT_LINES`), the state row's lines, bytes
+/// and summary in $6–$8, written only where it still has $9 lines.
+pub(super) const WRITE_OPERATION: &str = "WITH new_lines AS (INSERT INTO discuss_lines \
+    (line_no, line, record_id, discussion_id, idempotency_key) \
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])) \
+    UPDATE discuss_state SET lines = $6, bytes = $7, summary = $8 WHERE lines = $9";
+
+/// `WRITE_OPERATION` with the summaries of the discussions it touched in
+/// $10–$12 (as `UPSERT_SUMMARIES`).
+pub(super) const WRITE_OPERATION_WITH_SUMMARIES: &str = "WITH new_lines AS (INSERT INTO discuss_lines \
+    (line_no, line, record_id, discussion_id, idempotency_key) \
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[], $5::text[])), \
+    new_summaries AS (INSERT INTO discuss_summaries (discussion_id, settled_from_ms, row) \
+    SELECT * FROM unnest($10::text[], $11::bigint[], $12::text[]) \
+    ON CONFLICT (discussion_id) DO UPDATE \
+    SET settled_from_ms = EXCLUDED.settled_from_ms, row = EXCLUDED.row) \
+    UPDATE discuss_state SET lines = $6, bytes = $7, summary = $8 WHERE lines = $9";
+
 /// The lines after a state row's, up to the newest: bounded at both ends,
 /// and by their count ($2 - $1), which keeps it an index range however
 /// the planner weighs the table.

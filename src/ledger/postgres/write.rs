@@ -57,20 +57,24 @@ impl PgLedger {
             let text = Record::operation_lines(&records);
             let lines = text.as_bytes().split(|b| *b == b'\n');
             let complete = state.folded.summarized == state.lines;
-            insert_lines(&mut tx, &mut state, lines.zip(records.iter().map(Some)))?;
+            let first_new = state.lines + 1;
+            let rows = fold_lines(&mut state, lines.zip(records.iter().map(Some)));
             // The summaries stay complete when they were: those of the
-            // discussions this operation touched are written with it.
+            // discussions this operation touched are written with it, made
+            // from what the view read of them and the lines just folded (no
+            // other writer touches them: their locks are held).
+            let mut summaries = None;
             if let (Some(summarize), true) = (self.summarize, complete && keeps_summaries) {
-                let mut touched: Vec<&str> =
-                    records.iter().filter_map(Record::discussion_id).collect();
-                touched.sort_unstable();
-                touched.dedup();
-                if !touched.is_empty() {
-                    upsert_summaries(&mut tx, summarize, &touched, state.lines)?;
-                }
+                let written: Vec<Record> = rows
+                    .lines
+                    .iter()
+                    .zip(first_new..)
+                    .filter_map(|(line, line_no)| Record::parse(line, line_no as usize).ok())
+                    .collect();
+                summaries = Some(summaries_of(summarize, &view.records, &written));
                 state.folded.summarized = state.lines;
             }
-            save_state(&mut tx, &mut state)?;
+            write_operation(&mut tx, &mut state, &rows, summaries.as_ref())?;
             failpoint::hit("append.before_fsync").map_err(|e| self.failed(&e))?;
             tx.commit()?;
             let _ = failpoint::hit("append.after_fsync");
@@ -196,75 +200,166 @@ impl PgLedger {
     }
 }
 
-/// Writes the summaries of `ids` (their records among the first `covered`
-/// lines, this transaction's own included).
-pub(super) fn upsert_summaries(
-    tx: &mut Transaction<'_>,
-    summarize: Summarize,
-    ids: &[&str],
-    covered: u64,
-) -> Step<()> {
-    let mut summarized: (Vec<&str>, Vec<i64>, Vec<String>) = Default::default();
-    each_of(tx, ids, covered, |id, records| {
-        let summary = summarize(id, records);
-        summarized.0.push(id);
-        summarized.1.push(summary.settled_from_ms);
-        summarized.2.push(summary.row);
-    })?;
-    tx.execute_typed(
-        UPSERT_SUMMARIES,
-        &[
-            (&summarized.0, Type::TEXT_ARRAY),
-            (&summarized.1, Type::INT8_ARRAY),
-            (&summarized.2, Type::TEXT_ARRAY),
-        ],
-    )?;
-    Ok(())
+/// The rows of the lines an operation appends.
+#[derive(Default)]
+pub(super) struct LineRows<'a> {
+    line_nos: Vec<i64>,
+    lines: Vec<&'a [u8]>,
+    record_ids: Vec<Option<&'a str>>,
+    discussion_ids: Vec<Option<&'a str>>,
+    keys: Vec<Option<&'a str>>,
 }
 
-/// Inserts lines after the state's last, numbering them on, and folds
-/// them in; one statement for all of them.
-pub(super) fn insert_lines<'a>(
-    tx: &mut Transaction<'_>,
+/// Numbers lines after the state's last and folds them in.
+pub(super) fn fold_lines<'a>(
     state: &mut State,
     items: impl IntoIterator<Item = (&'a [u8], Option<&'a Record>)>,
-) -> Step<()> {
-    let mut line_nos: Vec<i64> = Vec::new();
-    let mut lines: Vec<&[u8]> = Vec::new();
-    let mut record_ids: Vec<Option<&str>> = Vec::new();
-    let mut discussion_ids: Vec<Option<&str>> = Vec::new();
-    let mut keys: Vec<Option<&str>> = Vec::new();
+) -> LineRows<'a> {
+    let mut rows = LineRows::default();
     for (line, record) in items {
         let line_no = state.lines + 1;
         state.fold(line_no, line.len(), record);
-        line_nos.push(line_no as i64);
-        lines.push(line);
-        record_ids.push(record.map(|r| r.id.as_str()));
-        discussion_ids.push(record.and_then(Record::discussion_id));
-        keys.push(record.and_then(|r| r.idempotency.as_ref().map(|i| i.key.as_str())));
+        rows.line_nos.push(line_no as i64);
+        rows.lines.push(line);
+        rows.record_ids.push(record.map(|r| r.id.as_str()));
+        rows.discussion_ids
+            .push(record.and_then(Record::discussion_id));
+        rows.keys
+            .push(record.and_then(|r| r.idempotency.as_ref().map(|i| i.key.as_str())));
     }
-    if line_nos.is_empty() {
+    rows
+}
+
+/// The summaries of the discussions `written` touches, from their
+/// records before it (`read`) and after: (ids, settled from, rows).
+fn summaries_of(
+    summarize: Summarize,
+    read: &[Record],
+    written: &[Record],
+) -> (Vec<String>, Vec<i64>, Vec<String>) {
+    let mut touched: Vec<&str> = written.iter().filter_map(Record::discussion_id).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut summaries: (Vec<String>, Vec<i64>, Vec<String>) = Default::default();
+    for id in touched {
+        let of: Vec<&Record> = read
+            .iter()
+            .chain(written)
+            .filter(|record| record.discussion_id() == Some(id))
+            .collect();
+        let summary = summarize(id, &of);
+        summaries.0.push(id.to_owned());
+        summaries.1.push(summary.settled_from_ms);
+        summaries.2.push(summary.row);
+    }
+    summaries
+}
+
+/// The lines, the summaries touched and the state row of one operation,
+/// in one statement where the state row is there (one round trip to the
+/// server instead of three); the state row is written only where it
+/// still covers the lines this transaction read.
+fn write_operation(
+    tx: &mut Transaction<'_>,
+    state: &mut State,
+    rows: &LineRows<'_>,
+    summaries: Option<&(Vec<String>, Vec<i64>, Vec<String>)>,
+) -> Step<()> {
+    let Some(read) = state.row_lines else {
+        // The first write of a database: no state row to update yet.
+        insert_lines(tx, rows)?;
+        if let Some(summaries) = summaries {
+            upsert_summaries(tx, summaries)?;
+        }
+        return save_state(tx, state);
+    };
+    let folded = folded_state(state)?;
+    let (lines, bytes) = (state.lines as i64, state.bytes as i64);
+    let read = read as i64;
+    let mut params: Vec<(&(dyn postgres::types::ToSql + Sync), Type)> = vec![
+        (&rows.line_nos, Type::INT8_ARRAY),
+        (&rows.lines, Type::BYTEA_ARRAY),
+        (&rows.record_ids, Type::TEXT_ARRAY),
+        (&rows.discussion_ids, Type::TEXT_ARRAY),
+        (&rows.keys, Type::TEXT_ARRAY),
+        (&lines, Type::INT8),
+        (&bytes, Type::INT8),
+        (&folded, Type::TEXT),
+        (&read, Type::INT8),
+    ];
+    let statement = match summaries {
+        Some((ids, settled, summary_rows)) => {
+            params.extend([
+                (
+                    ids as &(dyn postgres::types::ToSql + Sync),
+                    Type::TEXT_ARRAY,
+                ),
+                (settled, Type::INT8_ARRAY),
+                (summary_rows, Type::TEXT_ARRAY),
+            ]);
+            WRITE_OPERATION_WITH_SUMMARIES
+        }
+        None => WRITE_OPERATION,
+    };
+    let updated = tx.execute_typed(statement, &params)?;
+    state_saved(updated)
+}
+
+fn insert_lines(tx: &mut Transaction<'_>, rows: &LineRows<'_>) -> Step<()> {
+    if rows.line_nos.is_empty() {
         return Ok(());
     }
     tx.execute_typed(
         INSERT_LINES,
         &[
-            (&line_nos, Type::INT8_ARRAY),
-            (&lines, Type::BYTEA_ARRAY),
-            (&record_ids, Type::TEXT_ARRAY),
-            (&discussion_ids, Type::TEXT_ARRAY),
-            (&keys, Type::TEXT_ARRAY),
+            (&rows.line_nos, Type::INT8_ARRAY),
+            (&rows.lines, Type::BYTEA_ARRAY),
+            (&rows.record_ids, Type::TEXT_ARRAY),
+            (&rows.discussion_ids, Type::TEXT_ARRAY),
+            (&rows.keys, Type::TEXT_ARRAY),
         ],
     )?;
+    Ok(())
+}
+
+fn upsert_summaries(
+    tx: &mut Transaction<'_>,
+    (ids, settled, rows): &(Vec<String>, Vec<i64>, Vec<String>),
+) -> Step<()> {
+    tx.execute_typed(
+        UPSERT_SUMMARIES,
+        &[
+            (ids, Type::TEXT_ARRAY),
+            (settled, Type::INT8_ARRAY),
+            (rows, Type::TEXT_ARRAY),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The state row's summary: the folded state, as JSON.
+fn folded_state(state: &mut State) -> Step<String> {
+    state.folded.global.forget_old_reservations();
+    serde_json::to_string(&state.folded)
+        .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))
+}
+
+/// A state row not written (compare and set failed): the second line of
+/// defence, after the locks.
+fn state_saved(updated: u64) -> Step<()> {
+    if updated != 1 {
+        return Err(Fail::Discuss(Error::new(
+            ErrorCode::IoError,
+            "another writer changed the ledger's state at the same moment (the lock was bypassed); nothing was written",
+        )));
+    }
     Ok(())
 }
 
 /// Writes the state row, only where it still covers the lines this
 /// transaction read (compare and set: the second line of defence).
 pub(super) fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()> {
-    state.folded.global.forget_old_reservations();
-    let folded = serde_json::to_string(&state.folded)
-        .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+    let folded = folded_state(state)?;
     let (lines, bytes) = (state.lines as i64, state.bytes as i64);
     let updated = match state.row_lines {
         Some(read) => tx.execute_typed(
@@ -286,11 +381,5 @@ pub(super) fn save_state(tx: &mut Transaction<'_>, state: &mut State) -> Step<()
             ],
         )?,
     };
-    if updated != 1 {
-        return Err(Fail::Discuss(Error::new(
-            ErrorCode::IoError,
-            "another writer changed the ledger's state at the same moment (the lock was bypassed); nothing was written",
-        )));
-    }
-    Ok(())
+    state_saved(updated)
 }
