@@ -125,6 +125,10 @@ pub(crate) trait Storage {
     fn counts(&self) -> Result<(u64, u64)>;
 }
 
+/// Rows a stream of `serve` reads at a time from PostgreSQL: 256 streams
+/// hold a few tens of MiB at most, whatever the ledger's size.
+const SMALL_STREAM_BATCH: i64 = 256;
+
 #[derive(Debug, Clone)]
 pub(crate) enum Ledger {
     File(FileLedger),
@@ -199,6 +203,15 @@ impl Ledger {
             Ledger::Postgres(pg) => {
                 Ledger::Postgres(Box::new(Storage::summarize_with(*pg, summarize)))
             }
+        }
+    }
+
+    /// Streams read a few hundred lines at a time (PostgreSQL's batches;
+    /// a file's reads are small already): a server holds many streams.
+    pub(crate) fn streaming_in_small_batches(self) -> Ledger {
+        match self {
+            Ledger::File(file) => Ledger::File(file),
+            Ledger::Postgres(pg) => Ledger::Postgres(Box::new(pg.stream_batch(SMALL_STREAM_BATCH))),
         }
     }
 

@@ -52,7 +52,8 @@ pub(crate) struct Options {
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 /// Serves until SIGINT or SIGTERM, then finishes what is in flight.
-pub(crate) fn run(session: Session, options: Options) -> Result<()> {
+pub(crate) fn run(mut session: Session, options: Options) -> Result<()> {
+    session.ledger = session.ledger.streaming_in_small_batches();
     let tls = match &options.tls {
         Some((cert, key)) => Some(tls_acceptor(cert, key)?),
         None => None,

@@ -625,6 +625,27 @@ fn the_event_stream_resumes_exactly_after_its_cursor_on_any_server_of_the_ledger
     assert_eq!(after.stdout.lines().count(), 2);
 }
 
+/// A stream from the first line of a ledger longer than one batch of a
+/// server's reads (256 rows on PostgreSQL) gets every record once, in
+/// order, across the batches.
+#[test]
+fn a_stream_from_the_first_line_reads_a_long_ledger_across_batches() {
+    let env = Env::new();
+    env.fleet();
+    for _ in 0..300 {
+        let mut args = ASK_A_TO_B.to_vec();
+        args.push("{\"body\":\"q\"}");
+        env.ok(&args);
+    }
+    let operator = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &[]);
+    let total = env.records().len();
+    assert!(total > 300, "{total} records");
+    let mut events = server.events("/v1/events", &operator, None);
+    let ids: Vec<u64> = (0..total).map(|_| events.next().unwrap().id).collect();
+    assert_eq!(ids, (1..=total as u64).collect::<Vec<_>>());
+}
+
 #[test]
 fn sixteen_clients_racing_wake_agent_on_one_head_have_one_winner() {
     let env = Env::new();

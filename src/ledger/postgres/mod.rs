@@ -89,7 +89,7 @@ const NUMBER_KEY: i64 = 0x6469_7363_7573_7332;
 /// The format the tables hold; a database of another is refused.
 const FORMAT: i32 = 1;
 
-/// Rows read at a time by `stream_records`.
+/// Rows read at a time by `stream_records` (a command's default).
 const STREAM_BATCH: i64 = 10_000;
 
 /// Rows inserted by one statement during an import.
@@ -104,12 +104,15 @@ pub(crate) struct PgLedger {
     idle: Mutex<Vec<Client>>,
     /// With it, writers keep `discuss_summaries` and lists read it.
     summarize: Option<Summarize>,
+    /// Rows `stream_records` reads at a time.
+    stream_batch: i64,
 }
 
 impl Clone for PgLedger {
     fn clone(&self) -> Self {
         PgLedger {
             summarize: self.summarize,
+            stream_batch: self.stream_batch,
             ..PgLedger::new(self.location.clone())
         }
     }
@@ -201,7 +204,14 @@ impl PgLedger {
             location,
             idle: Mutex::new(Vec::new()),
             summarize: None,
+            stream_batch: STREAM_BATCH,
         }
+    }
+
+    /// `stream_records` reads `rows` at a time.
+    pub(crate) fn stream_batch(mut self, rows: i64) -> Self {
+        self.stream_batch = rows.max(1);
+        self
     }
 
     /// Keeps a summary of every discussion, made by `summarize`.

@@ -338,14 +338,17 @@ impl PgLedger {
             let rows = self.reading(Vec::new, |tx, _| {
                 let rows = tx.query_typed(
                     STREAM,
-                    &[(&(lines as i64), Type::INT8), (&STREAM_BATCH, Type::INT8)],
+                    &[
+                        (&(lines as i64), Type::INT8),
+                        (&self.stream_batch, Type::INT8),
+                    ],
                 )?;
                 Ok(rows
                     .iter()
                     .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, Vec<u8>>(1)))
                     .collect::<Vec<_>>())
             })?;
-            let full = rows.len() as i64 == STREAM_BATCH;
+            let full = rows.len() as i64 == self.stream_batch;
             let mut records = Vec::new();
             let streamed = operations_of(
                 |line: &mut LineFeed<'_>| {
