@@ -1,7 +1,7 @@
 //! `discuss serve` measured side by side with the CLI, in one run:
 //! `get_discussion` and the write tools from 16 concurrent HTTP clients
 //! (keep-alive connections) against 16 concurrent CLI processes on the same
-//! kind of ledger, a `wake_agent` through `serve` on PostgreSQL against a
+//! kind of ledger (`ask_peer`, then `wake_agent` on each discussion asked), a `wake_agent` through `serve` on PostgreSQL against a
 //! CLI `wake` on a file, and the server's resident memory idle and with
 //! 256 open event streams.
 //!
@@ -138,13 +138,15 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
     }
     // The CLI's writes first, on the twin: 16 processes at a time.
     let writes = o.writes;
+    let cli_heads = std::sync::Mutex::new(Vec::new());
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..CLIENTS {
             scope.spawn(|| {
                 for _ in 0..writes / CLIENTS {
-                    twin.run(&[
+                    let asked = twin.run(&[
                         "ask",
+                        "--json",
                         "--from",
                         "agent-a",
                         "--to",
@@ -154,6 +156,7 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
                         "--payload",
                         "{\"body\":\"Refactor auth module?\"}",
                     ]);
+                    cli_heads.lock().unwrap().push(head_of(&asked));
                 }
             });
         }
@@ -172,15 +175,53 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
     let dsc = json_field(&first, "discussion_id");
     let idle_rss = server.rss_kib();
 
-    // The write tools: ask_peer from 16 clients, as many as the CLI's.
+    // The write tools: ask_peer from 16 clients, as many as the CLI's;
+    // then wake_agent on each discussion they asked.
+    let http_heads = std::sync::Mutex::new(Vec::new());
     let elapsed = concurrently(
         writes,
         |conn| {
-            conn.request("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+            let answer = conn.request("POST", "/v1/tools/ask_peer", &a, Some(&asked));
+            http_heads.lock().unwrap().push(head_of(&answer));
         },
         &server,
     );
     let http_writes = (writes / CLIENTS * CLIENTS) as f64 / elapsed;
+    let elapsed = concurrently(
+        writes,
+        |conn| {
+            let (dsc, head) = http_heads.lock().unwrap().pop().unwrap();
+            conn.request(
+                "POST",
+                "/v1/tools/wake_agent",
+                &b,
+                Some(&wake_json(&dsc, &head)),
+            );
+        },
+        &server,
+    );
+    let http_wakes = (writes / CLIENTS * CLIENTS) as f64 / elapsed;
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..CLIENTS {
+            scope.spawn(|| {
+                for _ in 0..writes / CLIENTS {
+                    let (dsc, head) = cli_heads.lock().unwrap().pop().unwrap();
+                    let (dsc, head) = (dsc.as_str(), head.as_str());
+                    twin.run(&[
+                        "wake",
+                        "--agent",
+                        "agent-b",
+                        "--discussion",
+                        dsc,
+                        "--expected-head",
+                        head,
+                    ]);
+                }
+            });
+        }
+    });
+    let cli_wakes = (writes / CLIENTS * CLIENTS) as f64 / started.elapsed().as_secs_f64();
 
     // get_discussion: 16 clients on keep-alive connections.
     let path = format!("/v1/discussions/{dsc}");
@@ -196,22 +237,18 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
 
     // One wake at a time: through serve, and with the CLI.
     let heads: Vec<(String, String)> = (0..100)
-        .map(|_| {
-            let answer = server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked));
-            (
-                json_field(&answer, "discussion_id"),
-                json_field(&answer, "head_message_id"),
-            )
-        })
+        .map(|_| head_of(&server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked))))
         .collect();
     let (through_serve, through_cli) = heads.split_at(50);
     let mut conn = server.connect();
     let started = Instant::now();
     for (dsc, head) in through_serve {
-        let body = format!(
-            "{{\"agent_id\":\"agent-b\",\"discussion_id\":\"{dsc}\",\"expected_head_message_id\":\"{head}\"}}"
+        conn.request(
+            "POST",
+            "/v1/tools/wake_agent",
+            &b,
+            Some(&wake_json(dsc, head)),
         );
-        conn.request("POST", "/v1/tools/wake_agent", &b, Some(&body));
     }
     let serve_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_serve.len() as f64;
     let started = Instant::now();
@@ -264,6 +301,10 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
         "  ask_peer over HTTP:       {http_writes:>8.0} calls/s; 16 CLI processes: {cli_writes:.0} calls/s ({:.2}x)",
         http_writes / cli_writes
     );
+    println!(
+        "  wake_agent over HTTP:     {http_wakes:>8.0} calls/s; 16 CLI processes: {cli_wakes:.0} calls/s ({:.2}x)",
+        http_wakes / cli_wakes
+    );
     println!("  wake, one at a time:      serve {serve_wake_ms:.2} ms, CLI {cli_wake_ms:.2} ms");
     println!(
         "  serve resident: idle {:.1} MiB, with {} open streams {:.1} MiB ({:.1} MiB once {} more streams from line 1 read all {} lines)",
@@ -313,6 +354,21 @@ fn read_event(conn: &mut Connection) {
 
 fn ask_json() -> String {
     r#"{"from_agent_id":"agent-a","to_agent_id":"agent-b","fleet_id":"fleet-alpha","payload":"{\"body\":\"Refactor auth module?\"}"}"#.to_owned()
+}
+
+/// A wake of agent-b on `dsc` at `head`.
+fn wake_json(dsc: &str, head: &str) -> String {
+    format!(
+        "{{\"agent_id\":\"agent-b\",\"discussion_id\":\"{dsc}\",\"expected_head_message_id\":\"{head}\"}}"
+    )
+}
+
+/// The discussion an ask answered with, and its head.
+fn head_of(asked: &str) -> (String, String) {
+    (
+        json_field(asked, "discussion_id"),
+        json_field(asked, "head_message_id"),
+    )
 }
 
 fn json_field(text: &str, field: &str) -> String {
