@@ -53,9 +53,12 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
         |record: &Record, status: Option<Status>| ctx.out.item(&EventView::of(record, status));
     // Each record is printed as it is read: the first lines come at once,
     // and memory holds only the discussions that may change.
+    // After a cursor, from the operation that holds it, found through the
+    // index: a resumed stream does not read the ledger before it.
+    let from = ctx.ledger.position_of_line(args.after)?;
     let mut at = ctx
         .ledger
-        .stream_records((0, 0), |record| stream.record(ctx, record, &mut print))?;
+        .stream_records(from, |record| stream.record(ctx, record, &mut print))?;
     if !ctx.ledger.exists()? {
         // An empty stream from a wrong path must not look like a quiet one.
         let waiting = if args.follow {

@@ -104,6 +104,10 @@ pub(crate) trait Storage {
         from: (u64, u64),
         take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)>;
+    /// The position to pass `stream_records` for the records after line
+    /// `after`: at or before the start of the operation that holds it,
+    /// found without reading the lines before it where the backend can.
+    fn position_of_line(&self, after: u64) -> Result<(u64, u64)>;
     /// A number that changes whenever the ledger does: pollers read again
     /// only then. `None` when it cannot be told now.
     fn version(&self) -> Option<u64>;
@@ -304,6 +308,10 @@ impl Ledger {
         take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)> {
         on_backend!(self, backend => Storage::stream_records(backend, from, take))
+    }
+
+    pub(crate) fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
+        on_backend!(self, backend => Storage::position_of_line(backend, after))
     }
 
     pub(crate) fn version(&self) -> Option<u64> {

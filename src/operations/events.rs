@@ -65,6 +65,11 @@ impl EventStream {
         }
     }
 
+    /// The last line handled (at first, the cursor it was started after).
+    pub(crate) fn cursor(&self) -> u64 {
+        self.through as u64
+    }
+
     /// Handles the next record read: emitted when it passes the filters.
     pub(crate) fn record(
         &mut self,

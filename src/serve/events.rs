@@ -113,7 +113,12 @@ fn follow(
     sender: &tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
     stopping: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut at = (0, 0);
+    // From the operation that holds the cursor (or, should that not be
+    // found now, from the start: the stream skips up to the cursor).
+    let mut at = session
+        .ledger
+        .position_of_line(events.cursor())
+        .unwrap_or((0, 0));
     let mut version = None;
     let mut quiet_since = std::time::Instant::now();
     let gone = || Error::new(ErrorCode::IoError, "the client went away");

@@ -88,7 +88,14 @@ fn after_a_cursor_is_exactly_the_rest_of_the_stream() {
     let att = env.wake(&dsc, "agent-b", &root);
     env.reply(&dsc, "agent-b", &att, &root, "question", false);
     env.ask(&[]);
+    // Operations of two lines (root and reservation; reply and receipt),
+    // so some cursors fall inside one.
+    env.ask(&["--wake-peer"]);
+    let (other, other_root) = env.ask(&[]);
+    let other_att = env.wake(&other, "agent-b", &other_root);
+    env.reply(&other, "agent-b", &other_att, &other_root, "result", true);
     let all = events(&env, &[]);
+    assert!(env.records().iter().any(|r| r.get("op_id").is_some()));
     for cursor in 0..=all.len() {
         let rest = events(&env, &["--after", &cursor.to_string()]);
         assert_eq!(rest, all[cursor..], "after {cursor}");

@@ -805,6 +805,10 @@ impl crate::ledger::storage::Storage for FileLedger {
         FileLedger::stream_records(self, from, take)
     }
 
+    fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
+        FileLedger::position_of_line(self, after)
+    }
+
     fn version(&self) -> Option<u64> {
         FileLedger::version(self)
     }

@@ -225,6 +225,37 @@ impl FileLedger {
         std::fs::metadata(&self.path).map(|m| m.len()).ok()
     }
 
+    /// Where to stream from to get every record after line `after`: the
+    /// start of the whole operation that holds it, found through the index
+    /// (a stream skips what it reads up to `after`); the start of the
+    /// ledger when it cannot be told.
+    pub(crate) fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
+        if after == 0 {
+            return Ok((0, 0));
+        }
+        let Some(file) = self.open_shared()? else {
+            return Ok((0, 0));
+        };
+        let found = self.read_through_cache(&file, None, |cache| {
+            let mut line = after;
+            // An operation is a few lines: its first is never far back.
+            for _ in 0..16 {
+                let Some((offset, at)) = cache.line_at_or_before(line) else {
+                    return Some((0, 0));
+                };
+                let (text, whole) =
+                    crate::ledger::lines::read_line_at(&file, offset, 1 << 20).ok()?;
+                let record = Record::parse(&text, at as usize).ok().filter(|_| whole)?;
+                if record.op_id.is_none() {
+                    return Some((offset, at - 1));
+                }
+                line = at.checked_sub(1)?;
+            }
+            Some((0, 0))
+        })?;
+        Ok(found.map_or((0, 0), |(_, position)| position))
+    }
+
     /// How many complete lines, and the file's size.
     pub(crate) fn counts(&self) -> Result<(u64, u64)> {
         let Some(file) = self.open_shared()? else {

@@ -311,6 +311,10 @@ impl crate::ledger::storage::Storage for PgLedger {
         PgLedger::stream_records(self, from, take)
     }
 
+    fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
+        PgLedger::position_of_line(self, after)
+    }
+
     fn version(&self) -> Option<u64> {
         PgLedger::version(self).ok()
     }

@@ -373,6 +373,35 @@ impl PgLedger {
         }
     }
 
+    /// Where to stream from to get every record after line `after`: just
+    /// before the whole operation that holds it (a stream skips what it
+    /// reads up to `after`). Only the line count matters to a database's
+    /// stream; its byte count is left at 0.
+    pub(crate) fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
+        if after == 0 {
+            return Ok((0, 0));
+        }
+        self.reading(
+            || (0, 0),
+            |tx, _| {
+                // An operation is a few lines: its first is among these.
+                let rows = tx.query_typed(
+                    "SELECT line_no, line FROM discuss_lines WHERE line_no <= $1 \
+                     ORDER BY line_no DESC LIMIT 16",
+                    &[(&(after as i64), Type::INT8)],
+                )?;
+                for row in &rows {
+                    let line_no = row.get::<_, i64>(0) as u64;
+                    let record = Record::parse(row.get(1), line_no as usize);
+                    if record.is_ok_and(|record| record.op_id.is_none()) {
+                        return Ok((0, line_no - 1));
+                    }
+                }
+                Ok((0, 0))
+            },
+        )
+    }
+
     /// How many lines there are: it changes with every write.
     pub(crate) fn version(&self) -> Result<u64> {
         self.reading(

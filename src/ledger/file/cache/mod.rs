@@ -549,6 +549,26 @@ impl Cache {
     }
 
     /// Every discussion id the ledger names.
+    /// The latest indexed line at or before line `line`: where it starts
+    /// and its number. The base is read only when the entries after it
+    /// hold none.
+    pub(crate) fn line_at_or_before(&self, line: u64) -> Option<(u64, u64)> {
+        let at_or_before = |entry: &LineRef| u64::from(entry.line) <= line;
+        let latest = self
+            .delta
+            .iter()
+            .copied()
+            .filter(at_or_before)
+            .max_by_key(|entry| entry.line);
+        let latest = match latest {
+            Some(entry) => Some(entry),
+            None => BaseStream::new(self.base_file.as_ref(), self.base.entries)
+                .filter(at_or_before)
+                .max_by_key(|entry| entry.line),
+        };
+        latest.map(|entry| (entry.offset, u64::from(entry.line)))
+    }
+
     pub(crate) fn discussion_ids(&self) -> Result<Vec<String>, Damaged> {
         let mut ids: BTreeSet<String> = self.new_ids.clone();
         ids.extend(self.discussion_ids_of_base(self.base_file.as_ref())?);
