@@ -242,33 +242,25 @@ mod tests {
 
     #[test]
     fn statuses_follow_the_contract() {
-        assert_eq!(status_of(ErrorCode::InvalidId), StatusCode::BAD_REQUEST);
-        assert_eq!(
-            status_of(ErrorCode::UnknownDiscussion),
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(status_of(ErrorCode::StaleHead), StatusCode::CONFLICT);
-        assert_eq!(
-            status_of(ErrorCode::DiscussionInvalid),
-            StatusCode::CONFLICT
-        );
-        assert_eq!(
-            status_of(ErrorCode::WakeQuotaExceeded),
-            StatusCode::TOO_MANY_REQUESTS
-        );
-        assert_eq!(
-            status_of(ErrorCode::KillSwitchEngaged),
-            StatusCode::SERVICE_UNAVAILABLE
-        );
-        assert_eq!(
-            status_of(ErrorCode::LedgerUnavailable),
-            StatusCode::SERVICE_UNAVAILABLE
-        );
-        assert_eq!(
-            status_of(ErrorCode::IoError),
-            StatusCode::INTERNAL_SERVER_ERROR
-        );
-        assert_eq!(status_of(ErrorCode::AgentMismatch), StatusCode::FORBIDDEN);
+        for (code, status) in [
+            (ErrorCode::InvalidId, StatusCode::BAD_REQUEST),
+            (ErrorCode::UnknownDiscussion, StatusCode::NOT_FOUND),
+            (ErrorCode::StaleHead, StatusCode::CONFLICT),
+            (ErrorCode::DiscussionInvalid, StatusCode::CONFLICT),
+            (ErrorCode::WakeQuotaExceeded, StatusCode::TOO_MANY_REQUESTS),
+            (
+                ErrorCode::KillSwitchEngaged,
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                ErrorCode::LedgerUnavailable,
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (ErrorCode::IoError, StatusCode::INTERNAL_SERVER_ERROR),
+            (ErrorCode::AgentMismatch, StatusCode::FORBIDDEN),
+        ] {
+            assert_eq!(status_of(code), status, "{code:?}");
+        }
         let err = Error::new(ErrorCode::WakeQuotaExceeded, "x").detail("retry_after_ms", 1_500);
         let response = error_response(&err);
         assert_eq!(response.headers()[header::RETRY_AFTER], "2");

@@ -353,10 +353,8 @@ async fn tool(
             .hint(format!("tools: {}", crate::tools::names()));
         return refusal(&app, presented, principal, err).await;
     };
-    match json_object(&headers, body, app.max_body_bytes).await {
-        Ok(request) => call(&app, principal, presented, tool.name, request).await,
-        Err(err) => refusal(&app, presented, principal, err).await,
-    }
+    let request = json_object(&headers, body, app.max_body_bytes).await;
+    call_or_refuse(&app, principal, presented, tool.name, request).await
 }
 
 /// A refusal of a request before its operation ran: a token trusted from
@@ -380,6 +378,21 @@ async fn refusal(
     error_response(&err)
 }
 
+/// `call` with a request read from the HTTP request, or the `refusal` of
+/// what could not be read.
+async fn call_or_refuse(
+    app: &App,
+    principal: Principal,
+    presented: Option<Presented>,
+    tool: &'static str,
+    request: Result<Map<String, Value>>,
+) -> Response {
+    match request {
+        Ok(request) => call(app, principal, presented, tool, request).await,
+        Err(err) => refusal(app, presented, principal, err).await,
+    }
+}
+
 /// `GET /v1/discussions/{id}[?include_receipts=false]`: `show --json`.
 async fn discussion(
     State(app): State<App>,
@@ -400,19 +413,14 @@ async fn discussion(
         }
         Ok::<_, Error>(request)
     })();
-    match request {
-        Ok(request) => {
-            call(
-                &app,
-                principal,
-                presented.map(|p| p.0),
-                "get_discussion",
-                request,
-            )
-            .await
-        }
-        Err(err) => refusal(&app, presented.map(|p| p.0), principal, err).await,
-    }
+    call_or_refuse(
+        &app,
+        principal,
+        presented.map(|p| p.0),
+        "get_discussion",
+        request,
+    )
+    .await
 }
 
 fn boolean(field: &str, text: &str) -> Result<Value> {
@@ -451,19 +459,14 @@ async fn list(
         }
         Ok::<_, Error>(request)
     })();
-    match request {
-        Ok(request) => {
-            call(
-                &app,
-                principal,
-                presented.map(|p| p.0),
-                "list_discussions",
-                request,
-            )
-            .await
-        }
-        Err(err) => refusal(&app, presented.map(|p| p.0), principal, err).await,
-    }
+    call_or_refuse(
+        &app,
+        principal,
+        presented.map(|p| p.0),
+        "list_discussions",
+        request,
+    )
+    .await
 }
 
 /// `GET /v1/inbox[?agent=A]`: an agent token's own; the operator names one.
@@ -481,10 +484,7 @@ async fn inbox(
         }
         Ok::<_, Error>(request)
     })();
-    match request {
-        Ok(request) => call(&app, principal, presented.map(|p| p.0), "inbox", request).await,
-        Err(err) => refusal(&app, presented.map(|p| p.0), principal, err).await,
-    }
+    call_or_refuse(&app, principal, presented.map(|p| p.0), "inbox", request).await
 }
 
 /// `forbidden` unless the token is the operator's.
