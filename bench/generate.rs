@@ -158,6 +158,7 @@ impl Generator {
                     exit_code: Some(1),
                     signal: None,
                     detail: None,
+                    usage: None,
                 };
                 plan_attempt_end(&live.id, &attempt.attempt_id, &end, &refs, &stamp)
                     .unwrap()

@@ -16,6 +16,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod global;
 pub mod record;
+pub mod spend;
 
 mod cli;
 mod clock;

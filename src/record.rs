@@ -89,6 +89,16 @@ pub struct Receipt {
     /// spawn failure). An addition to ledger v1's fields.
     #[serde(default)]
     pub detail: Option<String>,
+    /// What the turn reported it cost (`completed`, `failed`, `deadman`),
+    /// as written: the derivation checks it (`spend::Usage::from_json`).
+    /// Boxed: most receipts have none, and every record is as large as
+    /// its largest kind.
+    #[serde(default)]
+    pub usage: Option<Box<Value>>,
+    /// On delivery receipts: the `discussion.escalated` receipt they are
+    /// about. (A claim's lease ends at its `deadline_ms`.)
+    #[serde(default)]
+    pub escalation_receipt_id: Option<String>,
 }
 
 /// The receipts the format names. A ledger may hold others (another
@@ -102,16 +112,24 @@ pub enum ReceiptKind {
     Failed,
     Deadman,
     Escalated,
+    /// Delivery receipts of an escalation (`discuss escalations deliver`):
+    /// they never change a discussion's status.
+    EscalationClaimed,
+    EscalationDelivered,
+    EscalationDeliveryFailed,
 }
 
 impl ReceiptKind {
-    const ALL: [ReceiptKind; 6] = [
+    const ALL: [ReceiptKind; 9] = [
         ReceiptKind::Reserved,
         ReceiptKind::Started,
         ReceiptKind::Completed,
         ReceiptKind::Failed,
         ReceiptKind::Deadman,
         ReceiptKind::Escalated,
+        ReceiptKind::EscalationClaimed,
+        ReceiptKind::EscalationDelivered,
+        ReceiptKind::EscalationDeliveryFailed,
     ];
 
     /// The name in the ledger's `receipt` field.
@@ -123,6 +141,9 @@ impl ReceiptKind {
             ReceiptKind::Failed => "discussion.attempt.failed",
             ReceiptKind::Deadman => "discussion.attempt.deadman",
             ReceiptKind::Escalated => "discussion.escalated",
+            ReceiptKind::EscalationClaimed => "discussion.escalation.claimed",
+            ReceiptKind::EscalationDelivered => "discussion.escalation.delivered",
+            ReceiptKind::EscalationDeliveryFailed => "discussion.escalation.delivery_failed",
         }
     }
 
@@ -377,7 +398,7 @@ impl Record {
             Body::Receipt(r) => {
                 put("receipt", r.receipt.clone().into());
                 put("discussion_id", r.discussion_id.clone().into());
-                let optional: [(&str, Option<Value>); 12] = [
+                let optional: [(&str, Option<Value>); 14] = [
                     ("attempt_id", r.attempt_id.clone().map(Value::from)),
                     ("agent_id", r.agent_id.clone().map(Value::from)),
                     ("turn", r.turn.map(Value::from)),
@@ -393,6 +414,11 @@ impl Record {
                     ("signal", r.signal.map(Value::from)),
                     ("turns_used", r.turns_used.map(Value::from)),
                     ("detail", r.detail.clone().map(Value::from)),
+                    ("usage", r.usage.as_deref().cloned()),
+                    (
+                        "escalation_receipt_id",
+                        r.escalation_receipt_id.clone().map(Value::from),
+                    ),
                 ];
                 for (key, value) in optional {
                     if let Some(value) = value {

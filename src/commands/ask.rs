@@ -34,6 +34,14 @@ pub(crate) struct AskArgs {
     /// Deadline of each turn, in ms (1000 to 300000, at most --timeout-ms)
     #[arg(long, default_value_t = crate::tools::DEFAULT_TURN_TIMEOUT_MS, allow_negative_numbers = true)]
     pub turn_timeout_ms: i64,
+    /// Token budget: exhausted when the turns report this many input +
+    /// output tokens (1 to 1000000000)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_tokens: Option<i64>,
+    /// Cost budget in US dollars, e.g. 0.50: exhausted when the turns
+    /// report this much (above 0, at most 1000000, 9 decimals)
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+    pub max_cost_usd: Option<String>,
     /// Reserve the peer's first turn in the same atomic write
     #[arg(long)]
     pub wake_peer: bool,
@@ -55,6 +63,13 @@ pub(crate) fn run(ctx: &Context, args: &AskArgs) -> Result<Answer> {
         args.timeout_ms,
         args.turn_timeout_ms,
         args.wake_peer,
+    )?
+    .with_budgets(
+        args.max_tokens.map(serde_json::Value::from).as_ref(),
+        args.max_cost_usd
+            .clone()
+            .map(serde_json::Value::from)
+            .as_ref(),
     )?;
     let supervise = args.supervise.options()?;
     if supervise.is_some() && !args.wake_peer {

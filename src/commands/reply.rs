@@ -5,6 +5,7 @@ use crate::engine::ReplyRequest;
 use crate::error::Result;
 use crate::operations;
 use crate::output::{Answer, ReplyView};
+use crate::spend::Usage;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -42,6 +43,13 @@ pub(crate) struct ReplyArgs {
     /// End the discussion with this reply
     #[arg(long)]
     pub close: bool,
+    /// What this turn cost: '{"input_tokens":N,"output_tokens":N,"cost_usd":X}'
+    /// (each field optional; counts against the discussion's budgets)
+    #[arg(long, value_name = "JSON")]
+    pub usage: Option<String>,
+    /// The usage file a supervisor names, read when --usage is not given
+    #[arg(long, env = "DISCUSS_USAGE_FILE", value_name = "PATH", hide = true)]
+    pub usage_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub idempotency: super::IdempotencyArgs,
 }
@@ -60,7 +68,12 @@ pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer> {
         kind,
         &args.payload.read()?,
         args.close,
-    )?;
+    )?
+    .with_usage(match (&args.usage, &args.usage_file) {
+        (Some(usage), _) => Some(Usage::parse(usage)?),
+        (None, Some(file)) => crate::supervisor::read_usage_file(file),
+        (None, None) => None,
+    });
     let key = args.idempotency.key()?;
     let (discussion, message_id, replayed) = operations::reply::reply(ctx, &request, key)?;
     Ok(Answer::new(ReplyView {

@@ -16,6 +16,7 @@ use super::envelope::{Envelope, MessageType};
 use super::state::*;
 use crate::record::{Body, Record};
 use crate::record::{Message, Receipt, ReceiptKind};
+use crate::spend::{Spend, Usage};
 use std::collections::{HashMap, HashSet};
 
 /// Derives the discussion `id` from its records (in ledger order). `None`
@@ -104,6 +105,7 @@ impl Fold {
                 escalation: None,
                 findings: Vec::new(),
                 updated_at_ms: at_ms,
+                spend: Spend::default(),
             },
             root_record: None,
             root_ready: false,
@@ -378,6 +380,14 @@ impl Fold {
                 | ReceiptKind::Deadman),
             ) => self.on_attempt_receipt(kind, receipt, &root, t),
             Some(ReceiptKind::Escalated) => self.on_escalated(record, receipt),
+            Some(
+                kind @ (ReceiptKind::EscalationClaimed
+                | ReceiptKind::EscalationDelivered
+                | ReceiptKind::EscalationDeliveryFailed),
+            ) => {
+                self.on_delivery(kind, record, receipt, t);
+                return;
+            }
             None => Err((
                 FindingKind::ContradictoryReceipts,
                 format!("unknown receipt {:?}", receipt.receipt),
@@ -481,6 +491,7 @@ impl Fold {
             pid: None,
             detail: None,
             terminal_receipt: false,
+            usage: None,
         });
         Ok(())
     }
@@ -518,6 +529,18 @@ impl Fold {
         }
         // Deadman without a receipt: it reached its deadline in the fold.
         let lapsed = attempt.state == AttemptState::Deadman && !attempt.terminal_receipt;
+        let usage = match (&r.usage, kind) {
+            (None, _) | (_, ReceiptKind::Started) => None,
+            (Some(value), _) => match Usage::from_json(value.as_ref()) {
+                Ok(usage) => Some(usage),
+                Err(e) => {
+                    return contradiction(format!(
+                        "{} of {attempt_id} reports a usage that is not one: {}",
+                        r.receipt, e.message
+                    ));
+                }
+            },
+        };
         match kind {
             ReceiptKind::Started => {
                 if attempt.started_at_ms.is_some() || !(live || lapsed) {
@@ -541,6 +564,7 @@ impl Fold {
                     ));
                 }
                 attempt.terminal_receipt = true;
+                self.spent(usage, root, t, index);
             }
             _ => {
                 let failed = r.kind() == Some(ReceiptKind::Failed);
@@ -559,6 +583,7 @@ impl Fold {
                     if !failed {
                         attempt.reason = r.reason.clone().or(attempt.reason.take());
                     }
+                    self.spent(usage, root, t, index);
                     return Ok(());
                 }
                 attempt.state = if failed {
@@ -577,9 +602,71 @@ impl Fold {
                 } else if self.d.turns_used >= root.policy.max_turns {
                     self.reach(Status::Exhausted, t);
                 }
+                self.spent(usage, root, t, index);
             }
         }
         Ok(())
+    }
+
+    /// An attempt's terminal receipt reported what it cost: the spend
+    /// grows, and a spend budget it reaches exhausts the discussion (a
+    /// terminal state reached first, `closed` by that same reply
+    /// included, stays).
+    fn spent(&mut self, usage: Option<Usage>, root: &Root, t: i64, index: usize) {
+        let Some(usage) = usage else { return };
+        self.d.attempts[index].usage = Some(usage);
+        self.d.spend.add(&usage);
+        if self.d.spend_reached(&root.policy).is_some() {
+            self.reach(Status::Exhausted, t);
+        }
+    }
+
+    /// A delivery receipt of the escalation: claims, successes and
+    /// failures. They never change the status; one that does not fit (no
+    /// such escalation, nothing claimed) is left out.
+    fn on_delivery(&mut self, kind: ReceiptKind, record: &Record, r: &Receipt, t: i64) {
+        let Some(escalation) = self.d.escalation.as_mut() else {
+            return;
+        };
+        if r.escalation_receipt_id.as_deref() != Some(escalation.receipt_id.as_str()) {
+            return;
+        }
+        let delivery = &mut escalation.delivery;
+        if delivery.delivered.is_some() {
+            return;
+        }
+        match kind {
+            ReceiptKind::EscalationClaimed => {
+                let Some(lease_until_ms) = r.deadline_ms else {
+                    return;
+                };
+                let claim_runs = delivery
+                    .claim
+                    .as_ref()
+                    .is_some_and(|c| t < c.lease_until_ms);
+                if claim_runs || delivery.retry_at_ms.is_some_and(|at| t < at) {
+                    return;
+                }
+                delivery.claim = Some(Claim {
+                    receipt_id: record.id.clone(),
+                    by: record.by.clone(),
+                    at_ms: t,
+                    lease_until_ms,
+                });
+            }
+            ReceiptKind::EscalationDelivered => {
+                delivery.claim = None;
+                delivery.delivered = Some((t, record.by.clone()));
+            }
+            _ => {
+                delivery.claim = None;
+                delivery.failures += 1;
+                delivery.retry_at_ms =
+                    Some(t.saturating_add(delivery_backoff_ms(delivery.failures)));
+                delivery.last_failure = r.detail.clone().or_else(|| r.reason.clone());
+            }
+        }
+        self.d.receipts.push(record.clone());
     }
 
     fn on_escalated(&mut self, record: &Record, r: &Receipt) -> Result<(), (FindingKind, String)> {
@@ -599,6 +686,8 @@ impl Fold {
             receipt_id: record.id.clone(),
             at_ms: record.at_ms,
             turns_used: r.turns_used.unwrap_or(self.d.turns_used),
+            reason: r.reason.clone().unwrap_or_else(|| "turns".into()),
+            delivery: Delivery::default(),
         });
         Ok(())
     }
@@ -616,4 +705,13 @@ impl Fold {
             };
         self.d
     }
+}
+
+/// How long after its `failures`-th failed delivery an escalation waits
+/// before it is handed out again: 1 s, doubling, at most 10 minutes.
+pub(crate) fn delivery_backoff_ms(failures: u32) -> i64 {
+    const FIRST_MS: i64 = 1_000;
+    const MOST_MS: i64 = 600_000;
+    let doublings = failures.saturating_sub(1).min(20);
+    (FIRST_MS << doublings).min(MOST_MS)
 }

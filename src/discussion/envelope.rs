@@ -1,6 +1,7 @@
 //! The versioned discussion envelope carried in a message's `payload`.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::spend::{self, Usd};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -36,6 +37,12 @@ pub struct Policy {
     pub max_turns: u32,
     pub timeout_ms: i64,
     pub turn_timeout_ms: i64,
+    /// Spend budgets (`ask --max-tokens`, `--max-cost-usd`); absent when
+    /// none was given, so a policy without them is written as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<Usd>,
 }
 
 impl Policy {
@@ -59,11 +66,33 @@ impl Policy {
             max_turns: max_turns as u32,
             timeout_ms,
             turn_timeout_ms,
+            max_tokens: None,
+            max_cost_usd: None,
         })
     }
 
+    /// The policy with spend budgets: a token budget from 1 to
+    /// 1,000,000,000, a cost budget above 0 and at most 1,000,000 dollars.
+    pub fn with_spend(
+        mut self,
+        max_tokens: Option<&Value>,
+        max_cost_usd: Option<&Value>,
+    ) -> Result<Policy> {
+        self.max_tokens = max_tokens
+            .map(|v| spend::check_tokens("max_tokens", v, 1))
+            .transpose()?;
+        self.max_cost_usd = max_cost_usd
+            .map(|v| spend::check_usd("max_cost_usd", v, true))
+            .transpose()?;
+        Ok(self)
+    }
+
     pub fn is_valid(&self) -> bool {
-        Policy::new(self.max_turns.into(), self.timeout_ms, self.turn_timeout_ms).is_ok()
+        let max_tokens = self.max_tokens.map(Value::from);
+        let max_cost_usd = self.max_cost_usd.map(Usd::to_json);
+        Policy::new(self.max_turns.into(), self.timeout_ms, self.turn_timeout_ms)
+            .and_then(|p| p.with_spend(max_tokens.as_ref(), max_cost_usd.as_ref()))
+            .is_ok()
     }
 }
 

@@ -1,6 +1,7 @@
 //! One row of `list`: what it shows of a discussion.
 
 use super::{Discussion, Status};
+use crate::spend::Usd;
 use serde::{Deserialize, Serialize};
 
 /// One row of `list`: what it shows of a discussion, kept small so a
@@ -30,6 +31,10 @@ pub struct Row {
     pub live_attempt_id: Option<String>,
     #[serde(default)]
     pub live_attempt_deadline_ms: Option<i64>,
+    /// Spend: input + output tokens, and dollars. Required: a summary
+    /// written before spend existed is folded anew, never read as 0.
+    pub tokens: u64,
+    pub cost_usd: Usd,
 }
 
 impl Row {
@@ -50,6 +55,8 @@ impl Row {
             escalated: d.escalation.is_some(),
             live_attempt_id: d.live_attempt().map(|a| a.attempt_id.clone()),
             live_attempt_deadline_ms: d.live_attempt().map(|a| a.deadline_ms),
+            tokens: d.spend.tokens(),
+            cost_usd: d.spend.cost_usd,
         }
     }
 }

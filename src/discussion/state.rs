@@ -2,6 +2,7 @@
 
 use super::envelope::{MessageType, Policy};
 use crate::record::Record;
+use crate::spend::{Spend, Usage};
 use serde_json::Value;
 
 /// As the contract names it: `"open"`, `"closed"`, ...
@@ -198,6 +199,26 @@ pub struct Attempt {
     pub detail: Option<String>,
     /// A `completed`, `failed` or `deadman` receipt has been recorded.
     pub terminal_receipt: bool,
+    /// What the turn reported it cost, on its terminal receipt.
+    pub usage: Option<Usage>,
+}
+
+/// Which budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Turns,
+    Tokens,
+    Cost,
+}
+
+impl Budget {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Budget::Turns => "turns",
+            Budget::Tokens => "tokens",
+            Budget::Cost => "cost",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -205,6 +226,58 @@ pub struct Escalation {
     pub receipt_id: String,
     pub at_ms: i64,
     pub turns_used: u32,
+    /// `turns`, `tokens` or `cost` (`turns` on receipts written before
+    /// spend budgets).
+    pub reason: String,
+    /// Whether a person has heard of it (`escalations deliver`).
+    pub delivery: Delivery,
+}
+
+/// An escalation's delivery, folded from its delivery receipts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Delivery {
+    /// The latest claim that no delivery receipt has ended yet.
+    pub claim: Option<Claim>,
+    /// Failed deliveries so far.
+    pub failures: u32,
+    /// When, after the latest failure, it may be handed out again.
+    pub retry_at_ms: Option<i64>,
+    pub last_failure: Option<String>,
+    /// When it was delivered, and by whom (the first success).
+    pub delivered: Option<(i64, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub receipt_id: String,
+    pub by: String,
+    pub at_ms: i64,
+    pub lease_until_ms: i64,
+}
+
+impl Delivery {
+    /// `delivered`, `claimed` (a lease runs), `retrying` (waiting out a
+    /// backoff) or `pending` at `now_ms`.
+    pub fn state(&self, now_ms: i64) -> &'static str {
+        if self.delivered.is_some() {
+            "delivered"
+        } else if self
+            .claim
+            .as_ref()
+            .is_some_and(|c| now_ms < c.lease_until_ms)
+        {
+            "claimed"
+        } else if self.retry_at_ms.is_some_and(|r| now_ms < r) {
+            "retrying"
+        } else {
+            "pending"
+        }
+    }
+
+    /// Whether a deliverer may claim it at `now_ms`.
+    pub fn claimable(&self, now_ms: i64) -> bool {
+        self.state(now_ms) == "pending"
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -223,6 +296,8 @@ pub struct Discussion {
     pub escalation: Option<Escalation>,
     pub findings: Vec<Finding>,
     pub updated_at_ms: i64,
+    /// The sum of the usage its attempts reported.
+    pub spend: Spend,
 }
 
 impl Discussion {
@@ -252,6 +327,36 @@ impl Discussion {
 
     pub fn turns_remaining(&self) -> u32 {
         self.max_turns().saturating_sub(self.turns_used)
+    }
+
+    /// The first budget that is used up, in the order turns, tokens,
+    /// cost. A budget is reached when the spend is equal to it or more.
+    pub fn budget_reached(&self) -> Option<Budget> {
+        let policy = self.root.as_ref()?.policy;
+        if self.turns_used >= policy.max_turns {
+            Some(Budget::Turns)
+        } else if self.spend_reached(&policy).is_some() {
+            self.spend_reached(&policy)
+        } else {
+            None
+        }
+    }
+
+    /// The spend budget that is used up, tokens before cost.
+    pub fn spend_reached(&self, policy: &Policy) -> Option<Budget> {
+        if policy
+            .max_tokens
+            .is_some_and(|max| self.spend.tokens() >= max)
+        {
+            Some(Budget::Tokens)
+        } else if policy
+            .max_cost_usd
+            .is_some_and(|max| self.spend.cost_usd >= max)
+        {
+            Some(Budget::Cost)
+        } else {
+            None
+        }
     }
 }
 

@@ -52,6 +52,8 @@ pub struct AttemptEnd {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub detail: Option<String>,
+    /// What the turn reported it cost (its usage file), if anything.
+    pub usage: Option<crate::spend::Usage>,
 }
 
 /// The `started` receipt, while the attempt is still reserved.
@@ -137,6 +139,7 @@ pub fn plan_attempt_end(
             exit_code: end.exit_code,
             signal: end.signal,
             detail: end.detail.clone(),
+            usage: end.usage.map(|u| Box::new(u.to_json())),
             ..Receipt::default()
         }),
     );

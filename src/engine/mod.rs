@@ -70,6 +70,7 @@ pub fn finish_plan(
                 receipt: ReceiptKind::Escalated.name().into(),
                 discussion_id: discussion_id.into(),
                 turns_used: Some(state.turns_used),
+                reason: state.budget_reached().map(|b| b.as_str().to_owned()),
                 ..Receipt::default()
             }),
         ));

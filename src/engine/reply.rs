@@ -110,6 +110,7 @@ pub fn plan_reply(
             attempt_id: Some(attempt.attempt_id.clone()),
             agent_id: Some(request.agent.clone()),
             message_id: Some(message.id.clone()),
+            usage: request.usage.map(|u| Box::new(u.to_json())),
             ..Receipt::default()
         }),
     );

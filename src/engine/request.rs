@@ -4,6 +4,7 @@
 use crate::discussion::{Envelope, MessageType, Policy, envelope::parse_body};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
+use crate::spend::Usage;
 use serde_json::Value;
 
 #[derive(Debug, Clone)]
@@ -89,6 +90,34 @@ impl AskRequest {
             digest,
         })
     }
+
+    /// The request with spend budgets in its policy (`--max-tokens`,
+    /// `--max-cost-usd`; text or a JSON number for the cost). A request
+    /// without them is written, and retried, as before.
+    pub fn with_budgets(
+        mut self,
+        max_tokens: Option<&Value>,
+        max_cost_usd: Option<&Value>,
+    ) -> Result<AskRequest> {
+        if max_tokens.is_none() && max_cost_usd.is_none() {
+            return Ok(self);
+        }
+        self.policy = self.policy.with_spend(max_tokens, max_cost_usd)?;
+        let mut envelope: Envelope = serde_json::from_str(&self.envelope)
+            .map_err(|e| Error::new(ErrorCode::Internal, format!("own envelope: {e}")))?;
+        envelope.policy = Some(self.policy);
+        self.envelope = envelope.to_payload()?;
+        let tokens = self
+            .policy
+            .max_tokens
+            .map_or(String::new(), |t| t.to_string());
+        let cost = self
+            .policy
+            .max_cost_usd
+            .map_or(String::new(), |c| c.to_string());
+        self.digest = super::idempotency::digest(&[&self.digest, "budgets", &tokens, &cost]);
+        Ok(self)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -122,6 +151,8 @@ pub struct ReplyRequest {
     pub kind: MessageType,
     pub body: Value,
     pub close: bool,
+    /// What the turn reported it cost, for its `completed` receipt.
+    pub usage: Option<Usage>,
     pub digest: String,
 }
 
@@ -169,6 +200,7 @@ impl ReplyRequest {
             kind,
             body,
             close,
+            usage: None,
             digest,
         };
         // The turn is known only under the lock; the smallest turn (2)
@@ -176,6 +208,17 @@ impl ReplyRequest {
         // and the exact check runs again in the plan.
         request.envelope(2)?;
         Ok(request)
+    }
+
+    /// The request with the turn's usage. A request without one is
+    /// written, and retried, as before.
+    pub fn with_usage(mut self, usage: Option<Usage>) -> ReplyRequest {
+        if let Some(usage) = usage.filter(|u| !u.is_empty()) {
+            self.digest =
+                super::idempotency::digest(&[&self.digest, "usage", &usage.to_json().to_string()]);
+            self.usage = Some(usage);
+        }
+        self
     }
 
     /// The serialized envelope of this reply at `turn`.

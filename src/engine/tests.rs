@@ -213,6 +213,7 @@ impl Sim {
             exit_code: Some(1),
             signal: None,
             detail: None,
+            usage: None,
         };
         if let Ok((new, _)) = plan_attempt_end(
             &self.dsc,

@@ -4,8 +4,9 @@
 use super::text::{body_text, clock_time, duration, printable, relative, wrap};
 use super::{At, Sink, Style, View};
 use crate::clock::format_ms;
-use crate::discussion::{Attempt, Discussion, Entry, Finding, Root};
+use crate::discussion::{Attempt, Discussion, Entry, Escalation, Finding, Root};
 use crate::ledger::{Body, Record};
+use crate::spend::Usd;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -33,6 +34,7 @@ struct DiscussionJson<'a> {
     updated_at: At,
     turns_used: u32,
     turns_remaining: u32,
+    spend: Value,
     head: Option<HeadJson<'a>>,
     transcript: Vec<EntryJson<'a>>,
     attempts: Vec<AttemptJson<'a>>,
@@ -47,6 +49,8 @@ pub(super) struct PolicyJson {
     timeout_ms: i64,
     turn_timeout_ms: i64,
     conversation_deadline_at: At,
+    max_tokens: Option<u64>,
+    max_cost_usd: Option<Value>,
 }
 
 impl PolicyJson {
@@ -56,6 +60,8 @@ impl PolicyJson {
             timeout_ms: root.policy.timeout_ms,
             turn_timeout_ms: root.policy.turn_timeout_ms,
             conversation_deadline_at: At(root.deadline_ms),
+            max_tokens: root.policy.max_tokens,
+            max_cost_usd: root.policy.max_cost_usd.map(Usd::to_json),
         }
     }
 }
@@ -103,6 +109,7 @@ pub(crate) struct AttemptJson<'a> {
     pub signal: Option<i32>,
     pub pid: Option<u32>,
     pub detail: Option<&'a str>,
+    pub usage: Option<Value>,
 }
 
 impl<'a> AttemptJson<'a> {
@@ -123,15 +130,55 @@ impl<'a> AttemptJson<'a> {
             signal: attempt.signal,
             pid: attempt.pid,
             detail: attempt.detail.as_deref(),
+            usage: attempt.usage.map(|u| u.to_json()),
         }
     }
 }
 
 #[derive(Serialize)]
-struct EscalationJson<'a> {
+pub(crate) struct EscalationJson<'a> {
     receipt_id: &'a str,
     at: At,
     turns_used: u32,
+    reason: &'a str,
+    delivery: DeliveryJson<'a>,
+}
+
+/// Whether a person has heard of an escalation (`escalations`).
+#[derive(Serialize)]
+pub(crate) struct DeliveryJson<'a> {
+    pub state: &'static str,
+    pub delivered_at: Option<At>,
+    pub delivered_by: Option<&'a str>,
+    pub failures: u32,
+    pub last_failure: Option<&'a str>,
+    pub retry_at: Option<At>,
+    pub claimed_by: Option<&'a str>,
+    pub lease_until: Option<At>,
+}
+
+impl<'a> EscalationJson<'a> {
+    pub(crate) fn of(e: &'a Escalation, now_ms: i64) -> EscalationJson<'a> {
+        let d = &e.delivery;
+        let state = d.state(now_ms);
+        let claim = d.claim.as_ref().filter(|_| state == "claimed");
+        EscalationJson {
+            receipt_id: &e.receipt_id,
+            at: At(e.at_ms),
+            turns_used: e.turns_used,
+            reason: &e.reason,
+            delivery: DeliveryJson {
+                state,
+                delivered_at: d.delivered.as_ref().map(|(at, _)| At(*at)),
+                delivered_by: d.delivered.as_ref().map(|(_, by)| by.as_str()),
+                failures: d.failures,
+                last_failure: d.last_failure.as_deref(),
+                retry_at: d.retry_at_ms.filter(|_| state == "retrying").map(At),
+                claimed_by: claim.map(|c| c.by.as_str()),
+                lease_until: claim.map(|c| At(c.lease_until_ms)),
+            },
+        }
+    }
 }
 
 /// An integrity finding of a discussion (`show`, `verify`).
@@ -174,6 +221,7 @@ impl Serialize for DiscussionView {
             updated_at: At(d.updated_at_ms),
             turns_used: d.turns_used,
             turns_remaining: d.turns_remaining(),
+            spend: d.spend.to_json(),
             head: d.head().map(|head| HeadJson {
                 message_id: &head.message_id,
                 turn: head.turn,
@@ -186,11 +234,10 @@ impl Serialize for DiscussionView {
                 .map(|entry| entry_json(d, entry, self.receipts))
                 .collect(),
             attempts: d.attempts.iter().map(AttemptJson::of).collect(),
-            escalation: d.escalation.as_ref().map(|e| EscalationJson {
-                receipt_id: &e.receipt_id,
-                at: At(e.at_ms),
-                turns_used: e.turns_used,
-            }),
+            escalation: d
+                .escalation
+                .as_ref()
+                .map(|e| EscalationJson::of(e, self.now_ms)),
             integrity_findings: d.findings.iter().map(FindingJson::of).collect(),
         }
         .serialize(serializer)
@@ -326,6 +373,9 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             duration(root.policy.turn_timeout_ms)
         ));
     }
+    if let Some(spend) = spend_text(discussion) {
+        text.push_str(&format!("spend         {spend}\n"));
+    }
     text.push_str(&format!(
         "created       {} ({})\n",
         format_ms(root.created_at_ms),
@@ -364,10 +414,12 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
     }
     if let Some(escalation) = &discussion.escalation {
         text.push_str(&format!(
-            "escalated     {} at {} after {} turns\n",
+            "escalated     {} at {} after {} turns ({} budget); {}\n",
             escalation.receipt_id,
             format_ms(escalation.at_ms),
-            escalation.turns_used
+            escalation.turns_used,
+            escalation.reason,
+            escalation.delivery.state(now_ms)
         ));
     }
     // One block a message, not a table: a body keeps its words and lines
@@ -467,6 +519,9 @@ fn markdown(d: &Discussion) -> String {
             d.turns_used,
             d.max_turns()
         ));
+        if let Some(spend) = spend_text(d) {
+            text.push_str(&format!("- **Spend:** {spend}\n"));
+        }
         text.push_str(&format!(
             "- **Started:** {} · **deadline:** {}\n",
             format_ms(root.created_at_ms),
@@ -475,9 +530,10 @@ fn markdown(d: &Discussion) -> String {
     }
     if let Some(escalation) = &d.escalation {
         text.push_str(&format!(
-            "- **Escalated** at {} after {} turns\n",
+            "- **Escalated** at {} after {} turns ({} budget)\n",
             format_ms(escalation.at_ms),
-            escalation.turns_used
+            escalation.turns_used,
+            escalation.reason
         ));
     }
     if !d.findings.is_empty() {
@@ -509,6 +565,37 @@ fn markdown(d: &Discussion) -> String {
         }
     }
     text
+}
+
+/// Spend against the budgets, for a person: `1500 of 10000 tokens · $0.30
+/// of $1.00`; a spend without its budget alone. `None` when nothing was
+/// spent and there is no budget.
+pub(super) fn spend_text(d: &Discussion) -> Option<String> {
+    let policy = d.root.as_ref()?.policy;
+    let spend = &d.spend;
+    let mut parts = Vec::new();
+    match policy.max_tokens {
+        Some(max) => parts.push(format!("{} of {max} tokens", spend.tokens())),
+        None if spend.tokens() > 0 => parts.push(format!("{} tokens", spend.tokens())),
+        None => {}
+    }
+    match policy.max_cost_usd {
+        Some(max) => parts.push(format!("{} of {}", dollars(spend.cost_usd), dollars(max))),
+        None if spend.cost_usd > Usd::ZERO => parts.push(dollars(spend.cost_usd)),
+        None => {}
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// `$0.30`, `$12.00`, `$0.0125`: at least cents, every digit there is.
+pub(super) fn dollars(amount: Usd) -> String {
+    let text = amount.to_string();
+    let decimals = text.split_once('.').map_or(0, |(_, f)| f.len());
+    match decimals {
+        0 => format!("${text}.00"),
+        1 => format!("${text}0"),
+        _ => format!("${text}"),
+    }
 }
 
 /// Agent and fleet ids are safe (`[A-Za-z0-9._-]`), but `_` would start

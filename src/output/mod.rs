@@ -466,6 +466,8 @@ mod tests {
             escalated: false,
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
+            tokens: 0,
+            cost_usd: crate::spend::Usd::ZERO,
         }
     }
 

@@ -21,6 +21,8 @@ struct RowJson<'a> {
     escalated: bool,
     live_attempt_id: Option<&'a str>,
     live_attempt_deadline_at: Option<super::At>,
+    tokens: u64,
+    cost_usd: serde_json::Value,
 }
 
 impl<'a> From<&'a Row> for RowJson<'a> {
@@ -38,6 +40,8 @@ impl<'a> From<&'a Row> for RowJson<'a> {
             escalated: row.escalated,
             live_attempt_id: row.live_attempt_id.as_deref(),
             live_attempt_deadline_at: row.live_attempt_deadline_ms.map(super::At),
+            tokens: row.tokens,
+            cost_usd: row.cost_usd.to_json(),
         }
     }
 }
@@ -90,7 +94,7 @@ fn cells(d: &Row, now: i64) -> [String; 6] {
         d.id.clone(),
         status,
         d.participants.join(" ⇄ "),
-        format!("{}/{}", d.turns_used, d.max_turns),
+        turns_and_spend(d),
         // Nobody is next in a finished discussion.
         if d.status.is_terminal() {
             String::new()
@@ -99,6 +103,19 @@ fn cells(d: &Row, now: i64) -> [String; 6] {
         },
         relative(d.updated_at_ms, now),
     ]
+}
+
+/// `2/4`, and what the turns reported they cost when they did:
+/// `3/4 · 1500 tok · $0.30`.
+fn turns_and_spend(d: &Row) -> String {
+    let mut cell = format!("{}/{}", d.turns_used, d.max_turns);
+    if d.tokens > 0 {
+        cell.push_str(&format!(" · {} tok", d.tokens));
+    }
+    if d.cost_usd > crate::spend::Usd::ZERO {
+        cell.push_str(&format!(" · {}", super::discussion::dollars(d.cost_usd)));
+    }
+    cell
 }
 
 impl RowsView {

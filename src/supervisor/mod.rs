@@ -19,11 +19,13 @@ use crate::engine::{
 use crate::error::{Error, ErrorCode, Result};
 use crate::operations::watch::{Changes, every};
 use crate::session::Session;
+use crate::spend::Usage;
 use guardian::Guardian;
 use rustix::process::{Pid, Signal, WaitOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -139,8 +141,21 @@ pub(crate) fn run(
         .map(|h| h.body.to_string())
         .unwrap_or_default();
 
+    // Where the child may say what its turn cost; gone with the run.
+    let usage_dir = tempfile::Builder::new()
+        .prefix("discuss-usage-")
+        .tempdir()
+        .map_err(|e| Error::io("making the usage file's directory", &e))?;
+    let usage_file = usage_dir.path().join("usage.json");
     let spawned = Guardian::start().and_then(|guardian| {
-        match spawn(session, discussion, attempt, options, guardian.group()) {
+        match spawn(
+            session,
+            discussion,
+            attempt,
+            options,
+            guardian.group(),
+            &usage_file,
+        ) {
             Ok(child) => Ok((guardian, child)),
             Err(err) => {
                 kill_group(guardian.group(), Signal::KILL);
@@ -157,6 +172,7 @@ pub(crate) fn run(
                 exit_code: None,
                 signal: None,
                 detail: Some(format!("{}: {err}", options.command[0])),
+                usage: None,
             };
             return finish(session, discussion, attempt, end);
         }
@@ -241,6 +257,7 @@ pub(crate) fn run(
     };
     reap_orphans();
     let stdout = captured.and_then(|handle| handle.join().ok());
+    let reported = read_usage_file(&usage_file);
 
     let (status, end) = match ending {
         Ending::Killed { reason, status } => {
@@ -249,6 +266,7 @@ pub(crate) fn run(
                 exit_code: status.and_then(|s| s.code()),
                 signal: status.and_then(|s| s.signal()),
                 detail: None,
+                usage: reported,
             };
             (status, end)
         }
@@ -258,6 +276,7 @@ pub(crate) fn run(
                 exit_code: status.code(),
                 signal: status.signal(),
                 detail: None,
+                usage: reported,
             };
             (Some(status), end)
         }
@@ -344,6 +363,7 @@ fn spawn(
     attempt: &Attempt,
     options: &Options,
     group: Pid,
+    usage_file: &Path,
 ) -> std::io::Result<Child> {
     let ledger = session.ledger.for_child()?;
     let mut command = Command::new(&options.command[0]);
@@ -369,6 +389,7 @@ fn spawn(
         .env("DISCUSS_AGENT_ID", &attempt.agent_id)
         .env("DISCUSS_REPLY_TO", &attempt.head_message_id)
         .env("DISCUSS_TURN", attempt.turn.to_string())
+        .env("DISCUSS_USAGE_FILE", usage_file)
         .env(
             "DISCUSS_DEADLINE_AT",
             crate::clock::format_ms(attempt.deadline_ms),
@@ -477,8 +498,11 @@ fn reply_from_stdout(
         end.detail = Some(format!("stdout is over {MAX_CAPTURE} bytes"));
         return finish(session, discussion, attempt, end);
     }
-    let body = serde_json::from_str::<serde_json::Value>(&text)
+    let output = serde_json::from_str::<serde_json::Value>(&text)
         .unwrap_or_else(|_| serde_json::json!({ "text": text }));
+    let (body, printed) = agent_result(output);
+    // What the agent CLI printed it cost wins over the usage file.
+    let usage = printed.or(end.usage);
     let request = ReplyRequest::new(
         &attempt.agent_id,
         &discussion.id,
@@ -487,7 +511,9 @@ fn reply_from_stdout(
         "result",
         &body.to_string(),
         options.close_on_reply,
-    );
+    )
+    .map(|request| request.with_usage(usage));
+    end.usage = usage;
     let posted = request.and_then(|request| {
         session.ledger.append(&[&discussion.id], |view| {
             plan_reply(
@@ -520,6 +546,99 @@ fn reply_from_stdout(
             finish(session, discussion, attempt, end)
         }
     }
+}
+
+/// The most a usage file may hold.
+pub(crate) const MAX_USAGE_FILE: u64 = 64 * 1024;
+
+/// The usage a child wrote to its `DISCUSS_USAGE_FILE`, if it wrote one
+/// that is. One that is too large or not a usage object is said on
+/// stderr and left out: the turn is recorded as it ended, without usage.
+pub(crate) fn read_usage_file(path: &Path) -> Option<Usage> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            eprintln!(
+                "warning: usage file {}: {e}; no usage recorded",
+                path.display()
+            );
+            return None;
+        }
+    };
+    let mut bytes = Vec::new();
+    if let Err(e) = file.take(MAX_USAGE_FILE + 1).read_to_end(&mut bytes) {
+        eprintln!(
+            "warning: usage file {}: {e}; no usage recorded",
+            path.display()
+        );
+        return None;
+    }
+    if bytes.len() as u64 > MAX_USAGE_FILE {
+        eprintln!(
+            "warning: usage file {} is over {MAX_USAGE_FILE} bytes; no usage recorded",
+            path.display()
+        );
+        return None;
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match std::str::from_utf8(&bytes)
+        .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("not UTF-8: {e}")))
+        .and_then(Usage::parse)
+    {
+        Ok(usage) => Some(usage),
+        Err(err) => {
+            eprintln!(
+                "warning: usage file {} is not a usage object ({}: {}); no usage recorded",
+                path.display(),
+                err.code,
+                err.message
+            );
+            None
+        }
+    }
+}
+
+/// The reply body and usage of an agent CLI's JSON result
+/// (`{"type":"result","result":"…","total_cost_usd":0.012,"usage":{…}}`):
+/// its `result` text becomes `{"text": …}`, and its `usage` tokens
+/// (`input_tokens`, `output_tokens`) and `total_cost_usd` the turn's
+/// usage. Any other output is the body as it is, without usage.
+fn agent_result(output: serde_json::Value) -> (serde_json::Value, Option<Usage>) {
+    let serde_json::Value::Object(fields) = &output else {
+        return (output, None);
+    };
+    let tokens = fields.get("usage").and_then(|u| u.as_object());
+    let cost = fields.get("total_cost_usd").filter(|c| !c.is_null());
+    if tokens.is_none() && cost.is_none() {
+        return (output, None);
+    }
+    let mut usage = serde_json::Map::new();
+    for name in ["input_tokens", "output_tokens"] {
+        if let Some(count) = tokens.and_then(|t| t.get(name)) {
+            usage.insert(name.into(), count.clone());
+        }
+    }
+    if let Some(cost) = cost {
+        usage.insert("cost_usd".into(), cost.clone());
+    }
+    let usage = match Usage::from_json(&serde_json::Value::Object(usage)) {
+        Ok(usage) => Some(usage),
+        Err(err) => {
+            eprintln!(
+                "warning: the command's output reports a usage that is not one ({}: {}); no usage recorded",
+                err.code, err.message
+            );
+            None
+        }
+    };
+    let body = match fields.get("result") {
+        Some(serde_json::Value::String(text)) => serde_json::json!({ "text": text }),
+        _ => output.clone(),
+    };
+    (body, usage)
 }
 
 /// Records the end (unless the attempt completed) and reports the outcome

@@ -82,6 +82,10 @@ fn answer_request(
                 request.int("timeout_ms")?,
                 request.int("turn_timeout_ms")?,
                 request.bool("wake_peer")?,
+            )?
+            .with_budgets(
+                request.given("max_tokens"),
+                request.dollars("max_cost_usd")?,
             )?;
             let (outcome, replayed) = operations::ask::ask(session, &ask, key)?;
             AskView {
@@ -122,7 +126,8 @@ fn answer_request(
                 &request.string("type")?,
                 &request.string("payload")?,
                 request.bool("close")?,
-            )?;
+            )?
+            .with_usage(request.usage("usage")?);
             let (discussion, message_id, replayed) =
                 operations::reply::reply(session, &reply, key)?;
             ReplyView {

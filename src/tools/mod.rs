@@ -90,6 +90,13 @@ pub(crate) enum Kind {
     OneOf(&'static [&'static str]),
     /// A status, or a list of them (`terminal` for any terminal one).
     Statuses,
+    /// A token budget: an integer from 1 to 1,000,000,000, or none.
+    Tokens,
+    /// A cost budget in dollars: a number above 0 and at most 1,000,000,
+    /// with at most nine decimals, or none.
+    Dollars,
+    /// What a turn cost: `{"input_tokens","output_tokens","cost_usd"}`.
+    Usage,
     IdempotencyKey,
 }
 
@@ -188,6 +195,20 @@ pub(crate) const TOOLS: &[Tool] = &[
                 need: Need::Optional,
                 description: "Reserve the peer's first turn in the same atomic write.",
             },
+            Field {
+                name: "max_tokens",
+                kind: Kind::Tokens,
+                need: Need::Optional,
+                description: "Token budget (input + output tokens the turns report); the \
+                        discussion is exhausted when its spend reaches it. None when absent.",
+            },
+            Field {
+                name: "max_cost_usd",
+                kind: Kind::Dollars,
+                need: Need::Optional,
+                description: "Cost budget in US dollars, e.g. 0.50; the discussion is \
+                        exhausted when the cost its turns report reaches it. None when absent.",
+            },
             IDEMPOTENCY_KEY,
         ],
     },
@@ -269,6 +290,14 @@ pub(crate) const TOOLS: &[Tool] = &[
                 kind: Kind::Boolean { default: false },
                 need: Need::Optional,
                 description: "End the discussion with this reply.",
+            },
+            Field {
+                name: "usage",
+                kind: Kind::Usage,
+                need: Need::Optional,
+                description: "What this turn cost, as your model reported it: \
+                        {\"input_tokens\":1200,\"output_tokens\":300,\"cost_usd\":0.012}, each \
+                        field optional and non-negative. Counts against the discussion's budgets.",
             },
             IDEMPOTENCY_KEY,
         ],

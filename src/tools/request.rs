@@ -99,6 +99,22 @@ impl Request {
         }
     }
 
+    /// A number of dollars given as a JSON number (text is for command
+    /// lines), or none.
+    pub(super) fn dollars(&self, field: &str) -> Result<Option<&Value>> {
+        match self.given(field) {
+            Some(Value::String(_)) => Err(type_error(field, "a number, e.g. 0.5")),
+            given => Ok(given),
+        }
+    }
+
+    /// A usage object, checked, or none.
+    pub(super) fn usage(&self, field: &str) -> Result<Option<crate::spend::Usage>> {
+        self.given(field)
+            .map(crate::spend::Usage::from_json)
+            .transpose()
+    }
+
     fn kind(&self, field: &str) -> Kind {
         // Only the code below asks, and only for the tool's own fields.
         self.tool.field(field).map_or(Kind::Name, |f| f.kind)

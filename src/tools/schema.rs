@@ -61,6 +61,19 @@ fn property(field: &Field, description: &str) -> Value {
             {"type": "string", "enum": super::STATUSES},
             {"type": "array", "items": {"type": "string", "enum": super::STATUSES}},
         ], "description": description}),
+        Kind::Tokens => json!({"type": ["integer", "null"], "minimum": 1,
+            "maximum": crate::spend::MAX_TOKENS, "description": description}),
+        Kind::Dollars => json!({"type": ["number", "null"], "exclusiveMinimum": 0,
+            "maximum": crate::spend::MAX_USD.to_json(), "description": description}),
+        Kind::Usage => {
+            let tokens = json!({"type": "integer", "minimum": 0,
+                "maximum": crate::spend::MAX_TOKENS});
+            json!({"type": ["object", "null"], "properties": {
+                "input_tokens": tokens, "output_tokens": tokens,
+                "cost_usd": {"type": "number", "minimum": 0,
+                    "maximum": crate::spend::MAX_USD.to_json()},
+            }, "additionalProperties": false, "description": description})
+        }
         Kind::IdempotencyKey => json!({"type": "string", "minLength": 1,
             "maxLength": crate::engine::idempotency::MAX_KEY_BYTES,
             "pattern": "^[A-Za-z0-9._:-]+$", "description": description}),
@@ -82,12 +95,14 @@ pub(crate) fn output(tool: &Tool) -> Map<String, Value> {
         "state": {"type": "string"}, "reserved_at": id, "deadline_at": id}});
     let row = json!({"type": "object", "required": ["discussion_id", "fleet_id", "participants",
         "status", "turns_used", "max_turns", "head_message_id", "head_to_agent_id", "updated_at",
-        "escalated", "live_attempt_id", "live_attempt_deadline_at"], "properties": {
+        "escalated", "live_attempt_id", "live_attempt_deadline_at", "tokens", "cost_usd"],
+        "properties": {
         "discussion_id": id, "fleet_id": maybe_id, "participants": {"type": "array",
         "items": id}, "status": status, "turns_used": {"type": "integer"},
         "max_turns": {"type": "integer"}, "head_message_id": maybe_id,
         "head_to_agent_id": maybe_id, "updated_at": id, "escalated": {"type": "boolean"},
-        "live_attempt_id": maybe_id, "live_attempt_deadline_at": maybe_id}});
+        "live_attempt_id": maybe_id, "live_attempt_deadline_at": maybe_id,
+        "tokens": {"type": "integer", "minimum": 0}, "cost_usd": {"type": "number", "minimum": 0}}});
     let (properties, required): (Value, &[&str]) = match tool.operation {
         Operation::Ask => (
             json!({"discussion_id": id, "root_message_id": id, "head_message_id": id,
@@ -123,6 +138,7 @@ pub(crate) fn output(tool: &Tool) -> Map<String, Value> {
                 "policy": {"type": ["object", "null"]}, "turns_used": {"type": "integer"},
                 "head": {"type": ["object", "null"]}, "transcript": {"type": "array"},
                 "attempts": {"type": "array"}, "escalation": {"type": ["object", "null"]},
+                "spend": {"type": "object"},
                 "integrity_findings": {"type": "array"}}),
             &[
                 "discussion_id",

@@ -33,6 +33,7 @@ mod race;
 mod reply;
 mod serve;
 mod show;
+mod spend;
 mod statuses;
 mod supervise;
 mod surface;

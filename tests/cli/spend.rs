@@ -1,0 +1,428 @@
+//! Spend budgets (`ask --max-tokens/--max-cost-usd`, `reply --usage`):
+//! exact sums, exhaustion naming the budget, bad values refused, and the
+//! usage of supervised turns (the usage file, an agent CLI's JSON).
+
+use crate::common::*;
+use serde_json::{Value, json};
+
+fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("discuss")
+        .display()
+        .to_string()
+}
+
+/// Wakes the head's recipient of `dsc` and replies with `usage`; returns
+/// the reply's answer.
+fn turn(env: &Env, dsc: &str, kind: &str, usage: &str, close: bool) -> Value {
+    let show = env.show(dsc);
+    let head = show["head"]["message_id"].as_str().unwrap().to_owned();
+    let agent = show["head"]["to_agent_id"].as_str().unwrap().to_owned();
+    let att = env.wake(dsc, &agent, &head);
+    let mut args = reply_args(dsc, &agent, &att, &head, kind, r#"{"body":"ok"}"#);
+    args.extend(["--usage", usage]);
+    if close {
+        args.push("--close");
+    }
+    env.ok(&args)
+}
+
+fn escalations(env: &Env) -> Vec<Value> {
+    env.records()
+        .into_iter()
+        .filter(|r| r["receipt"] == "discussion.escalated")
+        .collect()
+}
+
+#[test]
+fn money_sums_exactly_and_the_cost_budget_exhausts_with_one_escalation() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&["--max-turns", "8", "--max-cost-usd", "0.3"]);
+    let asked = env.show(&dsc);
+    assert_eq!(asked["policy"]["max_cost_usd"], json!(0.3));
+    assert_eq!(asked["policy"]["max_tokens"], Value::Null);
+    assert_eq!(
+        asked["spend"],
+        json!({"input_tokens": 0, "output_tokens": 0, "tokens": 0, "cost_usd": 0})
+    );
+    let first = turn(
+        &env,
+        &dsc,
+        "question",
+        r#"{"cost_usd":0.1,"input_tokens":7}"#,
+        false,
+    );
+    assert_eq!(first["status"], "open");
+    // 0.1 + 0.2 is 0.3 exactly: the budget is reached, not missed by a
+    // float's last digit.
+    let second = turn(
+        &env,
+        &dsc,
+        "question",
+        r#"{"cost_usd":0.2,"output_tokens":5}"#,
+        false,
+    );
+    assert_eq!(second["status"], "exhausted");
+    let show = env.show(&dsc);
+    assert_eq!(
+        show["spend"],
+        json!({"input_tokens": 7, "output_tokens": 5, "tokens": 12, "cost_usd": 0.3})
+    );
+    assert_eq!(show["escalation"]["reason"], "cost");
+    assert_eq!(show["escalation"]["delivery"]["state"], "pending");
+    assert_eq!(
+        show["attempts"][1]["usage"],
+        json!({"output_tokens": 5, "cost_usd": 0.2})
+    );
+    let stored = escalations(&env);
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["reason"], "cost");
+    let completed: Vec<Value> = env
+        .records()
+        .into_iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.completed")
+        .map(|r| r["usage"].clone())
+        .collect();
+    assert_eq!(
+        completed,
+        vec![
+            json!({"input_tokens": 7, "cost_usd": 0.1}),
+            json!({"output_tokens": 5, "cost_usd": 0.2})
+        ]
+    );
+    // Exhausted is terminal: no more wakes.
+    let head = show["head"]["message_id"].as_str().unwrap();
+    env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            head,
+        ],
+        "discussion_terminal",
+        5,
+    );
+    let rows = env.ok(&["list"]);
+    let row = &rows["discussions"][0];
+    assert_eq!(
+        (row["tokens"].clone(), row["cost_usd"].clone()),
+        (json!(12), json!(0.3))
+    );
+    // A rebuilt cache (or state row) lists the same spend.
+    env.drop_derived();
+    assert_eq!(env.ok(&["list"]), rows);
+}
+
+#[test]
+fn the_token_budget_counts_input_and_output_and_a_closing_reply_still_closes() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&["--max-turns", "8", "--max-tokens", "1000"]);
+    let first = turn(
+        &env,
+        &dsc,
+        "question",
+        r#"{"input_tokens":600,"output_tokens":399}"#,
+        false,
+    );
+    assert_eq!(first["status"], "open");
+    let second = turn(&env, &dsc, "question", r#"{"input_tokens":1}"#, false);
+    assert_eq!(second["status"], "exhausted");
+    assert_eq!(env.show(&dsc)["escalation"]["reason"], "tokens");
+
+    // The reply that crosses the budget and closes: closed wins, no escalation.
+    let (closing, _) = env.ask(&["--max-turns", "8", "--max-tokens", "10"]);
+    let answer = turn(&env, &closing, "result", r#"{"output_tokens":50}"#, true);
+    assert_eq!(answer["status"], "closed");
+    let show = env.show(&closing);
+    assert_eq!(show["escalation"], Value::Null);
+    assert_eq!(show["spend"]["tokens"], 50);
+}
+
+#[test]
+fn turns_and_tokens_running_out_together_escalate_as_turns() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&["--max-turns", "2", "--max-tokens", "10"]);
+    let answer = turn(&env, &dsc, "question", r#"{"input_tokens":10}"#, false);
+    assert_eq!(answer["status"], "exhausted");
+    let stored = escalations(&env);
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["reason"], "turns");
+}
+
+#[test]
+fn bad_budgets_and_bad_usage_are_refused_with_exit_3_and_change_nothing() {
+    let env = Env::new();
+    env.fleet();
+    for (flag, value, code) in [
+        ("--max-tokens", "0", "out_of_range"),
+        ("--max-tokens", "-5", "out_of_range"),
+        ("--max-tokens", "1000000001", "out_of_range"),
+        ("--max-cost-usd", "0", "out_of_range"),
+        ("--max-cost-usd", "-1", "out_of_range"),
+        ("--max-cost-usd", "abc", "out_of_range"),
+        ("--max-cost-usd", "NaN", "out_of_range"),
+        ("--max-cost-usd", "1e3", "out_of_range"),
+        ("--max-cost-usd", "1000000.5", "out_of_range"),
+        ("--max-cost-usd", "0.0000000001", "out_of_range"),
+    ] {
+        let mut args = ASK_A_TO_B.to_vec();
+        args.extend([r#"{"body":"x"}"#, flag, value]);
+        let error = env.fails(&args, code, 3);
+        assert!(
+            error["message"].as_str().unwrap().contains("max_"),
+            "{error}"
+        );
+    }
+    let (dsc, root) = env.ask(&["--max-tokens", "100"]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    for (usage, code) in [
+        (r#"{"input_tokens":-1}"#, "out_of_range"),
+        (r#"{"input_tokens":1000000001}"#, "out_of_range"),
+        (r#"{"input_tokens":"12"}"#, "out_of_range"),
+        (r#"{"output_tokens":1.5}"#, "out_of_range"),
+        (r#"{"cost_usd":-0.01}"#, "out_of_range"),
+        (r#"{"cost_usd":"0.01"}"#, "out_of_range"),
+        (r#"{"cost_usd":1e400}"#, "invalid_argument"),
+        (r#"{"cost_usd":NaN}"#, "invalid_argument"),
+        (r#"{"cost_usd":1000000.01}"#, "out_of_range"),
+        (r#"{"tokens":3}"#, "unknown_field"),
+        (r#"[1,2]"#, "invalid_argument"),
+        ("not json", "invalid_argument"),
+    ] {
+        let mut args = reply_args(&dsc, "agent-b", &att, &root, "result", r#"{"body":"x"}"#);
+        args.extend(["--usage", usage]);
+        env.fails(&args, code, 3);
+    }
+}
+
+#[test]
+fn tool_calls_take_budgets_and_usage_and_refuse_bad_ones() {
+    let env = Env::new();
+    env.fleet();
+    let call = |tool: &str, request: Value| env.run(&["call", tool, &request.to_string()]);
+    let asked = call(
+        "ask_peer",
+        json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b", "fleet_id": "fleet-alpha",
+            "payload": "{\"body\":\"hi\"}", "max_tokens": 500, "max_cost_usd": 0.25}),
+    );
+    assert_eq!(asked.status, 0, "{}", asked.stderr);
+    let asked = asked.json();
+    assert_eq!(asked["policy"]["max_tokens"], 500);
+    assert_eq!(asked["policy"]["max_cost_usd"], json!(0.25));
+    let before = env.ledger_bytes();
+    for (field, value) in [
+        ("max_tokens", json!(0)),
+        ("max_cost_usd", json!("0.25")),
+        ("max_cost_usd", json!(-1)),
+    ] {
+        let mut request = json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b",
+            "fleet_id": "fleet-alpha", "payload": "{}"});
+        request[field] = value;
+        let out = call("ask_peer", request);
+        assert_eq!(out.status, 3, "{field}: {}", out.stdout);
+    }
+    assert_eq!(env.ledger_bytes(), before);
+    let dsc = asked["discussion_id"].as_str().unwrap();
+    let root = asked["root_message_id"].as_str().unwrap();
+    let att = env.wake(dsc, "agent-b", root);
+    let woken = env.ledger_bytes();
+    let reply = |usage: Value| {
+        call(
+            "reply_discussion",
+            json!({"agent_id": "agent-b", "discussion_id": dsc, "attempt_id": att,
+                "reply_to_message_id": root, "type": "question", "payload": "{}",
+                "usage": usage}),
+        )
+    };
+    let refused = reply(json!({"input_tokens": 1, "cached_tokens": 3}));
+    assert_eq!(refused.status, 3);
+    assert_eq!(refused.error()["code"], "unknown_field");
+    assert_eq!(env.ledger_bytes(), woken);
+    let done = reply(json!({"input_tokens": 400, "output_tokens": 100, "cost_usd": 0.01}));
+    assert_eq!(done.status, 0, "{}", done.stdout);
+    assert_eq!(done.json()["status"], "exhausted");
+    assert_eq!(env.show(dsc)["escalation"]["reason"], "tokens");
+}
+
+#[test]
+fn a_supervised_turn_records_its_usage_file_however_it_ends() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--max-turns", "8", "--max-cost-usd", "1"]);
+    // A child that fails after saying what it cost.
+    let script = r#"printf '{"input_tokens":40,"cost_usd":0.5}' > "$DISCUSS_USAGE_FILE"; exit 4"#;
+    let out = env.run(&[
+        "--json",
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--expected-head",
+        &root,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    assert_eq!(out.status, 8, "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(show["attempts"][0]["state"], "failed");
+    assert_eq!(
+        show["attempts"][0]["usage"],
+        json!({"input_tokens": 40, "cost_usd": 0.5})
+    );
+    assert_eq!(show["spend"]["cost_usd"], json!(0.5));
+
+    // A child that replies with `discuss reply` reads its file there.
+    let script = format!(
+        r#"printf '{{"output_tokens":9,"cost_usd":0.25}}' > "$DISCUSS_USAGE_FILE"; {} reply --type question --payload '{{"body":"hm"}}'"#,
+        bin()
+    );
+    let out = env.run(&[
+        "--json",
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--expected-head",
+        &root,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(
+        show["attempts"][1]["usage"],
+        json!({"output_tokens": 9, "cost_usd": 0.25})
+    );
+    assert_eq!(show["spend"]["cost_usd"], json!(0.75));
+
+    // Garbage or an oversized file: the turn is recorded as it ended,
+    // without usage, and stderr says why.
+    let head = show["head"]["message_id"].as_str().unwrap().to_owned();
+    let att = env.wake(&dsc, "agent-a", &head);
+    let mut args = reply_args(&dsc, "agent-a", &att, &head, "question", r#"{"body":"x"}"#);
+    args.insert(0, "--json");
+    let garbage = env.dir.path().join("garbage.json");
+    std::fs::write(&garbage, "{\"input_tokens\": \"lots\"}").unwrap();
+    let out = env.run_with(
+        &[("DISCUSS_USAGE_FILE", garbage.to_str().unwrap())],
+        &args,
+        "",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is not a usage object"),
+        "{}",
+        out.stderr
+    );
+    let show = env.show(&dsc);
+    assert_eq!(show["attempts"][2]["state"], "completed");
+    assert_eq!(show["attempts"][2]["usage"], Value::Null);
+
+    let head = show["head"]["message_id"].as_str().unwrap().to_owned();
+    let script = r#"head -c 70000 /dev/zero | tr '\0' ' ' > "$DISCUSS_USAGE_FILE"; exit 1"#;
+    let out = env.run(&[
+        "--json",
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--expected-head",
+        &head,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    assert_eq!(out.status, 8, "{}", out.stderr);
+    assert!(out.stderr.contains("over 65536 bytes"), "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(show["attempts"][3]["state"], "failed");
+    assert_eq!(show["attempts"][3]["usage"], Value::Null);
+    assert_eq!(show["spend"]["cost_usd"], json!(0.75));
+}
+
+#[test]
+fn reply_from_stdout_takes_an_agent_clis_result_and_usage() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--max-cost-usd", "0.02"]);
+    let printed = json!({"type": "result", "subtype": "success", "result": "Yes, proceed.",
+        "total_cost_usd": 0.012, "usage": {"input_tokens": 1200, "output_tokens": 300,
+        "cache_read_input_tokens": 5000}});
+    let script = format!("echo '{printed}'");
+    let out = env.run(&[
+        "--json",
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--expected-head",
+        &root,
+        "--reply-from-stdout",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(
+        show["transcript"][1]["payload"],
+        json!({"text": "Yes, proceed."})
+    );
+    assert_eq!(
+        show["attempts"][0]["usage"],
+        json!({"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012})
+    );
+    assert_eq!(show["spend"]["tokens"], 1500);
+}
+
+#[test]
+fn show_and_list_show_spend_against_budget_to_a_person() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[
+        "--max-turns",
+        "8",
+        "--max-tokens",
+        "5000",
+        "--max-cost-usd",
+        "1",
+    ]);
+    turn(
+        &env,
+        &dsc,
+        "question",
+        r#"{"input_tokens":1200,"output_tokens":300,"cost_usd":0.3}"#,
+        false,
+    );
+    let human = env.run(&["show", &dsc]);
+    assert!(
+        human
+            .stdout
+            .contains("spend         1500 of 5000 tokens · $0.30 of $1.00"),
+        "{}",
+        human.stdout
+    );
+    let markdown = env.run(&["show", &dsc, "--format", "markdown"]);
+    assert!(
+        markdown
+            .stdout
+            .contains("- **Spend:** 1500 of 5000 tokens · $0.30 of $1.00"),
+        "{}",
+        markdown.stdout
+    );
+    let list = env.run(&["list"]);
+    assert!(
+        list.stdout.contains("2/8 · 1500 tok · $0.30"),
+        "{}",
+        list.stdout
+    );
+}
