@@ -214,7 +214,14 @@ fn main() {
     let fleet = plan_fleet(&generator.global, FleetOp::Add, FLEET, &agents, &stamp);
     generator.write(&fleet);
     let stamp = generator.stamp();
-    generator.write(&plan_quota(None, 100_000, &stamp));
+    generator.write(&plan_quota(
+        None,
+        &discuss::engine::Quotas {
+            wakes_per_hour: Some(100_000),
+            ..Default::default()
+        },
+        &stamp,
+    ));
     let mut started = 0u64;
     let mut live: Vec<Live> = Vec::new();
     while generator.written < target {

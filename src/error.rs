@@ -58,6 +58,9 @@ pub enum ErrorCode {
     /// The same `--idempotency-key` with other arguments.
     IdempotencyConflict,
     WakeQuotaExceeded,
+    /// An agent's reported spend in its window reached its cap
+    /// (`quota set --tokens-per-hour`, `--cost-usd-per-day`).
+    SpendQuotaExceeded,
     KillSwitchEngaged,
     DiscussionInvalid,
     IntegrityFindings,
@@ -106,6 +109,7 @@ impl ErrorCode {
             DiscussionTerminal => "discussion_terminal",
             IdempotencyConflict => "idempotency_conflict",
             WakeQuotaExceeded => "wake_quota_exceeded",
+            SpendQuotaExceeded => "spend_quota_exceeded",
             KillSwitchEngaged => "kill_switch_engaged",
             DiscussionInvalid => "discussion_invalid",
             IntegrityFindings => "integrity_findings",
@@ -129,7 +133,7 @@ impl ErrorCode {
             | NotFound | UnknownToken => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict => 5,
-            WakeQuotaExceeded | KillSwitchEngaged => 6,
+            WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged => 6,
             DiscussionInvalid | IntegrityFindings => 7,
             WaitTimeout | StatusUnreachable => 10,
         }

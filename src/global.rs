@@ -4,7 +4,9 @@
 use crate::clock::format_ms;
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::{Body, CredentialOp, FleetOp, ReceiptKind, Record, Role};
+use crate::spend::{Usage, Usd};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -36,6 +38,14 @@ pub enum Undo {
         agent_id: Option<String>,
         was: Option<u32>,
     },
+    TokenCap {
+        agent_id: Option<String>,
+        was: Option<u64>,
+    },
+    CostCap {
+        agent_id: Option<String>,
+        was: Option<Usd>,
+    },
 }
 
 impl Undo {
@@ -47,6 +57,8 @@ impl Undo {
             } => (0, Some(fleet_id), Some(agent_id)),
             Undo::KillSwitch(_) => (1, None, None),
             Undo::Quota { agent_id, .. } => (2, agent_id.as_deref(), None),
+            Undo::TokenCap { agent_id, .. } => (3, agent_id.as_deref(), None),
+            Undo::CostCap { agent_id, .. } => (4, agent_id.as_deref(), None),
         }
     }
 }
@@ -81,7 +93,59 @@ pub struct Global {
     /// anew rather than trusted, so a revocation is never forgotten.
     #[serde(default)]
     pub credentials_known: bool,
+    /// Spend caps: tokens per rolling hour, dollars per rolling day.
+    #[serde(default)]
+    pub token_caps: Caps<u64>,
+    #[serde(default)]
+    pub cost_caps: Caps<Usd>,
+    /// What each agent's turns reported they cost, per woken agent:
+    /// `(at_ms, tokens, nano-dollars)`, the last day of it.
+    #[serde(default)]
+    pub spent: HashMap<String, Vec<(i64, u64, u64)>>,
+    /// Whether `spent` and the caps hold every record folded; a state
+    /// saved before spend existed reads `false` and is folded anew.
+    #[serde(default)]
+    pub spend_known: bool,
 }
+
+/// A cap of every agent without its own, and those of agents with one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(
+    serialize = "T: Serialize",
+    deserialize = "T: serde::de::DeserializeOwned"
+))]
+pub struct Caps<T> {
+    pub default: Option<T>,
+    pub agents: BTreeMap<String, T>,
+}
+
+impl<T> Default for Caps<T> {
+    fn default() -> Caps<T> {
+        Caps {
+            default: None,
+            agents: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T: Copy> Caps<T> {
+    pub fn of(&self, agent: &str) -> Option<T> {
+        self.agents.get(agent).copied().or(self.default)
+    }
+
+    /// Sets (or, with `None`, unsets) a cap; returns what it was.
+    fn set(&mut self, agent: Option<&str>, cap: Option<T>) -> Option<T> {
+        match (agent, cap) {
+            (Some(agent), Some(cap)) => self.agents.insert(agent.to_owned(), cap),
+            (Some(agent), None) => self.agents.remove(agent),
+            (None, cap) => std::mem::replace(&mut self.default, cap),
+        }
+    }
+}
+
+/// The rolling windows of the spend caps.
+pub const TOKEN_WINDOW_MS: i64 = 3_600_000;
+pub const COST_WINDOW_MS: i64 = 86_400_000;
 
 impl Default for Global {
     fn default() -> Global {
@@ -94,6 +158,10 @@ impl Default for Global {
             recent: VecDeque::new(),
             credentials: BTreeMap::new(),
             credentials_known: true,
+            token_caps: Caps::default(),
+            cost_caps: Caps::default(),
+            spent: HashMap::new(),
+            spend_known: true,
         }
     }
 }
@@ -161,10 +229,32 @@ impl Global {
                     changed_by: Some(record.by.clone()),
                 },
             )),
-            Body::Quota(quota) => Undo::Quota {
-                agent_id: quota.agent_id.clone(),
-                was: self.set_quota(quota.agent_id.as_deref(), Some(quota.wakes_per_hour)),
-            },
+            Body::Quota(quota) => {
+                let agent = quota.agent_id.as_deref();
+                let mut undos = Vec::new();
+                if let Some(wakes) = quota.wakes_per_hour {
+                    undos.push(Undo::Quota {
+                        agent_id: quota.agent_id.clone(),
+                        was: self.set_quota(agent, Some(wakes)),
+                    });
+                }
+                if let Some(tokens) = quota.tokens_per_hour {
+                    undos.push(Undo::TokenCap {
+                        agent_id: quota.agent_id.clone(),
+                        was: self.token_caps.set(agent, Some(tokens)),
+                    });
+                }
+                if let Some(cost) = quota.cost_usd_per_day {
+                    undos.push(Undo::CostCap {
+                        agent_id: quota.agent_id.clone(),
+                        was: self.cost_caps.set(agent, Some(cost)),
+                    });
+                }
+                for undo in undos {
+                    self.remember(record.at_ms, undo);
+                }
+                return;
+            }
             Body::Credential(credential) => {
                 match credential.op {
                     CredentialOp::Issue => {
@@ -207,12 +297,28 @@ impl Global {
                 }
                 return;
             }
+            Body::Receipt(receipt) => {
+                // What a turn reported it cost counts against its agent's
+                // caps (a usage that is not one counts nothing).
+                if let (Some(agent), Some(usage)) = (&receipt.agent_id, &receipt.usage)
+                    && let Ok(usage) = Usage::from_json(usage)
+                    && !usage.is_empty()
+                {
+                    self.spent.entry(agent.clone()).or_default().push((
+                        record.at_ms,
+                        usage.tokens(),
+                        usage.cost_usd.unwrap_or(Usd::ZERO).nanos(),
+                    ));
+                }
+                return;
+            }
             _ => return,
         };
-        self.recent.push_back(Change {
-            at_ms: record.at_ms,
-            undo,
-        });
+        self.remember(record.at_ms, undo);
+    }
+
+    fn remember(&mut self, at_ms: i64, undo: Undo) {
+        self.recent.push_back(Change { at_ms, undo });
         if self.recent.len() > RECENT_CHANGES {
             self.recent.pop_front();
         }
@@ -272,6 +378,12 @@ impl Global {
                 Undo::Quota { agent_id, was } => {
                     seen.set_quota(agent_id.as_deref(), *was);
                 }
+                Undo::TokenCap { agent_id, was } => {
+                    seen.token_caps.set(agent_id.as_deref(), *was);
+                }
+                Undo::CostCap { agent_id, was } => {
+                    seen.cost_caps.set(agent_id.as_deref(), *was);
+                }
             }
         }
         Cow::Owned(seen)
@@ -287,6 +399,86 @@ impl Global {
             times.retain(|&t| t > newest.saturating_sub(QUOTA_WINDOW_MS));
             !times.is_empty()
         });
+        // Spend counts for a day (the longer of its two windows).
+        self.spent.retain(|_, entries| {
+            let newest = entries.iter().map(|e| e.0).max().unwrap_or(i64::MIN);
+            entries.retain(|e| e.0 > newest.saturating_sub(COST_WINDOW_MS));
+            !entries.is_empty()
+        });
+    }
+
+    /// What `agent`'s turns reported in the rolling window `(now - window,
+    /// now]`, oldest first: `(at_ms, amount)` of the measure `pick` takes.
+    fn spent_in_window(
+        &self,
+        agent: &str,
+        now_ms: i64,
+        window_ms: i64,
+        pick: impl Fn(&(i64, u64, u64)) -> u64,
+    ) -> Vec<(i64, u64)> {
+        let mut entries: Vec<(i64, u64)> = self
+            .spent
+            .get(agent)
+            .map(|all| {
+                all.iter()
+                    .filter(|e| e.0 > now_ms - window_ms && e.0 <= now_ms)
+                    .map(|e| (e.0, pick(e)))
+                    .filter(|e| e.1 > 0)
+                    .collect()
+            })
+            .unwrap_or_default();
+        entries.sort_unstable();
+        entries
+    }
+
+    /// Tokens and dollars `agent` reported in its two windows.
+    pub fn spend_of(&self, agent: &str, now_ms: i64) -> (u64, Usd) {
+        let sum =
+            |entries: Vec<(i64, u64)>| entries.iter().fold(0u64, |s, e| s.saturating_add(e.1));
+        (
+            sum(self.spent_in_window(agent, now_ms, TOKEN_WINDOW_MS, |e| e.1)),
+            Usd::from_nanos(sum(self.spent_in_window(
+                agent,
+                now_ms,
+                COST_WINDOW_MS,
+                |e| e.2,
+            ))),
+        )
+    }
+
+    /// `spend_quota_exceeded` when what `agent`'s turns reported in a
+    /// window already reaches its cap (checked after the wake quota);
+    /// details carry `retry_after_ms`, `window`, `limit` and `spent`.
+    pub fn check_spend_quota(&self, agent: &str, now_ms: i64) -> Result<()> {
+        if let Some(cap) = self.token_caps.of(agent) {
+            let entries = self.spent_in_window(agent, now_ms, TOKEN_WINDOW_MS, |e| e.1);
+            check_cap(agent, now_ms, &entries, cap, TOKEN_WINDOW_MS, "hour", |n| {
+                Value::from(n)
+            })
+            .map_err(|e| {
+                e.hint(format!(
+                    "raise the cap with `discuss quota set --tokens-per-hour N --agent {agent}`"
+                ))
+            })?;
+        }
+        if let Some(cap) = self.cost_caps.of(agent) {
+            let entries = self.spent_in_window(agent, now_ms, COST_WINDOW_MS, |e| e.2);
+            check_cap(
+                agent,
+                now_ms,
+                &entries,
+                cap.nanos(),
+                COST_WINDOW_MS,
+                "day",
+                |n| Usd::from_nanos(n).to_json(),
+            )
+            .map_err(|e| {
+                e.hint(format!(
+                    "raise the cap with `discuss quota set --cost-usd-per-day X --agent {agent}`"
+                ))
+            })?;
+        }
+        Ok(())
     }
 
     pub fn members(&self, fleet_id: &str) -> Option<&BTreeSet<String>> {
@@ -375,6 +567,56 @@ impl Global {
         }
         Err(err)
     }
+}
+
+/// Refuses when the amounts in the window sum to `cap` or more; the
+/// retry time is when enough of them have left the window to be below it.
+fn check_cap(
+    agent: &str,
+    now_ms: i64,
+    entries: &[(i64, u64)],
+    cap: u64,
+    window_ms: i64,
+    window: &str,
+    show: impl Fn(u64) -> Value,
+) -> Result<()> {
+    let spent = entries.iter().fold(0u64, |s, e| s.saturating_add(e.1));
+    if spent < cap {
+        return Ok(());
+    }
+    let measure = if window == "hour" {
+        "tokens"
+    } else {
+        "dollars"
+    };
+    let mut err = Error::new(
+        ErrorCode::SpendQuotaExceeded,
+        format!(
+            "{agent} reported {} {measure} in the last {window}; its cap is {}",
+            show(spent),
+            show(cap)
+        ),
+    )
+    .detail("agent_id", agent)
+    .detail("window", window)
+    .detail("limit", show(cap))
+    .detail("spent", show(spent));
+    let mut left = spent;
+    let leaving = entries.iter().find(|e| {
+        left = left.saturating_sub(e.1);
+        left < cap
+    });
+    match leaving {
+        Some(&(at, _)) => {
+            let retry_at = at + window_ms;
+            err = err
+                .detail("retry_after_ms", retry_at - now_ms)
+                .detail("retry_at", format_ms(retry_at));
+        }
+        // A cap of 0 is never below what was spent.
+        None => err = err.detail("retry_after_ms", Value::Null),
+    }
+    Err(err)
 }
 
 #[cfg(test)]

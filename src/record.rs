@@ -192,11 +192,22 @@ pub struct KillSwitch {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// One quota of one agent (or of the default, without `agent_id`): the
+/// fields a record has are the ones it sets, each latest record winning
+/// per agent and field. Spend caps are additions to ledger v1's fields.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct QuotaSetting {
     #[serde(default)]
     pub agent_id: Option<String>,
-    pub wakes_per_hour: u32,
+    #[serde(default)]
+    pub wakes_per_hour: Option<u32>,
+    /// Tokens (input + output) the agent's turns may report in any
+    /// rolling hour.
+    #[serde(default)]
+    pub tokens_per_hour: Option<u64>,
+    /// Dollars the agent's turns may report in any rolling 24 hours.
+    #[serde(default)]
+    pub cost_usd_per_day: Option<crate::spend::Usd>,
 }
 
 pub const MAX_WAKES_PER_HOUR: u32 = 100_000;
@@ -344,7 +355,18 @@ impl Record {
             "receipt" => Receipt::deserialize(&value).map(Body::Receipt),
             "fleet" => FleetChange::deserialize(&value).map(Body::Fleet),
             "kill_switch" => KillSwitch::deserialize(&value).map(Body::KillSwitch),
-            "quota" => QuotaSetting::deserialize(&value).map(Body::Quota),
+            "quota" => QuotaSetting::deserialize(&value).and_then(|quota| {
+                let sets_nothing = quota.wakes_per_hour.is_none()
+                    && quota.tokens_per_hour.is_none()
+                    && quota.cost_usd_per_day.is_none();
+                if sets_nothing {
+                    Err(serde::de::Error::custom(
+                        "a quota sets wakes_per_hour, tokens_per_hour or cost_usd_per_day",
+                    ))
+                } else {
+                    Ok(Body::Quota(quota))
+                }
+            }),
             "credential" => Credential::deserialize(&value).map(Body::Credential),
             other => return Err(format!("unknown kind {other:?}")),
         }
@@ -444,7 +466,15 @@ impl Record {
             }
             Body::Quota(q) => {
                 put("agent_id", q.agent_id.clone().into());
-                put("wakes_per_hour", q.wakes_per_hour.into());
+                if let Some(wakes) = q.wakes_per_hour {
+                    put("wakes_per_hour", wakes.into());
+                }
+                if let Some(tokens) = q.tokens_per_hour {
+                    put("tokens_per_hour", tokens.into());
+                }
+                if let Some(cost) = q.cost_usd_per_day {
+                    put("cost_usd_per_day", cost.to_json());
+                }
             }
             Body::Credential(c) => {
                 put(

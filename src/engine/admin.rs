@@ -46,14 +46,43 @@ pub fn plan_kill_switch(engaged: bool, reason: Option<String>, stamp: &Stamp) ->
     )]
 }
 
-pub fn plan_quota(agent_id: Option<String>, wakes_per_hour: u32, stamp: &Stamp) -> Vec<Record> {
-    vec![stamp.record(
-        ids::RECORD,
-        Body::Quota(QuotaSetting {
-            agent_id,
-            wakes_per_hour,
-        }),
-    )]
+/// One record a quota set: the wake quota, the token cap, the cost cap.
+pub fn plan_quota(agent_id: Option<String>, quotas: &Quotas, stamp: &Stamp) -> Vec<Record> {
+    let settings = [
+        QuotaSetting {
+            wakes_per_hour: quotas.wakes_per_hour,
+            ..QuotaSetting::default()
+        },
+        QuotaSetting {
+            tokens_per_hour: quotas.tokens_per_hour,
+            ..QuotaSetting::default()
+        },
+        QuotaSetting {
+            cost_usd_per_day: quotas.cost_usd_per_day,
+            ..QuotaSetting::default()
+        },
+    ];
+    settings
+        .into_iter()
+        .filter(|s| *s != QuotaSetting::default())
+        .map(|setting| {
+            stamp.record(
+                ids::RECORD,
+                Body::Quota(QuotaSetting {
+                    agent_id: agent_id.clone(),
+                    ..setting
+                }),
+            )
+        })
+        .collect()
+}
+
+/// What `quota set` sets; at least one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Quotas {
+    pub wakes_per_hour: Option<u32>,
+    pub tokens_per_hour: Option<u64>,
+    pub cost_usd_per_day: Option<crate::spend::Usd>,
 }
 
 /// A token's issue: only its digest is written.

@@ -69,6 +69,7 @@ pub fn plan_ask(
     }
     if request.wake_peer {
         global.check_quota(&request.to, stamp.at_ms)?;
+        global.check_spend_quota(&request.to, stamp.at_ms)?;
     }
     let root = stamp.record(
         ids::MESSAGE,

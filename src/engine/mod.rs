@@ -14,7 +14,9 @@ mod reply;
 mod request;
 mod wake;
 
-pub use admin::{plan_fleet, plan_kill_switch, plan_quota, plan_token_issue, plan_token_revoke};
+pub use admin::{
+    Quotas, plan_fleet, plan_kill_switch, plan_quota, plan_token_issue, plan_token_revoke,
+};
 pub use ask::{AskOutcome, plan_ask};
 pub use attempt_end::{AttemptEnd, EndReason, plan_attempt_end, plan_started};
 pub use reply::plan_reply;

@@ -82,6 +82,7 @@ pub fn plan_wake(
         ));
     }
     global.check_quota(&request.agent, stamp.at_ms)?;
+    global.check_spend_quota(&request.agent, stamp.at_ms)?;
     let attempt_id = ids::new_id(ids::ATTEMPT);
     let deadline = (stamp.at_ms + root.policy.turn_timeout_ms).min(root.deadline_ms);
     let reservation = stamp.record(

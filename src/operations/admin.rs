@@ -3,12 +3,13 @@
 //! endpoints too. Each runs its engine plan as one global write.
 
 use crate::discussion::envelope::check_range;
-use crate::engine::{plan_fleet, plan_kill_switch, plan_quota};
+use crate::engine::{Quotas, plan_fleet, plan_kill_switch, plan_quota};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::{Global, KillSwitchState};
 use crate::ids;
 use crate::record::{FleetOp, MAX_WAKES_PER_HOUR};
 use crate::session::Session;
+use crate::spend;
 
 /// Adds `add` to `fleet` and removes `remove` from it, in one write; the
 /// state after it.
@@ -60,24 +61,49 @@ pub(crate) fn set_kill_switch(
     })
 }
 
-/// Sets the hourly wake quota of `agent`, or the default; the state after
-/// it and its time.
+/// What `quota set` asks for, as given: each is checked here.
+#[derive(Debug, Default)]
+pub(crate) struct QuotaRequest<'a> {
+    pub wakes_per_hour: Option<i64>,
+    pub tokens_per_hour: Option<&'a serde_json::Value>,
+    /// Text from a command line, a JSON number from a request.
+    pub cost_usd_per_day: Option<&'a serde_json::Value>,
+}
+
+/// Sets the hourly wake quota and the spend caps of `agent`, or the
+/// default's, in one write; the state after it and its time.
 pub(crate) fn set_quota(
     session: &Session,
     agent: Option<&str>,
-    wakes_per_hour: i64,
+    request: &QuotaRequest<'_>,
 ) -> Result<(Global, i64)> {
-    check_range(
-        "wakes_per_hour",
-        wakes_per_hour,
-        (0, i64::from(MAX_WAKES_PER_HOUR)),
-    )?;
+    if let Some(wakes) = request.wakes_per_hour {
+        check_range("wakes_per_hour", wakes, (0, i64::from(MAX_WAKES_PER_HOUR)))?;
+    }
+    let quotas = Quotas {
+        wakes_per_hour: request.wakes_per_hour.map(|w| w as u32),
+        tokens_per_hour: request
+            .tokens_per_hour
+            .map(|v| spend::check_tokens("tokens_per_hour", v, 0))
+            .transpose()?,
+        cost_usd_per_day: request
+            .cost_usd_per_day
+            .map(|v| spend::check_usd("cost_usd_per_day", v, false))
+            .transpose()?,
+    };
+    if quotas == Quotas::default() {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "quota set needs a wake quota, --tokens-per-hour or --cost-usd-per-day",
+        )
+        .hint("e.g. discuss quota set 10 --agent agent-b, or discuss quota set --tokens-per-hour 200000"));
+    }
     if let Some(agent) = agent {
         ids::check_name("agent_id", agent)?;
     }
     session.ledger.append_global(|view| {
         let stamp = session.stamp(view.last_at_ms());
-        let records = plan_quota(agent.map(str::to_owned), wakes_per_hour as u32, &stamp);
+        let records = plan_quota(agent.map(str::to_owned), &quotas, &stamp);
         let mut global = view.global(stamp.at_ms).into_owned();
         records.iter().for_each(|record| global.apply(record));
         Ok((records, (global, stamp.at_ms)))

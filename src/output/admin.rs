@@ -3,7 +3,9 @@
 use super::text::printable;
 use super::{At, Sink, Style, View};
 use crate::global::{DEFAULT_WAKES_PER_HOUR, Global, KillSwitchState};
+use crate::spend::Usd;
 use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// `fleet add|remove`: the fleet's members after the change.
@@ -68,6 +70,9 @@ impl View for FleetsView {
 #[derive(Serialize)]
 pub(crate) struct QuotaView {
     pub default_wakes_per_hour: u32,
+    /// The default spend caps; null when never set (no cap).
+    pub default_tokens_per_hour: Option<u64>,
+    pub default_cost_usd_per_day: Option<Value>,
     pub agents: Vec<AgentQuota>,
 }
 
@@ -77,6 +82,11 @@ pub(crate) struct AgentQuota {
     pub wakes_per_hour: u32,
     pub own_quota: bool,
     pub wakes_last_hour: usize,
+    /// The caps that apply to the agent (its own, else the default's).
+    pub tokens_per_hour: Option<u64>,
+    pub cost_usd_per_day: Option<Value>,
+    pub tokens_last_hour: u64,
+    pub cost_usd_last_day: Value,
 }
 
 impl QuotaView {
@@ -85,18 +95,38 @@ impl QuotaView {
             .agent_quotas
             .keys()
             .chain(global.reservations.keys())
+            .chain(global.token_caps.agents.keys())
+            .chain(global.cost_caps.agents.keys())
+            .chain(global.spent.keys())
             .collect();
         QuotaView {
             default_wakes_per_hour: global.default_quota.unwrap_or(DEFAULT_WAKES_PER_HOUR),
+            default_tokens_per_hour: global.token_caps.default,
+            default_cost_usd_per_day: global.cost_caps.default.map(Usd::to_json),
             agents: agents
                 .into_iter()
-                .map(|agent| AgentQuota {
-                    agent_id: agent.clone(),
-                    wakes_per_hour: global.quota_of(agent),
-                    own_quota: global.agent_quotas.contains_key(agent),
-                    wakes_last_hour: global.wakes_in_window(agent, now_ms).len(),
+                .map(|agent| {
+                    let (tokens, cost) = global.spend_of(agent, now_ms);
+                    let own = global.agent_quotas.contains_key(agent)
+                        || global.token_caps.agents.contains_key(agent)
+                        || global.cost_caps.agents.contains_key(agent);
+                    AgentQuota {
+                        agent_id: agent.clone(),
+                        wakes_per_hour: global.quota_of(agent),
+                        own_quota: own,
+                        wakes_last_hour: global.wakes_in_window(agent, now_ms).len(),
+                        tokens_per_hour: global.token_caps.of(agent),
+                        cost_usd_per_day: global.cost_caps.of(agent).map(Usd::to_json),
+                        tokens_last_hour: tokens,
+                        cost_usd_last_day: cost.to_json(),
+                    }
                 })
-                .filter(|quota| quota.wakes_last_hour > 0 || quota.own_quota)
+                .filter(|quota| {
+                    quota.wakes_last_hour > 0
+                        || quota.own_quota
+                        || quota.tokens_last_hour > 0
+                        || quota.cost_usd_last_day != 0
+                })
                 .collect(),
         }
     }
@@ -104,17 +134,36 @@ impl QuotaView {
 
 impl View for QuotaView {
     fn human(&self, style: &Style, out: &mut Sink) {
-        let mut table = style.table(&["agent", "wakes per hour", "wakes in the last hour"]);
+        let mut table = style.table(&[
+            "agent",
+            "wakes per hour",
+            "wakes in the last hour",
+            "tokens: last hour / cap",
+            "dollars: last day / cap",
+        ]);
+        let cap = |c: Option<String>| c.unwrap_or_else(|| "no cap".to_owned());
         table.add_row(vec![
             "(default)".to_owned(),
             self.default_wakes_per_hour.to_string(),
             String::new(),
+            cap(self.default_tokens_per_hour.map(|t| t.to_string())),
+            cap(self.default_cost_usd_per_day.as_ref().map(Value::to_string)),
         ]);
         for agent in &self.agents {
             table.add_row(vec![
                 agent.agent_id.clone(),
                 agent.wakes_per_hour.to_string(),
                 agent.wakes_last_hour.to_string(),
+                format!(
+                    "{} / {}",
+                    agent.tokens_last_hour,
+                    cap(agent.tokens_per_hour.map(|t| t.to_string()))
+                ),
+                format!(
+                    "{} / {}",
+                    agent.cost_usd_last_day,
+                    cap(agent.cost_usd_per_day.as_ref().map(Value::to_string))
+                ),
             ]);
         }
         out.text(&format!("{table}\n"));

@@ -6,6 +6,7 @@ use crate::discussion::{Envelope, Status};
 use crate::ledger::{Body, Record};
 use crate::record::{CredentialOp, Role};
 use serde::Serialize;
+use serde_json::Value;
 
 /// A record as an event of the stream.
 #[derive(Serialize)]
@@ -52,7 +53,11 @@ enum What<'a> {
     },
     Quota {
         agent_id: Option<&'a str>,
-        wakes_per_hour: u32,
+        wakes_per_hour: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tokens_per_hour: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_usd_per_day: Option<Value>,
     },
     /// A token issued or revoked: never its digest.
     Credential {
@@ -100,6 +105,8 @@ impl<'a> EventView<'a> {
             Body::Quota(q) => What::Quota {
                 agent_id: q.agent_id.as_deref(),
                 wakes_per_hour: q.wakes_per_hour,
+                tokens_per_hour: q.tokens_per_hour,
+                cost_usd_per_day: q.cost_usd_per_day.map(crate::spend::Usd::to_json),
             },
             Body::Credential(c) => What::Credential {
                 op: match c.op {
@@ -157,10 +164,25 @@ impl View for EventView<'_> {
             What::Quota {
                 agent_id,
                 wakes_per_hour,
-            } => format!(
-                "quota {wakes_per_hour} wakes/hour for {}",
-                agent_id.unwrap_or("every agent (default)")
-            ),
+                tokens_per_hour,
+                cost_usd_per_day,
+            } => {
+                let mut set = Vec::new();
+                if let Some(wakes) = wakes_per_hour {
+                    set.push(format!("{wakes} wakes/hour"));
+                }
+                if let Some(tokens) = tokens_per_hour {
+                    set.push(format!("{tokens} tokens/hour"));
+                }
+                if let Some(cost) = cost_usd_per_day {
+                    set.push(format!("${cost}/day"));
+                }
+                format!(
+                    "quota {} for {}",
+                    set.join(", "),
+                    agent_id.unwrap_or("every agent (default)")
+                )
+            }
             What::Credential {
                 op,
                 token_id,

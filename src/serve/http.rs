@@ -18,7 +18,7 @@ pub(super) fn status_of(code: ErrorCode) -> StatusCode {
         MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         KillSwitchEngaged | LedgerUnavailable | ServerBusy => StatusCode::SERVICE_UNAVAILABLE,
-        WakeQuotaExceeded => StatusCode::TOO_MANY_REQUESTS,
+        WakeQuotaExceeded | SpendQuotaExceeded => StatusCode::TOO_MANY_REQUESTS,
         _ => match code.exit_status() {
             3 | 2 => StatusCode::BAD_REQUEST,
             4 => StatusCode::NOT_FOUND,

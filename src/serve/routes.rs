@@ -609,7 +609,9 @@ async fn fleet(
     .await
 }
 
-/// `POST /v1/quota {"wakes_per_hour":N,"agent_id":A}`: `quota set`.
+/// `POST /v1/quota {"wakes_per_hour":N,"tokens_per_hour":N,
+/// "cost_usd_per_day":X,"agent_id":A}` (at least one of the first three):
+/// `quota set`.
 async fn quota(
     State(app): State<App>,
     axum::Extension(principal): axum::Extension<Principal>,
@@ -617,14 +619,32 @@ async fn quota(
     body: Body,
 ) -> Response {
     operator_write(app, principal, headers, body, |session, request| {
-        fields_of(&request, &["wakes_per_hour", "agent_id"])?;
-        let wakes =
-            typed(&request, "wakes_per_hour", "an integer", Value::as_i64)?.ok_or_else(|| {
-                Error::new(ErrorCode::InvalidArgument, "wakes_per_hour is required")
-                    .detail("field", "wakes_per_hour")
-            })?;
+        fields_of(
+            &request,
+            &[
+                "wakes_per_hour",
+                "tokens_per_hour",
+                "cost_usd_per_day",
+                "agent_id",
+            ],
+        )?;
+        let wakes = typed(&request, "wakes_per_hour", "an integer", Value::as_i64)?;
         let agent = typed(&request, "agent_id", "a string", Value::as_str)?;
-        let (global, now) = crate::operations::admin::set_quota(session, agent, wakes)?;
+        let given = |field: &str| request.get(field).filter(|v| !v.is_null());
+        if let Some(cost @ Value::String(_)) = given("cost_usd_per_day") {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                "cost_usd_per_day must be a number, e.g. 5.0",
+            )
+            .detail("field", "cost_usd_per_day")
+            .detail("value", cost.clone()));
+        }
+        let quotas = crate::operations::admin::QuotaRequest {
+            wakes_per_hour: wakes,
+            tokens_per_hour: given("tokens_per_hour"),
+            cost_usd_per_day: given("cost_usd_per_day"),
+        };
+        let (global, now) = crate::operations::admin::set_quota(session, agent, &quotas)?;
         Ok(QuotaView::of(&global, now))
     })
     .await

@@ -426,3 +426,258 @@ fn show_and_list_show_spend_against_budget_to_a_person() {
         list.stdout
     );
 }
+
+/// A discussion a → b whose root waits for b, with b woken and replied
+/// with `usage`; returns the discussion.
+fn spend_in_a_new_discussion(env: &Env, usage: &str) -> String {
+    let (dsc, _) = env.ask(&[]);
+    turn(env, &dsc, "question", usage, false);
+    dsc
+}
+
+fn wake_b(env: &Env, dsc: &str) -> Outcome {
+    let head = env.show(dsc)["head"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.run(&[
+        "--json",
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        dsc,
+        "--expected-head",
+        &head,
+    ])
+}
+
+#[test]
+fn a_token_cap_refuses_the_wake_that_would_pass_it_until_the_hour_rolls_on() {
+    let mut env = Env::new();
+    env.fleet();
+    env.ok(&[
+        "quota",
+        "set",
+        "--tokens-per-hour",
+        "100",
+        "--agent",
+        "agent-b",
+    ]);
+    spend_in_a_new_discussion(&env, r#"{"input_tokens":60}"#);
+    env.advance(60_000);
+    spend_in_a_new_discussion(&env, r#"{"output_tokens":40}"#);
+    let (third, root) = env.ask(&[]);
+    let error = env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &third,
+            "--expected-head",
+            &root,
+        ],
+        "spend_quota_exceeded",
+        6,
+    );
+    let details = &error["details"];
+    assert_eq!(details["window"], "hour");
+    assert_eq!(
+        (details["limit"].clone(), details["spent"].clone()),
+        (json!(100), json!(100))
+    );
+    // Below the cap again once the first 60 tokens leave the window.
+    // (Writes under a pinned clock are stamped a few milliseconds apart.)
+    let retry = details["retry_after_ms"].as_i64().unwrap();
+    assert!(
+        (3_540_000 - 100..=3_540_000 + 100).contains(&retry),
+        "{retry}"
+    );
+    // Other agents are not capped, and a lost cache forgets nothing.
+    env.drop_derived();
+    env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &third,
+            "--expected-head",
+            &root,
+        ],
+        "spend_quota_exceeded",
+        6,
+    );
+    let shown = env.ok(&["quota", "show"]);
+    let b = shown["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent_id"] == "agent-b")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (b["tokens_per_hour"].clone(), b["tokens_last_hour"].clone()),
+        (json!(100), json!(100))
+    );
+    assert_eq!(shown["default_tokens_per_hour"], Value::Null);
+    // (A discussion of its own each time: an hour outlives a discussion.)
+    env.advance(retry - 10);
+    let (fourth, _) = env.ask(&[]);
+    assert_eq!(
+        wake_b(&env, &fourth).error()["code"],
+        "spend_quota_exceeded"
+    );
+    env.advance(20);
+    let (fifth, _) = env.ask(&[]);
+    assert_eq!(wake_b(&env, &fifth).status, 0);
+}
+
+#[test]
+fn a_default_cost_cap_per_day_applies_to_every_agent_after_the_wake_quota() {
+    let mut env = Env::new();
+    env.fleet();
+    env.ok(&["quota", "set", "--cost-usd-per-day", "0.3"]);
+    spend_in_a_new_discussion(&env, r#"{"cost_usd":0.1}"#);
+    spend_in_a_new_discussion(&env, r#"{"cost_usd":0.2}"#);
+    let (dsc, root) = env.ask(&[]);
+    let error = env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+        "spend_quota_exceeded",
+        6,
+    );
+    assert_eq!(error["details"]["window"], "day");
+    assert_eq!(error["details"]["spent"], json!(0.3));
+    assert_eq!(error["details"]["limit"], json!(0.3));
+    // The wake quota is checked first.
+    env.ok(&["quota", "set", "2", "--agent", "agent-b"]);
+    env.fails(
+        &[
+            "wake",
+            "--agent",
+            "agent-b",
+            "--discussion",
+            &dsc,
+            "--expected-head",
+            &root,
+        ],
+        "wake_quota_exceeded",
+        6,
+    );
+    env.ok(&["quota", "set", "30", "--agent", "agent-b"]);
+    // Raising the cap lets it through; a day later the spend has gone.
+    env.ok(&[
+        "quota",
+        "set",
+        "--cost-usd-per-day",
+        "0.31",
+        "--agent",
+        "agent-b",
+    ]);
+    let woken = wake_b(&env, &dsc);
+    assert_eq!(woken.status, 0, "{}", woken.stderr);
+    env.advance(86_400_000 + 1_000);
+    env.ok(&[
+        "quota",
+        "set",
+        "--cost-usd-per-day",
+        "0.3",
+        "--agent",
+        "agent-b",
+    ]);
+    let (later, _) = env.ask(&[]);
+    assert_eq!(wake_b(&env, &later).status, 0);
+}
+
+#[test]
+fn bad_spend_caps_are_refused_with_exit_3() {
+    let env = Env::new();
+    env.fleet();
+    for args in [
+        &["quota", "set", "--tokens-per-hour", "-1"][..],
+        &["quota", "set", "--tokens-per-hour", "1000000001"],
+        &["quota", "set", "--cost-usd-per-day", "-0.5"],
+        &["quota", "set", "--cost-usd-per-day", "lots"],
+        &["quota", "set", "--cost-usd-per-day", "2000000"],
+    ] {
+        env.fails(args, "out_of_range", 3);
+    }
+    env.fails(&["quota", "set"], "usage", 2);
+}
+
+#[test]
+fn sixteen_concurrent_wakes_of_a_capped_agent_pass_only_below_the_cap() {
+    let env = Env::new();
+    env.fleet();
+    env.ok(&[
+        "quota",
+        "set",
+        "--tokens-per-hour",
+        "100",
+        "--agent",
+        "agent-b",
+    ]);
+    spend_in_a_new_discussion(&env, r#"{"input_tokens":99}"#);
+    let asked: Vec<(String, String)> = (0..32).map(|_| env.ask(&[])).collect();
+    let race = |discussions: &[(String, String)]| -> Vec<Outcome> {
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = discussions
+                .iter()
+                .map(|(dsc, root)| {
+                    let env = &env;
+                    scope.spawn(move || {
+                        env.run(&[
+                            "--json",
+                            "wake",
+                            "--agent",
+                            "agent-b",
+                            "--discussion",
+                            dsc,
+                            "--expected-head",
+                            root,
+                        ])
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|run| run.join().unwrap()).collect()
+        })
+    };
+    // Below the cap, all 16 are woken: spend is known only when turns end,
+    // so the cap is passed by at most the turns already running.
+    let first = race(&asked[..16]);
+    assert!(
+        first.iter().all(|o| o.status == 0),
+        "{:?}",
+        first.iter().map(|o| &o.stderr).collect::<Vec<_>>()
+    );
+    for ((dsc, root), woken) in asked[..16].iter().zip(&first) {
+        let att = woken.json()["attempt"]["attempt_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let mut args = reply_args(dsc, "agent-b", &att, root, "result", r#"{"body":"ok"}"#);
+        args.extend(["--usage", r#"{"output_tokens":10}"#]);
+        env.ok(&args);
+    }
+    // At the cap, none of 16 is.
+    let second = race(&asked[16..]);
+    for outcome in &second {
+        assert_eq!(outcome.status, 6, "{}", outcome.stderr);
+        assert_eq!(outcome.error()["code"], "spend_quota_exceeded");
+    }
+    let reservations = env
+        .records()
+        .iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.reserved")
+        .count();
+    assert_eq!(reservations, 1 + 16);
+}

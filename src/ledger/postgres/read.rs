@@ -63,8 +63,10 @@ impl PgLedger {
             // one that counts more lines than there are (lines deleted).
             if lines as i64 <= newest
                 && let Ok(folded) = serde_json::from_str::<Folded>(row.get(3))
-                // Saved by an earlier version, which skipped credentials.
+                // Saved by an earlier version, which skipped credentials
+                // or the usage of turns.
                 && folded.global.credentials_known
+                && folded.global.spend_known
             {
                 state.lines = lines;
                 state.bytes = row.get::<_, i64>(2) as u64;

@@ -238,6 +238,8 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
                     peek.kind.as_ref(),
                     "fleet" | "kill_switch" | "quota" | "credential"
                 )
+                // What a turn cost counts against its agent's spend caps.
+                || (peek.kind == "receipt" && memchr::memmem::find(line, b"\"usage\"").is_some())
         }
         None => true,
     };
