@@ -194,6 +194,7 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Verify(args) => commands::verify::run(&ctx, args)?,
         Command::Wait(args) => commands::wait::run(&ctx, args)?,
         Command::Events(args) => commands::events::run(&ctx, args)?,
+        Command::Escalations(args) => commands::escalations::run(&ctx, args)?,
         Command::Ledger(args) => commands::ledger::run(&ctx, args)?,
         Command::Token(args) => commands::token::run(&ctx, args)?,
         // Answers go out as MCP messages; the session ends the process.

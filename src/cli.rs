@@ -3,6 +3,7 @@
 use crate::commands::{
     ask::AskArgs,
     call::CallArgs,
+    escalations::EscalationsArgs,
     events::EventsArgs,
     fleet::FleetArgs,
     kill_switch::KillSwitchArgs,
@@ -70,7 +71,7 @@ pub(crate) enum Command {
     /// Engage, release or read the global kill-switch
     #[command(name = "kill-switch")]
     KillSwitch(KillSwitchArgs),
-    /// Set or show hourly wake quotas
+    /// Set or show hourly wake quotas and spend caps
     Quota(QuotaArgs),
     /// Take a tool's request object (ask_peer, wake_agent,
     /// reply_discussion, get_discussion, list_discussions, inbox) and
@@ -88,6 +89,9 @@ pub(crate) enum Command {
     /// The ledger's records in order with each one's discussion status;
     /// --follow keeps watching (reads only)
     Events(EventsArgs),
+    /// List escalations and whether a person heard of them; deliver them
+    /// to a command
+    Escalations(EscalationsArgs),
     /// Export, import or describe the ledger (a file or PostgreSQL)
     Ledger(LedgerArgs),
     /// Serve the tools (ask_peer, wake_agent, reply_discussion,

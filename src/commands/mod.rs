@@ -6,6 +6,7 @@
 
 pub(crate) mod ask;
 pub(crate) mod call;
+pub(crate) mod escalations;
 pub(crate) mod events;
 pub(crate) mod fleet;
 pub(crate) mod kill_switch;

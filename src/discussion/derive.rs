@@ -715,3 +715,17 @@ pub(crate) fn delivery_backoff_ms(failures: u32) -> i64 {
     let doublings = failures.saturating_sub(1).min(20);
     (FIRST_MS << doublings).min(MOST_MS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::delivery_backoff_ms;
+
+    #[test]
+    fn a_failed_delivery_waits_one_second_doubling_to_ten_minutes() {
+        let waits: Vec<i64> = [1, 2, 3, 10, 11, 1000]
+            .into_iter()
+            .map(delivery_backoff_ms)
+            .collect();
+        assert_eq!(waits, [1_000, 2_000, 4_000, 512_000, 600_000, 600_000]);
+    }
+}

@@ -9,6 +9,7 @@
 mod admin;
 mod ask;
 mod attempt_end;
+mod delivery;
 pub mod idempotency;
 mod reply;
 mod request;
@@ -19,6 +20,7 @@ pub use admin::{
 };
 pub use ask::{AskOutcome, plan_ask};
 pub use attempt_end::{AttemptEnd, EndReason, plan_attempt_end, plan_started};
+pub use delivery::{DeliveryStep, LEASE_MS, plan_delivery};
 pub use reply::plan_reply;
 pub use request::{AskRequest, ReplyRequest, WakeRequest};
 pub use wake::plan_wake;

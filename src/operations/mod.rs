@@ -7,6 +7,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod ask;
+pub(crate) mod escalations;
 pub(crate) mod events;
 pub(crate) mod lists;
 pub(crate) mod read;

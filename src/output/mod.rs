@@ -8,6 +8,7 @@
 
 mod admin;
 mod discussion;
+mod escalations;
 mod events;
 mod ledger;
 mod rows;
@@ -18,6 +19,7 @@ pub(crate) use admin::{
     FleetView, FleetsView, KillSwitchView, QuotaView, TokenIssuedView, TokensView,
 };
 pub(crate) use discussion::{DiscussionView, Reached, render_all};
+pub(crate) use escalations::{DeliveryView, EscalationsView, escalation_env, escalation_object};
 pub(crate) use events::EventView;
 pub(crate) use ledger::{ExportView, ImportView, InfoView, VerifyView};
 pub(crate) use rows::RowsView;

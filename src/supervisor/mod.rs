@@ -10,6 +10,7 @@
 //! (`watchdog.rs`) that never waits for the ledger lock.
 
 pub(crate) mod guardian;
+pub(crate) mod handoff;
 mod watchdog;
 
 use crate::discussion::{Attempt, AttemptState, Discussion, derive};
@@ -32,7 +33,7 @@ use std::time::{Duration, Instant};
 use watchdog::{SIGNALLED, Watchdog};
 
 /// How often the child, the clock and the ledger's size are looked at.
-const POLL: Duration = Duration::from_millis(20);
+pub(crate) const POLL: Duration = Duration::from_millis(20);
 /// How much stdout `--reply-from-stdout` keeps: a body never fits more.
 const MAX_CAPTURE: usize = crate::discussion::envelope::MAX_ENVELOPE_BYTES;
 
@@ -95,6 +96,17 @@ impl Outcome {
     pub(crate) fn exit_status(&self) -> u8 {
         self.outcome.exit_status()
     }
+}
+
+/// Installs the stop-signal handlers (SIGINT, SIGTERM, SIGHUP): the
+/// deliverer finishes its command in flight, then stops.
+pub(crate) fn catch_stop_signals() -> Result<()> {
+    catch_signals()
+}
+
+/// A stop signal has come since `catch_stop_signals`.
+pub(crate) fn stop_requested() -> bool {
+    SIGNALLED.load(Ordering::SeqCst) != 0
 }
 
 extern "C" fn on_signal(signal: libc::c_int) {
@@ -443,7 +455,7 @@ fn capture(mut stdout: std::process::ChildStdout) -> Vec<u8> {
     }
 }
 
-fn kill_group(pgid: Pid, signal: Signal) {
+pub(crate) fn kill_group(pgid: Pid, signal: Signal) {
     // ESRCH (the group is gone already) is what is wanted.
     let _ = rustix::process::kill_process_group(pgid, signal);
 }

@@ -19,6 +19,7 @@ mod cache;
 mod call;
 mod crash;
 mod errors;
+mod escalations;
 mod events;
 mod examples;
 mod fuzz_corpus;

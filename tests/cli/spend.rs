@@ -487,11 +487,20 @@ fn a_token_cap_refuses_the_wake_that_would_pass_it_until_the_hour_rolls_on() {
         (details["limit"].clone(), details["spent"].clone()),
         (json!(100), json!(100))
     );
-    // Below the cap again once the first 60 tokens leave the window.
-    // (Writes under a pinned clock are stamped a few milliseconds apart.)
+    // Below the cap again once the first 60 tokens leave the window: an
+    // hour after the receipt that reported them (a pinned clock still
+    // moves on while a process runs, so times come from the ledger).
+    let first_at = env
+        .records()
+        .iter()
+        .find(|r| r["receipt"] == "discussion.attempt.completed")
+        .unwrap()["at_ms"]
+        .as_i64()
+        .unwrap();
+    let leaves_at = first_at + 3_600_000;
     let retry = details["retry_after_ms"].as_i64().unwrap();
     assert!(
-        (3_540_000 - 100..=3_540_000 + 100).contains(&retry),
+        (leaves_at - env.now_ms - 5_000..=leaves_at - env.now_ms).contains(&retry),
         "{retry}"
     );
     // Other agents are not capped, and a lost cache forgets nothing.
@@ -585,7 +594,14 @@ fn a_default_cost_cap_per_day_applies_to_every_agent_after_the_wake_quota() {
     ]);
     let woken = wake_b(&env, &dsc);
     assert_eq!(woken.status, 0, "{}", woken.stderr);
-    env.advance(86_400_000 + 1_000);
+    let last_spent = env
+        .records()
+        .iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.completed")
+        .map(|r| r["at_ms"].as_i64().unwrap())
+        .max()
+        .unwrap();
+    env.advance(last_spent + 86_400_000 - env.now_ms);
     env.ok(&[
         "quota",
         "set",

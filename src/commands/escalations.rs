@@ -1,0 +1,157 @@
+//! `discuss escalations [--pending]` and `escalations deliver [--follow]
+//! -- CMD`: every escalation with its delivery, and handing each pending
+//! one to a command that tells a person (chat, a ticket, a page).
+
+use super::Context;
+use crate::engine::{DeliveryStep, LEASE_MS};
+use crate::error::{EXIT_TURN_FAILED, Result};
+use crate::operations::escalations::{escalated, record};
+use crate::operations::watch::Changes;
+use crate::output::{Answer, DeliveryView, EscalationsView, escalation_env, escalation_object};
+use crate::supervisor::handoff::{HandoffEnd, hand_off};
+use clap::{Args, Subcommand};
+use std::time::Duration;
+
+/// Escalations (discussions that ran out of a budget) and whether a
+/// person has heard of them.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  discuss escalations --pending\n  \
+    discuss escalations deliver -- ./examples/deliver-webhook.sh https://hooks.example/discuss\n  \
+    discuss escalations deliver --follow -- ./examples/deliver-file.sh /var/log/discuss-escalations.jsonl")]
+pub(crate) struct EscalationsArgs {
+    /// Only those not delivered yet
+    #[arg(long)]
+    pub pending: bool,
+    #[command(subcommand)]
+    pub command: Option<EscalationsCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum EscalationsCommand {
+    /// Hand each pending escalation to CMD (its JSON on stdin, its fields
+    /// as DISCUSS_* variables): claimed first, then recorded delivered
+    /// (exit 0) or failed (retried after a backoff)
+    Deliver {
+        /// Keep watching for new escalations until SIGINT or SIGTERM
+        #[arg(long)]
+        follow: bool,
+        /// The delivery command (argv, never a shell)
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+}
+
+/// A delivery command is cut off well before its claim's lease lapses,
+/// so that no other deliverer can start on the same escalation while it
+/// runs.
+const DELIVERY_TIMEOUT: Duration = Duration::from_millis((LEASE_MS - 60_000) as u64);
+/// How often `--follow` looks for changes.
+const FOLLOW_POLL: Duration = Duration::from_millis(100);
+
+pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
+    match &args.command {
+        None => {
+            let (mut discussions, now_ms) = escalated(ctx)?;
+            if args.pending {
+                discussions.retain(|d| {
+                    d.escalation
+                        .as_ref()
+                        .is_some_and(|e| e.delivery.delivered.is_none())
+                });
+            }
+            Ok(Answer::new(EscalationsView {
+                discussions,
+                now_ms,
+            }))
+        }
+        Some(EscalationsCommand::Deliver { follow, command }) => deliver(ctx, *follow, command),
+    }
+}
+
+fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
+    crate::supervisor::catch_stop_signals()?;
+    let mut all_delivered = true;
+    let mut changes = Changes::from_now(ctx);
+    let mut first = true;
+    loop {
+        let version = ctx.ledger.version();
+        let (discussions, now_ms) = escalated(ctx)?;
+        for discussion in &discussions {
+            if crate::supervisor::stop_requested() {
+                break;
+            }
+            let Some(escalation) = &discussion.escalation else {
+                continue;
+            };
+            if !escalation.delivery.claimable(now_ms)
+                || !record(ctx, discussion, &DeliveryStep::Claim)?
+            {
+                continue;
+            }
+            let object = escalation_object(discussion);
+            let handoff = hand_off(
+                command,
+                &format!("{object}\n"),
+                &escalation_env(&object),
+                DELIVERY_TIMEOUT,
+            );
+            let delivered = handoff.succeeded();
+            let reason = match &handoff.end {
+                _ if delivered => None,
+                HandoffEnd::Exited => Some("exit_status"),
+                HandoffEnd::TimedOut => Some("timeout"),
+                HandoffEnd::SpawnFailed(_) => Some("spawn_failed"),
+            };
+            let step = match reason {
+                None => DeliveryStep::Delivered,
+                Some(reason) => DeliveryStep::Failed {
+                    reason: reason.to_owned(),
+                    exit_code: handoff.exit_code,
+                    signal: handoff.signal,
+                    detail: Some(match &handoff.end {
+                        HandoffEnd::SpawnFailed(why) => why.clone(),
+                        _ => handoff.stderr_tail.trim_end().to_owned(),
+                    })
+                    .filter(|d| !d.is_empty()),
+                },
+            };
+            record(ctx, discussion, &step)?;
+            all_delivered &= delivered;
+            ctx.out.item(&DeliveryView {
+                discussion_id: discussion.id.clone(),
+                receipt_id: escalation.receipt_id.clone(),
+                delivered,
+                exit_code: handoff.exit_code,
+                reason: reason.map(str::to_owned),
+                at: crate::output::At(ctx.now(None)),
+            })?;
+        }
+        if !follow || crate::supervisor::stop_requested() {
+            break;
+        }
+        if first {
+            changes.seen(version);
+            first = false;
+        }
+        // Look again when the ledger changes, or every few seconds for a
+        // backoff or a lapsed lease to run out.
+        let mut waited = Duration::ZERO;
+        while !crate::supervisor::stop_requested()
+            && changes.fresh(ctx).is_none()
+            && waited < Duration::from_secs(1)
+        {
+            std::thread::sleep(FOLLOW_POLL);
+            waited += FOLLOW_POLL;
+        }
+        changes.seen(ctx.ledger.version());
+        if crate::supervisor::stop_requested() {
+            break;
+        }
+    }
+    let status = if follow || all_delivered {
+        0
+    } else {
+        EXIT_TURN_FAILED
+    };
+    Ok(Answer::streamed(status))
+}

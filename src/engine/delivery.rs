@@ -1,0 +1,93 @@
+//! The delivery receipts of an escalation (`escalations deliver`): a claim
+//! under a lease, then `delivered` or `delivery_failed`. They never change
+//! a discussion's status.
+
+use super::{Stamp, finish_plan};
+use crate::discussion::{Discussion, derive};
+use crate::error::Result;
+use crate::ids;
+use crate::record::{Body, Receipt, ReceiptKind, Record};
+
+/// How long a claim holds an escalation for its deliverer.
+pub const LEASE_MS: i64 = 5 * 60 * 1000;
+
+/// What a deliverer records of one escalation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeliveryStep {
+    /// Claims it, if it is unclaimed (or an earlier claim's lease lapsed)
+    /// and not waiting out a backoff or delivered.
+    Claim,
+    Delivered,
+    Failed {
+        reason: String,
+        exit_code: Option<i32>,
+        signal: Option<i32>,
+        detail: Option<String>,
+    },
+}
+
+/// The receipt of `step` for the escalation `escalation_receipt_id` of
+/// `discussion_id`, and the discussion after it; no records when a claim
+/// is not to be had (or the escalation is not there, or delivered).
+pub fn plan_delivery(
+    discussion_id: &str,
+    escalation_receipt_id: &str,
+    step: &DeliveryStep,
+    existing: &[&Record],
+    stamp: &Stamp,
+) -> Result<(Vec<Record>, Option<Discussion>)> {
+    let Some(discussion) = derive(discussion_id, existing, stamp.at_ms) else {
+        return Ok((Vec::new(), None));
+    };
+    let Some(escalation) = discussion
+        .escalation
+        .as_ref()
+        .filter(|e| e.receipt_id == escalation_receipt_id)
+    else {
+        return Ok((Vec::new(), Some(discussion)));
+    };
+    let delivery = &escalation.delivery;
+    let refused = match step {
+        DeliveryStep::Claim => !delivery.claimable(stamp.at_ms),
+        _ => delivery.delivered.is_some(),
+    };
+    if refused {
+        return Ok((Vec::new(), Some(discussion)));
+    }
+    let (kind, receipt) = match step {
+        DeliveryStep::Claim => (
+            ReceiptKind::EscalationClaimed,
+            Receipt {
+                deadline_ms: Some(stamp.at_ms.saturating_add(LEASE_MS)),
+                ..Receipt::default()
+            },
+        ),
+        DeliveryStep::Delivered => (ReceiptKind::EscalationDelivered, Receipt::default()),
+        DeliveryStep::Failed {
+            reason,
+            exit_code,
+            signal,
+            detail,
+        } => (
+            ReceiptKind::EscalationDeliveryFailed,
+            Receipt {
+                reason: Some(reason.clone()),
+                exit_code: *exit_code,
+                signal: *signal,
+                detail: detail.clone(),
+                ..Receipt::default()
+            },
+        ),
+    };
+    let record = stamp.record(
+        ids::RECEIPT,
+        Body::Receipt(Receipt {
+            receipt: kind.name().into(),
+            discussion_id: discussion_id.into(),
+            escalation_receipt_id: Some(escalation_receipt_id.into()),
+            ..receipt
+        }),
+    );
+    let (records, state) = finish_plan(discussion_id, existing, vec![record], stamp)?;
+    Ok((records, Some(state)))
+}

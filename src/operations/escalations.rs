@@ -1,0 +1,49 @@
+//! Escalations and their delivery: every escalated discussion with how
+//! far its delivery got, and the claim, `delivered` and `delivery_failed`
+//! receipts a deliverer writes, each one write under the ledger's lock.
+
+use super::{lists, read};
+use crate::discussion::{Discussion, Status};
+use crate::engine::{DeliveryStep, plan_delivery};
+use crate::error::Result;
+use crate::session::Session;
+
+/// Every discussion with an escalation, the newest escalation first, and
+/// the instant they were derived at.
+pub(crate) fn escalated(session: &Session) -> Result<(Vec<Discussion>, i64)> {
+    let (rows, now) = lists::listed(session, &[Status::Exhausted], None, None)?;
+    let mut escalated = Vec::new();
+    for row in rows.iter().filter(|row| row.escalated) {
+        let (discussion, _) = read::load(session, &row.id)?;
+        if discussion.escalation.is_some() {
+            escalated.push(discussion);
+        }
+    }
+    let at = |d: &Discussion| d.escalation.as_ref().map_or(0, |e| e.at_ms);
+    escalated.sort_by(|a, b| lists::newest_first((at(a), &a.id), (at(b), &b.id)));
+    Ok((escalated, now))
+}
+
+/// Writes `step` for the escalation of `discussion`; whether it was
+/// written (a claim is not when another deliverer holds it, when it waits
+/// out a backoff, or when it was delivered meanwhile).
+pub(crate) fn record(
+    session: &Session,
+    discussion: &Discussion,
+    step: &DeliveryStep,
+) -> Result<bool> {
+    let Some(escalation) = &discussion.escalation else {
+        return Ok(false);
+    };
+    session.ledger.append(&[&discussion.id], |view| {
+        let (records, _) = plan_delivery(
+            &discussion.id,
+            &escalation.receipt_id,
+            step,
+            &view.discussion(&discussion.id),
+            &session.stamp(view.last_at_ms()),
+        )?;
+        let wrote = !records.is_empty();
+        Ok((records, wrote))
+    })
+}

@@ -1,0 +1,140 @@
+//! `escalations`: each escalation with its delivery, the object a delivery
+//! command reads, and what `escalations deliver` did with each.
+
+use super::discussion::{EscalationJson, dollars};
+use super::text::{printable, relative};
+use super::{At, Sink, Style, View};
+use crate::clock::format_ms;
+use crate::discussion::Discussion;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// What a person is told of an escalation: the object a delivery command
+/// gets on stdin (`cli.md`: discussion, receipt, time, reason, turns,
+/// spend, participants, fleet and the last message).
+pub(crate) fn escalation_object(d: &Discussion) -> Value {
+    let Some(e) = &d.escalation else {
+        return Value::Null;
+    };
+    let root = d.root.as_ref();
+    let last = d.head().map(|m| {
+        json!({"message_id": m.message_id, "turn": m.turn, "from_agent_id": m.from_agent_id,
+            "to_agent_id": m.to_agent_id, "type": m.kind.as_str(), "payload": m.body,
+            "at": format_ms(m.at_ms)})
+    });
+    json!({
+        "discussion_id": d.id,
+        "receipt_id": e.receipt_id,
+        "at": format_ms(e.at_ms),
+        "reason": e.reason,
+        "turns_used": e.turns_used,
+        "spend": d.spend.to_json(),
+        "participants": root.map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
+        "fleet_id": root.map(|r| r.fleet_id.clone()),
+        "last_message": last,
+    })
+}
+
+/// The same fields as `DISCUSS_*` variables: text as it is, the rest as
+/// JSON (`DISCUSS_SPEND='{"tokens":…}'`).
+pub(crate) fn escalation_env(object: &Value) -> Vec<(String, String)> {
+    let Value::Object(fields) = object else {
+        return Vec::new();
+    };
+    fields
+        .iter()
+        .map(|(name, value)| {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            (format!("DISCUSS_{}", name.to_ascii_uppercase()), text)
+        })
+        .collect()
+}
+
+/// `escalations [--pending]`.
+pub(crate) struct EscalationsView {
+    pub discussions: Vec<Discussion>,
+    pub now_ms: i64,
+}
+
+impl Serialize for EscalationsView {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let items: Vec<Value> = self
+            .discussions
+            .iter()
+            .filter_map(|d| {
+                let e = d.escalation.as_ref()?;
+                let mut object = escalation_object(d);
+                object["delivery"] = serde_json::to_value(EscalationJson::of(e, self.now_ms))
+                    .ok()?["delivery"]
+                    .take();
+                Some(object)
+            })
+            .collect();
+        json!({ "escalations": items }).serialize(serializer)
+    }
+}
+
+impl View for EscalationsView {
+    fn human(&self, style: &Style, out: &mut Sink) {
+        if self.discussions.is_empty() {
+            out.text("no escalations\n");
+            return;
+        }
+        let mut table = style.table(&["discussion", "reason", "escalated", "spend", "delivery"]);
+        for d in &self.discussions {
+            let Some(e) = &d.escalation else { continue };
+            let delivery = match (&e.delivery.delivered, e.delivery.state(self.now_ms)) {
+                (Some((at, by)), _) => format!("delivered {} by {by}", relative(*at, self.now_ms)),
+                (None, "pending") if e.delivery.failures > 0 => {
+                    format!("pending ({} failed)", e.delivery.failures)
+                }
+                (None, state) => state.to_owned(),
+            };
+            let spend = format!("{} tok · {}", d.spend.tokens(), dollars(d.spend.cost_usd));
+            table.add_row(vec![
+                d.id.clone(),
+                format!("{} ({} turns)", e.reason, e.turns_used),
+                relative(e.at_ms, self.now_ms),
+                spend,
+                printable(&delivery, false).into_owned(),
+            ]);
+        }
+        out.text(&format!("{table}\n"));
+    }
+}
+
+/// One delivery that `escalations deliver` made.
+#[derive(Serialize)]
+pub(crate) struct DeliveryView {
+    pub discussion_id: String,
+    pub receipt_id: String,
+    pub delivered: bool,
+    pub exit_code: Option<i32>,
+    /// Why it failed: `exit_status`, `timeout` or `spawn_failed`.
+    pub reason: Option<String>,
+    pub at: At,
+}
+
+impl View for DeliveryView {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        let what = if self.delivered {
+            "delivered".to_owned()
+        } else {
+            let why = self.reason.as_deref().unwrap_or("failed");
+            match self.exit_code {
+                Some(code) => format!("delivery failed ({why}, exit {code})"),
+                None => format!("delivery failed ({why})"),
+            }
+        };
+        out.text(&format!(
+            "{} escalation {} of {}: {what}\n",
+            format_ms(self.at.0),
+            self.receipt_id,
+            self.discussion_id
+        ));
+    }
+}

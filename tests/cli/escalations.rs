@@ -1,0 +1,381 @@
+//! `escalations` and `escalations deliver`: each escalation handed to a
+//! command once, claimed under a lease, retried after a failure, never
+//! twice at once across processes, and the example delivery scripts.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A discussion a → b that b's one reply exhausts (two turns); returns it.
+fn exhausted(env: &Env) -> String {
+    let (dsc, root) = env.ask(&["--max-turns", "2"]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.ok(&reply_args(
+        &dsc,
+        "agent-b",
+        &att,
+        &root,
+        "question",
+        r#"{"body":"more?"}"#,
+    ));
+    dsc
+}
+
+fn receipts(env: &Env, name: &str) -> Vec<Value> {
+    env.records()
+        .into_iter()
+        .filter(|r| r["receipt"] == name)
+        .collect()
+}
+
+fn deliver(env: &Env, command: &[&str]) -> Outcome {
+    let mut args = vec!["--json", "escalations", "deliver", "--"];
+    args.extend_from_slice(command);
+    env.run(&args)
+}
+
+fn spawn(env: &Env, args: &[&str]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env("DISCUSS_ACTOR", "deliverer")
+        .current_dir(env.dir.path())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_file_script_delivers_each_escalation_once_with_its_fields() {
+    let env = Env::new();
+    env.fleet();
+    let first = exhausted(&env);
+    let second = exhausted(&env);
+    let listed = env.ok(&["escalations", "--pending"]);
+    assert_eq!(listed["escalations"].as_array().unwrap().len(), 2);
+    assert_eq!(listed["escalations"][0]["delivery"]["state"], "pending");
+    let file = env.dir.path().join("escalations.jsonl");
+    let out = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let outcomes: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(outcomes.len(), 2);
+    assert!(
+        outcomes.iter().all(|o| o["delivered"] == true),
+        "{outcomes:?}"
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let mut ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l["discussion_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut expected = vec![first.as_str(), second.as_str()];
+    expected.sort_unstable();
+    assert_eq!(ids, expected);
+    let one = &lines[0];
+    for field in [
+        "receipt_id",
+        "at",
+        "reason",
+        "turns_used",
+        "spend",
+        "participants",
+        "fleet_id",
+        "last_message",
+    ] {
+        assert!(one.get(field).is_some(), "{field} missing from {one}");
+    }
+    assert_eq!(one["reason"], "turns");
+    assert_eq!(one["participants"], json!(["agent-a", "agent-b"]));
+    assert_eq!(one["last_message"]["payload"], json!({"body": "more?"}));
+    // Delivered is never handed out again, across runs.
+    let again = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
+    assert_eq!((again.status, again.stdout.as_str()), (0, ""));
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
+    assert_eq!(receipts(&env, "discussion.escalation.delivered").len(), 2);
+    let listed = env.ok(&["escalations"]);
+    assert_eq!(listed["escalations"][0]["delivery"]["state"], "delivered");
+    assert_eq!(
+        listed["escalations"][0]["delivery"]["delivered_by"],
+        "tester"
+    );
+    assert!(
+        env.ok(&["escalations", "--pending"])["escalations"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // They never change a status.
+    assert_eq!(env.status(&first), "exhausted");
+    assert!(
+        env.show(&first)["integrity_findings"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_failed_delivery_is_recorded_and_retried_after_its_backoff() {
+    let mut env = Env::new();
+    env.fleet();
+    let dsc = exhausted(&env);
+    let out = deliver(
+        &env,
+        &[
+            "sh",
+            "-c",
+            "cat >/dev/null; echo 'chat is down' >&2; exit 3",
+        ],
+    );
+    assert_eq!(out.status, 8, "{}", out.stderr);
+    assert!(out.stderr.contains("chat is down"));
+    let failed = receipts(&env, "discussion.escalation.delivery_failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["exit_code"], 3);
+    assert_eq!(failed[0]["detail"], "chat is down");
+    let shown = env.show(&dsc);
+    assert_eq!(shown["escalation"]["delivery"]["state"], "retrying");
+    assert_eq!(shown["escalation"]["delivery"]["failures"], 1);
+    // Within the backoff (1 s after the first failure) nothing is tried.
+    let file = env.dir.path().join("out.jsonl");
+    let script = example("deliver-file.sh");
+    let early = deliver(&env, &[&script, file.to_str().unwrap()]);
+    assert_eq!((early.status, early.stdout.as_str()), (0, ""));
+    // Past it, counted from the failure's own stamp (a pinned clock still
+    // moves on while a process runs).
+    let failed_at = failed[0]["at_ms"].as_i64().unwrap();
+    env.advance(failed_at + 1_000 - env.now_ms);
+    let late = deliver(&env, &[&script, file.to_str().unwrap()]);
+    assert_eq!(late.status, 0, "{}", late.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+    assert_eq!(
+        env.show(&dsc)["escalation"]["delivery"]["state"],
+        "delivered"
+    );
+    // A command that cannot start is a failed delivery too.
+    exhausted(&env);
+    let missing = deliver(&env, &["/nonexistent/notify"]);
+    assert_eq!(missing.status, 8);
+    assert_eq!(
+        receipts(&env, "discussion.escalation.delivery_failed")
+            .last()
+            .unwrap()["reason"],
+        "spawn_failed"
+    );
+}
+
+#[test]
+fn the_kill_switch_does_not_stop_delivery() {
+    let env = Env::new();
+    env.fleet();
+    exhausted(&env);
+    env.ok(&["kill-switch", "on", "--reason", "runaway spend"]);
+    let file = env.dir.path().join("out.jsonl");
+    let out = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn the_webhook_script_posts_the_escalation() {
+    let env = Env::new();
+    env.fleet();
+    let dsc = exhausted(&env);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = Vec::new();
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push(line);
+        }
+        let mut body = vec![0u8; length];
+        reader.read_exact(&mut body).unwrap();
+        (&stream)
+            .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        (head, body)
+    });
+    let out = deliver(&env, &[&example("deliver-webhook.sh"), &url]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let (head, body) = server.join().unwrap();
+    assert!(head[0].starts_with("POST /hook "), "{head:?}");
+    assert!(
+        head.iter()
+            .any(|h| h.eq_ignore_ascii_case("content-type: application/json\r\n"))
+    );
+    let posted: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(posted["discussion_id"], dsc.as_str());
+    assert_eq!(posted["reason"], "turns");
+    // A server that refuses: the delivery failed, and is retried later.
+    let refused = exhausted(&env);
+    let out = deliver(
+        &env,
+        &[
+            &example("deliver-webhook.sh"),
+            &format!("http://127.0.0.1:{}/", closed_port()),
+        ],
+    );
+    assert_eq!(out.status, 8);
+    assert_eq!(
+        env.show(&refused)["escalation"]["delivery"]["state"],
+        "retrying"
+    );
+}
+
+#[test]
+fn two_followers_deliver_twenty_escalations_each_exactly_once() {
+    let env = Env::new();
+    env.fleet();
+    let outbox = env.dir.path().join("outbox");
+    std::fs::create_dir(&outbox).unwrap();
+    // Each delivery leaves a file of its own, named by escalation and
+    // deliverer: two for one escalation would show.
+    let script = format!("cat > {}/\"$DISCUSS_RECEIPT_ID.$PPID\"", outbox.display());
+    let args = [
+        "--json",
+        "escalations",
+        "deliver",
+        "--follow",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ];
+    let followers = [spawn(&env, &args), spawn(&env, &args)];
+    for _ in 0..20 {
+        exhausted(&env);
+    }
+    let delivered = || receipts(&env, "discussion.escalation.delivered").len();
+    wait_until("20 deliveries", || delivered() >= 20);
+    for follower in &followers {
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(follower.id() as i32).unwrap(),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+    }
+    for follower in followers {
+        let out = follower.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(delivered(), 20);
+    assert_eq!(receipts(&env, "discussion.escalation.claimed").len(), 20);
+    let files: Vec<PathBuf> = std::fs::read_dir(&outbox)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 20);
+    let mut escalations: Vec<String> = files
+        .iter()
+        .map(|f| f.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    escalations.sort();
+    escalations.dedup();
+    assert_eq!(escalations.len(), 20, "one delivery an escalation");
+}
+
+#[test]
+fn a_deliverer_killed_mid_command_holds_its_claim_until_the_lease_lapses() {
+    let mut env = Env::new();
+    env.fleet();
+    let dsc = exhausted(&env);
+    let started = env.dir.path().join("started");
+    let script = format!("echo $$ > {}; sleep 60", started.display());
+    let mut deliverer = spawn(
+        &env,
+        &[
+            "--json",
+            "escalations",
+            "deliver",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    wait_until("the command to start", || {
+        std::fs::read_to_string(&started).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let command: i32 = std::fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    deliverer.kill().unwrap();
+    deliverer.wait().unwrap();
+    // The command does not outlive its deliverer.
+    wait_until("the command to die with it", || {
+        !Path::new(&format!("/proc/{command}")).exists()
+            || std::fs::read_to_string(format!("/proc/{command}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    let file = env.dir.path().join("out.jsonl");
+    let script = example("deliver-file.sh");
+    let held = deliver(&env, &[&script, file.to_str().unwrap()]);
+    assert_eq!(
+        (held.status, held.stdout.as_str()),
+        (0, ""),
+        "{}",
+        held.stderr
+    );
+    assert_eq!(env.show(&dsc)["escalation"]["delivery"]["state"], "claimed");
+    let claimed_at = receipts(&env, "discussion.escalation.claimed")[0]["at_ms"]
+        .as_i64()
+        .unwrap();
+    env.advance(claimed_at + 5 * 60 * 1000 - env.now_ms);
+    let after = deliver(&env, &[&script, file.to_str().unwrap()]);
+    assert_eq!(after.status, 0, "{}", after.stderr);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+    assert_eq!(
+        env.show(&dsc)["escalation"]["delivery"]["state"],
+        "delivered"
+    );
+}
