@@ -27,8 +27,9 @@ pub fn replay(bytes: &[u8]) -> Replay {
     let snapshot = Snapshot::parse(bytes);
     let global = Global::derive(&snapshot.records);
     let last = snapshot.last_at_ms.unwrap_or(0);
-    for agent in global.reservations.keys() {
+    for agent in global.reservations.keys().chain(global.spent.keys()) {
         let _ = global.check_quota(agent, last);
+        let _ = global.check_spend_quota(agent, last);
     }
     let _ = global.check_kill_switch();
     let ids = snapshot.discussion_ids();

@@ -10,6 +10,7 @@ use crate::engine::{plan_ask, plan_attempt_end, plan_reply, plan_started, plan_w
 use crate::global::Global;
 use crate::record::Record;
 use crate::record::{Receipt, ReceiptKind};
+use crate::spend::{Usage, Usd};
 use proptest::prelude::*;
 
 /// An in-memory ledger driven through the engine's plans.
@@ -20,10 +21,25 @@ struct Sim {
     /// When set, the next operation's write is cut at this fraction of its
     /// bytes, as a crash would; its records never arrive.
     crash: Option<f64>,
+    /// What the next reply or attempt end reports the turn cost.
+    usage: Option<Usage>,
 }
 
 impl Sim {
     fn new(max_turns: i64, timeout_ms: i64, turn_timeout_ms: i64) -> Sim {
+        Sim::with_budgets(max_turns, timeout_ms, turn_timeout_ms, None, None)
+    }
+
+    fn with_budgets(
+        max_turns: i64,
+        timeout_ms: i64,
+        turn_timeout_ms: i64,
+        max_tokens: Option<u64>,
+        max_cost_nanos: Option<u64>,
+    ) -> Sim {
+        let max_tokens = max_tokens.map(serde_json::Value::from);
+        let max_cost =
+            max_cost_nanos.map(|n| serde_json::Value::from(Usd::from_nanos(n).to_string()));
         let request = AskRequest::new(
             "a",
             &["b".into()],
@@ -34,12 +50,14 @@ impl Sim {
             turn_timeout_ms,
             false,
         )
+        .and_then(|r| r.with_budgets(max_tokens.as_ref(), max_cost.as_ref()))
         .unwrap();
         let mut sim = Sim {
             records: Vec::new(),
             now: 1_000_000,
             dsc: request.discussion_id.clone(),
             crash: None,
+            usage: None,
         };
         sim.records.extend(crate::engine::plan_fleet(
             &Global::default(),
@@ -189,7 +207,8 @@ impl Sim {
             "{}",
             close,
         )
-        .unwrap();
+        .unwrap()
+        .with_usage(self.usage.take());
         let global = self.global();
         match plan_reply(&global, &self.mine(), &request, &self.stamp()) {
             Ok((new, _)) => {
@@ -213,7 +232,7 @@ impl Sim {
             exit_code: Some(1),
             signal: None,
             detail: None,
-            usage: None,
+            usage: self.usage.take(),
         };
         if let Ok((new, _)) = plan_attempt_end(
             &self.dsc,
@@ -548,6 +567,13 @@ struct Model {
     replies: usize,
     /// A terminal state a record reached (closed, exhausted, deadman).
     recorded: Option<(Status, i64)>,
+    /// Whether the latest attempt has its terminal receipt.
+    ended: bool,
+    /// The spend budgets, and what the turns reported (tokens, nanos).
+    max_tokens: Option<u64>,
+    max_cost_nanos: Option<u64>,
+    tokens: u64,
+    cost_nanos: u64,
 }
 
 impl Model {
@@ -584,19 +610,42 @@ impl Model {
 
     fn wake(&mut self, now: i64) {
         self.turns_used += 1;
+        self.ended = false;
         self.attempt = Some((now + self.turn_timeout_ms).min(self.conversation_deadline));
     }
 
-    /// The live attempt ends at `now`: replied (maybe closing) or failed.
-    fn end(&mut self, now: i64, replied: bool, close: bool) {
+    /// The live attempt ends at `now`: replied (maybe closing) or failed,
+    /// reporting `spend`.
+    fn end(&mut self, now: i64, replied: bool, close: bool, spend: (u64, u64)) {
         self.attempt = None;
+        self.spent(spend);
         if replied {
             self.replies += 1;
         }
+        let budget_spent = self.max_tokens.is_some_and(|m| self.tokens >= m)
+            || self.max_cost_nanos.is_some_and(|m| self.cost_nanos >= m);
         if close {
             self.recorded = Some((Status::Closed, now));
-        } else if self.turns_used == self.max_turns {
+        } else if self.turns_used == self.max_turns || budget_spent {
             self.recorded = Some((Status::Exhausted, now));
+        }
+    }
+
+    /// The latest attempt's terminal receipt reports `spend`.
+    fn spent(&mut self, (tokens, nanos): (u64, u64)) {
+        self.ended = true;
+        self.tokens += tokens;
+        self.cost_nanos += nanos;
+    }
+
+    /// Which budget the escalation names: turns, then tokens, then cost.
+    fn reason(&self) -> &'static str {
+        if self.turns_used >= self.max_turns {
+            "turns"
+        } else if self.max_tokens.is_some_and(|m| self.tokens >= m) {
+            "tokens"
+        } else {
+            "cost"
         }
     }
 }
@@ -605,11 +654,13 @@ impl Model {
 enum ModelOp {
     Wake,
     Start,
+    /// Each with what the turn reports it cost: (tokens, nano-dollars).
     Reply {
         close: bool,
+        spend: (u64, u64),
     },
-    Fail,
-    Deadman,
+    Fail((u64, u64)),
+    Deadman((u64, u64)),
     Advance(i64),
     JumpBack(i64),
     /// The next write operation is cut at this fraction by a crash.
@@ -621,13 +672,22 @@ enum ModelOp {
     },
 }
 
+/// What a turn reports: often nothing, else some tokens and tenths or
+/// twentieths of a dollar (sums a float would get wrong).
+fn spend() -> impl Strategy<Value = (u64, u64)> {
+    prop_oneof![
+        1 => Just((0, 0)),
+        3 => (0u64..400, prop::sample::select(vec![0u64, 50_000_000, 100_000_000, 200_000_000])),
+    ]
+}
+
 fn model_op() -> impl Strategy<Value = ModelOp> {
     prop_oneof![
         4 => Just(ModelOp::Wake),
         1 => Just(ModelOp::Start),
-        4 => prop::bool::weighted(0.15).prop_map(|close| ModelOp::Reply { close }),
-        1 => Just(ModelOp::Fail),
-        1 => Just(ModelOp::Deadman),
+        4 => (prop::bool::weighted(0.15), spend()).prop_map(|(close, spend)| ModelOp::Reply { close, spend }),
+        1 => spend().prop_map(ModelOp::Fail),
+        1 => spend().prop_map(ModelOp::Deadman),
         3 => (0i64..10_000).prop_map(ModelOp::Advance),
         1 => (20_000i64..200_000).prop_map(ModelOp::Advance),
         1 => (0i64..20_000).prop_map(ModelOp::JumpBack),
@@ -636,6 +696,15 @@ fn model_op() -> impl Strategy<Value = ModelOp> {
         1 => (86_400_000i64..315_360_000_000, any::<bool>())
             .prop_map(|(offset_ms, kill_switch)| ModelOp::Skewed { offset_ms, kill_switch }),
     ]
+}
+
+/// The usage a turn reports, when it reports any.
+fn usage_of((tokens, nanos): (u64, u64)) -> Option<Usage> {
+    ((tokens, nanos) != (0, 0)).then(|| Usage {
+        input_tokens: Some(tokens),
+        output_tokens: None,
+        cost_usd: Some(Usd::from_nanos(nanos)),
+    })
 }
 
 proptest! {
@@ -648,10 +717,12 @@ proptest! {
     fn the_engine_agrees_with_the_reference_model(
         max_turns in 2u32..6,
         timeout_ms in 5_000i64..80_000,
+        max_tokens in prop::option::of(100u64..1_500),
+        max_cost_nanos in prop::option::of(prop::sample::select(vec![300_000_000u64, 450_000_000, 1_000_000_000])),
         ops in prop::collection::vec(model_op(), 1..60),
     ) {
         let turn_timeout_ms = (timeout_ms / 3).max(1_000);
-        let mut sim = Sim::new(i64::from(max_turns), timeout_ms, turn_timeout_ms);
+        let mut sim = Sim::with_budgets(i64::from(max_turns), timeout_ms, turn_timeout_ms, max_tokens, max_cost_nanos);
         let mut model = Model {
             max_turns,
             conversation_deadline: sim.now + timeout_ms,
@@ -661,6 +732,11 @@ proptest! {
             attempt: None,
             replies: 0,
             recorded: None,
+            ended: true,
+            max_tokens,
+            max_cost_nanos,
+            tokens: 0,
+            cost_nanos: 0,
         };
         // Records of this discussion stamped ahead: each is one clock_skew
         // finding, and nothing else.
@@ -677,23 +753,29 @@ proptest! {
                     }
                 }
                 ModelOp::Start => sim.start(),
-                ModelOp::Reply { close } => {
+                ModelOp::Reply { close, spend } => {
+                    sim.usage = usage_of(spend);
                     let accepted = sim.reply("result", close);
                     prop_assert_eq!(accepted, model.live(now).is_some(), "reply at {}", now);
                     if accepted && !crashing {
-                        model.end(now, true, close);
+                        model.end(now, true, close, spend);
                     }
                 }
-                ModelOp::Fail | ModelOp::Deadman => {
-                    let deadman = matches!(op, ModelOp::Deadman);
+                ModelOp::Fail(spend) | ModelOp::Deadman(spend) => {
+                    let deadman = matches!(op, ModelOp::Deadman(_));
                     let live = model.live(now).is_some();
+                    sim.usage = usage_of(spend);
                     sim.end(deadman);
-                    if live && !crashing {
-                        if deadman {
+                    if !crashing {
+                        if live && deadman {
                             model.attempt = None;
+                            model.spent(spend);
                             model.recorded = Some((Status::Deadman, now));
-                        } else {
-                            model.end(now, false, false);
+                        } else if live {
+                            model.end(now, false, false, spend);
+                        } else if !model.ended {
+                            // A lapsed attempt's late end still reports its cost.
+                            model.spent(spend);
                         }
                     }
                 }
@@ -717,6 +799,10 @@ proptest! {
             prop_assert_eq!(state.transcript.len(), 1 + model.replies);
             prop_assert_eq!(state.live_attempt().map(|a| a.deadline_ms), model.live(now));
             prop_assert_eq!(state.escalation.is_some(), state.status == Status::Exhausted);
+            prop_assert_eq!((state.spend.tokens(), state.spend.cost_usd.nanos()), (model.tokens, model.cost_nanos));
+            if let Some(escalation) = &state.escalation {
+                prop_assert_eq!(escalation.reason.as_str(), model.reason());
+            }
             prop_assert!(
                 state.findings.iter().all(|f| f.kind == FindingKind::ClockSkew),
                 "{:?}",
