@@ -722,6 +722,84 @@ fn both_protocol_revisions_malformed_lines_and_a_clean_end() {
 }
 
 #[test]
+fn budgets_and_usage_through_mcp_with_their_schemas() {
+    let env = Env::new();
+    env.fleet();
+    runtime().block_on(async {
+        let client = connect(&env, None).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let schema = |name: &str| {
+            serde_json::to_value(&tools.iter().find(|t| t.name == name).unwrap().input_schema)
+                .unwrap()
+        };
+        let ask_schema = schema("ask_peer");
+        assert_eq!(
+            ask_schema["properties"]["max_tokens"]["maximum"],
+            1_000_000_000
+        );
+        assert_eq!(
+            ask_schema["properties"]["max_cost_usd"]["type"],
+            json!(["number", "null"])
+        );
+        let usage = &schema("reply_discussion")["properties"]["usage"];
+        assert_eq!(usage["additionalProperties"], false);
+        assert_eq!(usage["properties"]["cost_usd"]["minimum"], 0);
+
+        let asked = ok(&call(
+            &client,
+            "ask_peer",
+            ask("agent-a", "agent-b", json!({"max_cost_usd": 0.3})),
+        )
+        .await);
+        assert_eq!(asked["policy"]["max_cost_usd"], json!(0.3));
+        refused(
+            &call(
+                &client,
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"max_tokens": -4})),
+            )
+            .await,
+            "out_of_range",
+        );
+        let dsc = asked["discussion_id"].as_str().unwrap();
+        let head = asked["head_message_id"].as_str().unwrap();
+        let woke = ok(&call(
+            &client,
+            "wake_agent",
+            json!({"agent_id": "agent-b", "discussion_id": dsc,
+            "expected_head_message_id": head}),
+        )
+        .await);
+        let attempt = woke["attempt"]["attempt_id"].as_str().unwrap();
+        let reply = |usage: Value| {
+            json!({"agent_id": "agent-b", "discussion_id": dsc, "attempt_id": attempt,
+            "reply_to_message_id": head, "type": "question", "payload": "{}", "usage": usage})
+        };
+        refused(
+            &call(
+                &client,
+                "reply_discussion",
+                reply(json!({"cost_usd": "0.1"})),
+            )
+            .await,
+            "out_of_range",
+        );
+        refused(
+            &call(&client, "reply_discussion", reply(json!({"cost": 0.1}))).await,
+            "unknown_field",
+        );
+        let replied = ok(&call(&client, "reply_discussion", reply(json!({"cost_usd": 0.3}))).await);
+        assert_eq!(replied["status"], "exhausted");
+        let shown = ok(&call(&client, "get_discussion", json!({"discussion_id": dsc})).await);
+        assert_eq!(shown["escalation"]["reason"], "cost");
+        assert_eq!(shown["spend"]["cost_usd"], json!(0.3));
+        let listed = ok(&call(&client, "list_discussions", json!({})).await);
+        assert_eq!(listed["discussions"][0]["cost_usd"], json!(0.3));
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn tool_calls_write_what_the_cli_would() {
     // One code path: an ask through MCP and through `call` give the same
     // answer shape and the same records, but for ids and times.

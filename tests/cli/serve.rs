@@ -1013,7 +1013,7 @@ mod mcp {
             assert_eq!(inbox.input_schema["required"], json!([]), "{:?}", inbox.input_schema);
 
             let asked = call(&for_a, "ask_peer", json!({"from_agent_id": "agent-a", "to_agent_id": "agent-b", "fleet_id": "fleet-alpha",
-                "payload": "{\"body\":\"Refactor auth module?\"}"})).await;
+                "payload": "{\"body\":\"Refactor auth module?\"}", "max_tokens": 5000, "max_cost_usd": 0.5})).await;
             assert_eq!(asked.is_error, Some(false), "{asked:?}");
             let asked = asked.structured_content.unwrap();
             let dsc = asked["discussion_id"].as_str().unwrap();
@@ -1029,10 +1029,13 @@ mod mcp {
                 "expected_head_message_id": head})).await.structured_content.unwrap();
             let attempt = woke["attempt"]["attempt_id"].as_str().unwrap();
             let replied = call(&for_b, "reply_discussion", json!({"agent_id": "agent-b", "discussion_id": dsc, "attempt_id": attempt,
-                "reply_to_message_id": head, "type": "result", "payload": "{\"body\":\"yes\"}", "close": true})).await;
+                "reply_to_message_id": head, "type": "result", "payload": "{\"body\":\"yes\"}", "close": true,
+                "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012}})).await;
             assert_eq!(replied.is_error, Some(false), "{replied:?}");
             let shown = call(&for_a, "get_discussion", json!({"discussion_id": dsc})).await.structured_content.unwrap();
             assert_eq!(shown["status"], "closed");
+            assert_eq!(shown["policy"]["max_cost_usd"], json!(0.5));
+            assert_eq!(shown["spend"], json!({"input_tokens": 1200, "output_tokens": 300, "tokens": 1500, "cost_usd": 0.012}));
             assert_eq!(shown, env.show(dsc));
             for_a.cancel().await.unwrap();
             for_b.cancel().await.unwrap();
