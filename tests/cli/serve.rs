@@ -421,6 +421,31 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         &json!({"wakes_per_hour": 1, "agent_id": "agent-b"}),
     );
     assert_eq!(ok(&quota)["agents"][0]["wakes_per_hour"], 1);
+    // Spend caps by the same endpoint; a cap given as text is refused.
+    let caps = server.post(
+        "/v1/quota",
+        Some(&operator),
+        &json!({"tokens_per_hour": 90000, "cost_usd_per_day": 2.5, "agent_id": "agent-c"}),
+    );
+    let caps = ok(&caps);
+    let c = caps["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent_id"] == "agent-c")
+        .unwrap();
+    assert_eq!(
+        (c["tokens_per_hour"].clone(), c["cost_usd_per_day"].clone()),
+        (json!(90000), json!(2.5))
+    );
+    let capped = env.ledger_bytes();
+    let text = server.post(
+        "/v1/quota",
+        Some(&operator),
+        &json!({"cost_usd_per_day": "2.5"}),
+    );
+    refused(&env, &capped, &text, 400, "invalid_argument");
+    let before = env.ledger_bytes();
     let (other, other_root) = env.ask(&[]);
     let first = json!({"agent_id": "agent-b", "discussion_id": other, "expected_head_message_id": other_root});
     ok(&server.post("/v1/tools/wake_agent", Some(&b), &first));
