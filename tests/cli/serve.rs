@@ -445,7 +445,6 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         &json!({"cost_usd_per_day": "2.5"}),
     );
     refused(&env, &capped, &text, 400, "invalid_argument");
-    let before = env.ledger_bytes();
     let (other, other_root) = env.ask(&[]);
     let first = json!({"agent_id": "agent-b", "discussion_id": other, "expected_head_message_id": other_root});
     ok(&server.post("/v1/tools/wake_agent", Some(&b), &first));
