@@ -79,31 +79,39 @@ impl Serialize for EscalationsView {
 }
 
 impl View for EscalationsView {
-    fn human(&self, style: &Style, out: &mut Sink) {
+    /// One block an escalation, not a table: ids stay whole at any width.
+    fn human(&self, _style: &Style, out: &mut Sink) {
         if self.discussions.is_empty() {
             out.text("no escalations\n");
             return;
         }
-        let mut table = style.table(&["discussion", "reason", "escalated", "spend", "delivery"]);
+        let mut text = String::new();
         for d in &self.discussions {
             let Some(e) = &d.escalation else { continue };
             let delivery = match (&e.delivery.delivered, e.delivery.state(self.now_ms)) {
                 (Some((at, by)), _) => format!("delivered {} by {by}", relative(*at, self.now_ms)),
-                (None, "pending") if e.delivery.failures > 0 => {
-                    format!("pending ({} failed)", e.delivery.failures)
+                (None, state) if e.delivery.failures > 0 => {
+                    format!("{state} ({} failed)", e.delivery.failures)
                 }
                 (None, state) => state.to_owned(),
             };
-            let spend = format!("{} tok · {}", d.spend.tokens(), dollars(d.spend.cost_usd));
-            table.add_row(vec![
-                d.id.clone(),
-                format!("{} ({} turns)", e.reason, e.turns_used),
+            let participants = d
+                .root
+                .as_ref()
+                .map(|r| format!("{} ⇄ {}", r.asker, r.peer))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "{}  {}\n  {} budget after {} turns · escalated {} · {participants}\n  spend {} tok · {}\n",
+                d.id,
+                printable(&delivery, false),
+                e.reason,
+                e.turns_used,
                 relative(e.at_ms, self.now_ms),
-                spend,
-                printable(&delivery, false).into_owned(),
-            ]);
+                d.spend.tokens(),
+                dollars(d.spend.cost_usd),
+            ));
         }
-        out.text(&format!("{table}\n"));
+        out.text(&text);
     }
 }
 

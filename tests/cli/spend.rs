@@ -697,3 +697,40 @@ fn sixteen_concurrent_wakes_of_a_capped_agent_pass_only_below_the_cap() {
         .count();
     assert_eq!(reservations, 1 + 16);
 }
+
+#[test]
+fn spend_and_escalations_on_a_terminal_at_80_and_200_columns() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, _) = env.ask(&["--max-turns", "8", "--max-cost-usd", "0.3"]);
+    turn(
+        &env,
+        &dsc,
+        "question",
+        r#"{"input_tokens":1200,"output_tokens":300,"cost_usd":0.3}"#,
+        false,
+    );
+    for columns in [80, 200] {
+        let shown = strip_colour(&on_a_terminal(
+            &env,
+            "xterm-256color",
+            &format!("stty cols {columns} rows 50; discuss show {dsc}"),
+        ));
+        assert!(
+            shown.contains("spend         1500 tokens · $0.30 of $0.30"),
+            "{shown}"
+        );
+        assert!(shown.contains("(cost budget); pending"), "{shown}");
+        let listed = strip_colour(&on_a_terminal(
+            &env,
+            "xterm-256color",
+            &format!("stty cols {columns} rows 50; discuss escalations"),
+        ));
+        assert!(listed.contains(&format!("{dsc}  pending\n")), "{listed}");
+        assert!(listed.contains("cost budget after 2 turns"), "{listed}");
+        assert!(listed.contains("spend 1500 tok · $0.30"), "{listed}");
+        for line in listed.lines() {
+            assert!(line.chars().count() <= columns, "{columns}: {line:?}");
+        }
+    }
+}
