@@ -60,7 +60,6 @@ pub(crate) fn hand_off(
         Err(e) => return failed(format!("starting the guardian: {e}")),
     };
     let group = guardian.group();
-    let parent = rustix::process::getpid();
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..])
         .envs(envs.iter().map(|(k, v)| (k, v)))
@@ -75,17 +74,7 @@ pub(crate) fn hand_off(
             .try_clone_to_owned()
             .map_or_else(|_| Stdio::null(), Stdio::from),
     );
-    // SAFETY: as for a supervised agent (`spawn`): only async-signal-safe
-    // raw system calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-            if rustix::process::getppid() != Some(parent) {
-                return Err(std::io::ErrorKind::Interrupted.into());
-            }
-            Ok(())
-        });
-    }
+    super::dies_with_this_process(&mut cmd);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => {

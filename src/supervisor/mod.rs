@@ -421,6 +421,13 @@ fn spawn(
     } else {
         command.stdout(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?));
     }
+    dies_with_this_process(&mut command);
+    command.spawn()
+}
+
+/// Makes the command's process get SIGKILL when this one dies, and never
+/// start if this one died before that could be set.
+pub(crate) fn dies_with_this_process(command: &mut Command) {
     let parent = rustix::process::getpid();
     // SAFETY: pre_exec itself is unsafe (the closure runs between fork and
     // exec); it makes only raw system calls through rustix (prctl,
@@ -429,14 +436,13 @@ fn spawn(
         command.pre_exec(move || {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
             if rustix::process::getppid() != Some(parent) {
-                // The supervisor died before the death signal was set: the
+                // This process died before the death signal was set: the
                 // spawn fails, and the child never runs.
                 return Err(std::io::ErrorKind::Interrupted.into());
             }
             Ok(())
         });
     }
-    command.spawn()
 }
 
 /// Up to MAX_CAPTURE + 1 bytes of stdout; the rest is read and dropped so

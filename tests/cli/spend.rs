@@ -26,6 +26,28 @@ fn turn(env: &Env, dsc: &str, kind: &str, usage: &str, close: bool) -> Value {
     env.ok(&args)
 }
 
+/// `[--json] wake --agent A --discussion DSC --expected-head MSG` and `rest`.
+fn wake_argv<'a>(
+    agent: &'a str,
+    dsc: &'a str,
+    head: &'a str,
+    rest: &[&'a str],
+    json: bool,
+) -> Vec<&'a str> {
+    let mut args = if json { vec!["--json"] } else { Vec::new() };
+    args.extend([
+        "wake",
+        "--agent",
+        agent,
+        "--discussion",
+        dsc,
+        "--expected-head",
+        head,
+    ]);
+    args.extend_from_slice(rest);
+    args
+}
+
 fn escalations(env: &Env) -> Vec<Value> {
     env.records()
         .into_iter()
@@ -92,15 +114,7 @@ fn money_sums_exactly_and_the_cost_budget_exhausts_with_one_escalation() {
     // Exhausted is terminal: no more wakes.
     let head = show["head"]["message_id"].as_str().unwrap();
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            head,
-        ],
+        &wake_argv("agent-b", &dsc, head, &[], false),
         "discussion_terminal",
         5,
     );
@@ -252,20 +266,13 @@ fn a_supervised_turn_records_its_usage_file_however_it_ends() {
     let (dsc, root) = env.discussion(&["--max-turns", "8", "--max-cost-usd", "1"]);
     // A child that fails after saying what it cost.
     let script = r#"printf '{"input_tokens":40,"cost_usd":0.5}' > "$DISCUSS_USAGE_FILE"; exit 4"#;
-    let out = env.run(&[
-        "--json",
-        "wake",
-        "--agent",
+    let out = env.run(&wake_argv(
         "agent-b",
-        "--discussion",
         &dsc,
-        "--expected-head",
         &root,
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]);
+        &["--", "sh", "-c", script],
+        true,
+    ));
     assert_eq!(out.status, 8, "{}", out.stderr);
     let show = env.show(&dsc);
     assert_eq!(show["attempts"][0]["state"], "failed");
@@ -280,20 +287,13 @@ fn a_supervised_turn_records_its_usage_file_however_it_ends() {
         r#"printf '{{"output_tokens":9,"cost_usd":0.25}}' > "$DISCUSS_USAGE_FILE"; {} reply --type question --payload '{{"body":"hm"}}'"#,
         bin()
     );
-    let out = env.run(&[
-        "--json",
-        "wake",
-        "--agent",
+    let out = env.run(&wake_argv(
         "agent-b",
-        "--discussion",
         &dsc,
-        "--expected-head",
         &root,
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+        &["--", "sh", "-c", &script],
+        true,
+    ));
     assert_eq!(out.status, 0, "{}", out.stderr);
     let show = env.show(&dsc);
     assert_eq!(
@@ -327,20 +327,13 @@ fn a_supervised_turn_records_its_usage_file_however_it_ends() {
 
     let head = show["head"]["message_id"].as_str().unwrap().to_owned();
     let script = r#"head -c 70000 /dev/zero | tr '\0' ' ' > "$DISCUSS_USAGE_FILE"; exit 1"#;
-    let out = env.run(&[
-        "--json",
-        "wake",
-        "--agent",
+    let out = env.run(&wake_argv(
         "agent-b",
-        "--discussion",
         &dsc,
-        "--expected-head",
         &head,
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]);
+        &["--", "sh", "-c", script],
+        true,
+    ));
     assert_eq!(out.status, 8, "{}", out.stderr);
     assert!(out.stderr.contains("over 65536 bytes"), "{}", out.stderr);
     let show = env.show(&dsc);
@@ -357,21 +350,13 @@ fn reply_from_stdout_takes_an_agent_clis_result_and_usage() {
         "total_cost_usd": 0.012, "usage": {"input_tokens": 1200, "output_tokens": 300,
         "cache_read_input_tokens": 5000}});
     let script = format!("echo '{printed}'");
-    let out = env.run(&[
-        "--json",
-        "wake",
-        "--agent",
+    let out = env.run(&wake_argv(
         "agent-b",
-        "--discussion",
         &dsc,
-        "--expected-head",
         &root,
-        "--reply-from-stdout",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+        &["--reply-from-stdout", "--", "sh", "-c", &script],
+        true,
+    ));
     assert_eq!(out.status, 0, "{}", out.stderr);
     let show = env.show(&dsc);
     assert_eq!(
@@ -440,16 +425,7 @@ fn wake_b(env: &Env, dsc: &str) -> Outcome {
         .as_str()
         .unwrap()
         .to_owned();
-    env.run(&[
-        "--json",
-        "wake",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        dsc,
-        "--expected-head",
-        &head,
-    ])
+    env.run(&wake_argv("agent-b", dsc, &head, &[], true))
 }
 
 #[test]
@@ -469,15 +445,7 @@ fn a_token_cap_refuses_the_wake_that_would_pass_it_until_the_hour_rolls_on() {
     spend_in_a_new_discussion(&env, r#"{"output_tokens":40}"#);
     let (third, root) = env.ask(&[]);
     let error = env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &third,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-b", &third, &root, &[], false),
         "spend_quota_exceeded",
         6,
     );
@@ -506,15 +474,7 @@ fn a_token_cap_refuses_the_wake_that_would_pass_it_until_the_hour_rolls_on() {
     // Other agents are not capped, and a lost cache forgets nothing.
     env.drop_derived();
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &third,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-b", &third, &root, &[], false),
         "spend_quota_exceeded",
         6,
     );
@@ -552,15 +512,7 @@ fn a_default_cost_cap_per_day_applies_to_every_agent_after_the_wake_quota() {
     spend_in_a_new_discussion(&env, r#"{"cost_usd":0.2}"#);
     let (dsc, root) = env.ask(&[]);
     let error = env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-b", &dsc, &root, &[], false),
         "spend_quota_exceeded",
         6,
     );
@@ -570,15 +522,7 @@ fn a_default_cost_cap_per_day_applies_to_every_agent_after_the_wake_quota() {
     // The wake quota is checked first.
     env.ok(&["quota", "set", "2", "--agent", "agent-b"]);
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-b", &dsc, &root, &[], false),
         "wake_quota_exceeded",
         6,
     );
@@ -650,18 +594,7 @@ fn sixteen_concurrent_wakes_of_a_capped_agent_pass_only_below_the_cap() {
                 .iter()
                 .map(|(dsc, root)| {
                     let env = &env;
-                    scope.spawn(move || {
-                        env.run(&[
-                            "--json",
-                            "wake",
-                            "--agent",
-                            "agent-b",
-                            "--discussion",
-                            dsc,
-                            "--expected-head",
-                            root,
-                        ])
-                    })
+                    scope.spawn(move || env.run(&wake_argv("agent-b", dsc, root, &[], true)))
                 })
                 .collect();
             runs.into_iter().map(|run| run.join().unwrap()).collect()
