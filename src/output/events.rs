@@ -41,6 +41,12 @@ enum What<'a> {
         turn: Option<u32>,
         #[serde(skip_serializing_if = "Option::is_none")]
         message_id: Option<&'a str>,
+        /// What the turn reported it cost, on its terminal receipt.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<&'a Value>,
+        /// On an escalation's delivery receipts.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        escalation_receipt_id: Option<&'a str>,
     },
     Fleet {
         op: &'static str,
@@ -92,6 +98,8 @@ impl<'a> EventView<'a> {
                 agent_id: r.agent_id.as_deref(),
                 turn: r.turn,
                 message_id: r.message_id.as_deref(),
+                usage: r.usage.as_deref(),
+                escalation_receipt_id: r.escalation_receipt_id.as_deref(),
             },
             Body::Fleet(f) => What::Fleet {
                 op: f.op.as_str(),

@@ -124,6 +124,16 @@ fn money_sums_exactly_and_the_cost_budget_exhausts_with_one_escalation() {
         (row["tokens"].clone(), row["cost_usd"].clone()),
         (json!(12), json!(0.3))
     );
+    // The event stream carries each turn's usage.
+    let events = env.run(&["--json", "events", "--discussion", &dsc]);
+    let reported: Vec<Value> = events
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["receipt"] == "discussion.attempt.completed")
+        .map(|e| e["usage"].clone())
+        .collect();
+    assert_eq!(reported, completed);
     // A rebuilt cache (or state row) lists the same spend.
     env.drop_derived();
     assert_eq!(env.ok(&["list"]), rows);
