@@ -10,6 +10,7 @@ use crate::operations::watch::Changes;
 use crate::output::{Answer, DeliveryView, EscalationsView, escalation_env, escalation_object};
 use crate::supervisor::handoff::{HandoffEnd, hand_off};
 use clap::{Args, Subcommand};
+use std::collections::HashSet;
 use std::time::Duration;
 
 /// Escalations (discussions that ran out of a budget) and whether a
@@ -51,7 +52,7 @@ const FOLLOW_POLL: Duration = Duration::from_millis(100);
 pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
     match &args.command {
         None => {
-            let (mut discussions, now_ms) = escalated(ctx)?;
+            let (mut discussions, now_ms) = escalated(ctx, &HashSet::new())?;
             if args.pending {
                 discussions.retain(|d| {
                     d.escalation
@@ -73,9 +74,10 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
     let mut all_delivered = true;
     let mut changes = Changes::from_now(ctx);
     let mut first = true;
+    let mut delivered_ids = HashSet::new();
     loop {
         let version = ctx.ledger.version();
-        let (discussions, now_ms) = escalated(ctx)?;
+        let (discussions, now_ms) = escalated(ctx, &delivered_ids)?;
         for discussion in &discussions {
             if crate::supervisor::stop_requested() {
                 break;
@@ -83,6 +85,10 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
             let Some(escalation) = &discussion.escalation else {
                 continue;
             };
+            if escalation.delivery.delivered.is_some() {
+                delivered_ids.insert(discussion.id.clone());
+                continue;
+            }
             if !escalation.delivery.claimable(now_ms)
                 || !record(ctx, discussion, &DeliveryStep::Claim)?
             {
@@ -116,6 +122,9 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
                 },
             };
             record(ctx, discussion, &step)?;
+            if delivered {
+                delivered_ids.insert(discussion.id.clone());
+            }
             all_delivered &= delivered;
             ctx.out.item(&DeliveryView {
                 discussion_id: discussion.id.clone(),

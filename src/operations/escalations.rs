@@ -7,13 +7,22 @@ use crate::discussion::{Discussion, Status};
 use crate::engine::{DeliveryStep, plan_delivery};
 use crate::error::Result;
 use crate::session::Session;
+use std::collections::HashSet;
 
-/// Every discussion with an escalation, the newest escalation first, and
-/// the instant they were derived at.
-pub(crate) fn escalated(session: &Session) -> Result<(Vec<Discussion>, i64)> {
+/// Every discussion with an escalation but those in `known_delivered` (a
+/// delivered escalation stays delivered: a deliverer that follows need not
+/// read it again), the newest escalation first, and the instant they were
+/// derived at.
+pub(crate) fn escalated(
+    session: &Session,
+    known_delivered: &HashSet<String>,
+) -> Result<(Vec<Discussion>, i64)> {
     let (rows, now) = lists::listed(session, &[Status::Exhausted], None, None)?;
     let mut escalated = Vec::new();
-    for row in rows.iter().filter(|row| row.escalated) {
+    for row in rows
+        .iter()
+        .filter(|row| row.escalated && !known_delivered.contains(&row.id))
+    {
         let (discussion, _) = read::load(session, &row.id)?;
         if discussion.escalation.is_some() {
             escalated.push(discussion);
