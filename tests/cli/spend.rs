@@ -353,6 +353,27 @@ fn a_supervised_turn_records_its_usage_file_however_it_ends() {
 }
 
 #[test]
+fn a_turn_killed_at_its_deadline_still_records_what_it_cost() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1000", "--max-tokens", "10"]);
+    let script = r#"printf '{"output_tokens":700}' > "$DISCUSS_USAGE_FILE"; sleep 60"#;
+    let args = wake_argv(
+        "agent-b",
+        &dsc,
+        &root,
+        &["--kill-grace-ms", "200", "--", "sh", "-c", script],
+        true,
+    );
+    let out = env.run(&args);
+    assert_eq!(out.status, 9, "{}", out.stderr);
+    let show = env.show(&dsc);
+    // Deadman wins over the budget it also passed; the cost is kept.
+    assert_eq!(show["status"], "deadman");
+    assert_eq!(show["attempts"][0]["usage"], json!({"output_tokens": 700}));
+    assert_eq!(show["spend"]["tokens"], 700);
+}
+
+#[test]
 fn reply_from_stdout_takes_an_agent_clis_result_and_usage() {
     let env = Env::new();
     let (dsc, root) = env.discussion(&["--max-cost-usd", "0.02"]);
