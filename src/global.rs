@@ -407,22 +407,16 @@ impl Global {
         });
     }
 
-    /// What `agent`'s turns reported in the rolling window `(now - window,
-    /// now]`, oldest first: `(at_ms, amount)` of the measure `pick` takes.
-    fn spent_in_window(
-        &self,
-        agent: &str,
-        now_ms: i64,
-        window_ms: i64,
-        pick: impl Fn(&(i64, u64, u64)) -> u64,
-    ) -> Vec<(i64, u64)> {
+    /// What `agent`'s turns reported in the rolling window of `cap`
+    /// (`(now - window, now]`), oldest first: `(at_ms, amount)`.
+    fn spent_in_window(&self, agent: &str, now_ms: i64, cap: &SpendCap) -> Vec<(i64, u64)> {
         let mut entries: Vec<(i64, u64)> = self
             .spent
             .get(agent)
             .map(|all| {
                 all.iter()
-                    .filter(|e| e.0 > now_ms - window_ms && e.0 <= now_ms)
-                    .map(|e| (e.0, pick(e)))
+                    .filter(|e| e.0 > now_ms - cap.window_ms && e.0 <= now_ms)
+                    .map(|e| (e.0, (cap.amount)(e)))
                     .filter(|e| e.1 > 0)
                     .collect()
             })
@@ -433,50 +427,27 @@ impl Global {
 
     /// Tokens and dollars `agent` reported in its two windows.
     pub fn spend_of(&self, agent: &str, now_ms: i64) -> (u64, Usd) {
-        let sum =
-            |entries: Vec<(i64, u64)>| entries.iter().fold(0u64, |s, e| s.saturating_add(e.1));
-        (
-            sum(self.spent_in_window(agent, now_ms, TOKEN_WINDOW_MS, |e| e.1)),
-            Usd::from_nanos(sum(self.spent_in_window(
-                agent,
-                now_ms,
-                COST_WINDOW_MS,
-                |e| e.2,
-            ))),
-        )
+        let sum = |cap: &SpendCap| total(&self.spent_in_window(agent, now_ms, cap));
+        (sum(&TOKEN_CAP), Usd::from_nanos(sum(&COST_CAP)))
     }
 
     /// `spend_quota_exceeded` when what `agent`'s turns reported in a
     /// window already reaches its cap (checked after the wake quota);
     /// details carry `retry_after_ms`, `window`, `limit` and `spent`.
     pub fn check_spend_quota(&self, agent: &str, now_ms: i64) -> Result<()> {
-        if let Some(cap) = self.token_caps.of(agent) {
-            let entries = self.spent_in_window(agent, now_ms, TOKEN_WINDOW_MS, |e| e.1);
-            check_cap(agent, now_ms, &entries, cap, TOKEN_WINDOW_MS, "hour", |n| {
-                Value::from(n)
-            })
-            .map_err(|e| {
-                e.hint(format!(
-                    "raise the cap with `discuss quota set --tokens-per-hour N --agent {agent}`"
-                ))
-            })?;
-        }
-        if let Some(cap) = self.cost_caps.of(agent) {
-            let entries = self.spent_in_window(agent, now_ms, COST_WINDOW_MS, |e| e.2);
-            check_cap(
-                agent,
-                now_ms,
-                &entries,
-                cap.nanos(),
-                COST_WINDOW_MS,
-                "day",
-                |n| Usd::from_nanos(n).to_json(),
-            )
-            .map_err(|e| {
-                e.hint(format!(
-                    "raise the cap with `discuss quota set --cost-usd-per-day X --agent {agent}`"
-                ))
-            })?;
+        let limits = [
+            (&TOKEN_CAP, self.token_caps.of(agent)),
+            (&COST_CAP, self.cost_caps.of(agent).map(Usd::nanos)),
+        ];
+        for (cap, limit) in limits {
+            if let Some(limit) = limit {
+                cap.check(
+                    agent,
+                    now_ms,
+                    &self.spent_in_window(agent, now_ms, cap),
+                    limit,
+                )?;
+            }
         }
         Ok(())
     }
@@ -569,54 +540,84 @@ impl Global {
     }
 }
 
-/// Refuses when the amounts in the window sum to `cap` or more; the
-/// retry time is when enough of them have left the window to be below it.
-fn check_cap(
-    agent: &str,
-    now_ms: i64,
-    entries: &[(i64, u64)],
-    cap: u64,
+/// One spend cap: its window, what it measures of a spend entry, and how
+/// its amounts are shown.
+struct SpendCap {
     window_ms: i64,
-    window: &str,
-    show: impl Fn(u64) -> Value,
-) -> Result<()> {
-    let spent = entries.iter().fold(0u64, |s, e| s.saturating_add(e.1));
-    if spent < cap {
-        return Ok(());
-    }
-    let measure = if window == "hour" {
-        "tokens"
-    } else {
-        "dollars"
-    };
-    let mut err = Error::new(
-        ErrorCode::SpendQuotaExceeded,
-        format!(
-            "{agent} reported {} {measure} in the last {window}; its cap is {}",
-            show(spent),
-            show(cap)
-        ),
-    )
-    .detail("agent_id", agent)
-    .detail("window", window)
-    .detail("limit", show(cap))
-    .detail("spent", show(spent));
-    let mut left = spent;
-    let leaving = entries.iter().find(|e| {
-        left = left.saturating_sub(e.1);
-        left < cap
-    });
-    match leaving {
-        Some(&(at, _)) => {
-            let retry_at = at + window_ms;
-            err = err
-                .detail("retry_after_ms", retry_at - now_ms)
-                .detail("retry_at", format_ms(retry_at));
+    /// `hour` or `day`, as `details.window` says.
+    window: &'static str,
+    measure: &'static str,
+    flag: &'static str,
+    amount: fn(&(i64, u64, u64)) -> u64,
+    show: fn(u64) -> Value,
+}
+
+const TOKEN_CAP: SpendCap = SpendCap {
+    window_ms: TOKEN_WINDOW_MS,
+    window: "hour",
+    measure: "tokens",
+    flag: "--tokens-per-hour N",
+    amount: |e| e.1,
+    show: Value::from,
+};
+
+const COST_CAP: SpendCap = SpendCap {
+    window_ms: COST_WINDOW_MS,
+    window: "day",
+    measure: "dollars",
+    flag: "--cost-usd-per-day X",
+    amount: |e| e.2,
+    show: |nanos| Usd::from_nanos(nanos).to_json(),
+};
+
+fn total(entries: &[(i64, u64)]) -> u64 {
+    entries.iter().fold(0u64, |s, e| s.saturating_add(e.1))
+}
+
+impl SpendCap {
+    /// Refuses when the amounts in the window sum to `limit` or more; the
+    /// retry time is when enough of them have left the window to be below
+    /// it.
+    fn check(&self, agent: &str, now_ms: i64, entries: &[(i64, u64)], limit: u64) -> Result<()> {
+        let spent = total(entries);
+        if spent < limit {
+            return Ok(());
         }
-        // A cap of 0 is never below what was spent.
-        None => err = err.detail("retry_after_ms", Value::Null),
+        let show = self.show;
+        let mut err = Error::new(
+            ErrorCode::SpendQuotaExceeded,
+            format!(
+                "{agent} reported {} {} in the last {}; its cap is {}",
+                show(spent),
+                self.measure,
+                self.window,
+                show(limit)
+            ),
+        )
+        .detail("agent_id", agent)
+        .detail("window", self.window)
+        .detail("limit", show(limit))
+        .detail("spent", show(spent));
+        let mut left = spent;
+        let leaving = entries.iter().find(|e| {
+            left = left.saturating_sub(e.1);
+            left < limit
+        });
+        match leaving {
+            Some(&(at, _)) => {
+                let retry_at = at + self.window_ms;
+                err = err
+                    .detail("retry_after_ms", retry_at - now_ms)
+                    .detail("retry_at", format_ms(retry_at));
+            }
+            // A cap of 0 is never below what was spent.
+            None => err = err.detail("retry_after_ms", Value::Null),
+        }
+        Err(err.hint(format!(
+            "raise the cap with `discuss quota set {} --agent {agent}`",
+            self.flag
+        )))
     }
-    Err(err)
 }
 
 #[cfg(test)]
