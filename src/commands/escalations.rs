@@ -73,10 +73,8 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
     crate::supervisor::catch_stop_signals()?;
     let mut all_delivered = true;
     let mut changes = Changes::from_now(ctx);
-    let mut first = true;
     let mut delivered_ids = HashSet::new();
     loop {
-        let version = ctx.ledger.version();
         let (discussions, now_ms) = escalated(ctx, &delivered_ids)?;
         for discussion in &discussions {
             if crate::supervisor::stop_requested() {
@@ -138,11 +136,7 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
         if !follow || crate::supervisor::stop_requested() {
             break;
         }
-        if first {
-            changes.seen(version);
-            first = false;
-        }
-        // Look again when the ledger changes, or every few seconds for a
+        // Look again when the ledger changes, or every second for a
         // backoff or a lapsed lease to run out.
         let mut waited = Duration::ZERO;
         while !crate::supervisor::stop_requested()

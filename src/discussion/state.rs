@@ -255,28 +255,49 @@ pub struct Claim {
     pub lease_until_ms: i64,
 }
 
+/// How far an escalation's delivery got, at some instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryState {
+    Pending,
+    /// A claim's lease runs.
+    Claimed,
+    /// Waiting out the backoff after a failure.
+    Retrying,
+    Delivered,
+}
+
+impl DeliveryState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Claimed => "claimed",
+            DeliveryState::Retrying => "retrying",
+            DeliveryState::Delivered => "delivered",
+        }
+    }
+}
+
 impl Delivery {
-    /// `delivered`, `claimed` (a lease runs), `retrying` (waiting out a
-    /// backoff) or `pending` at `now_ms`.
-    pub fn state(&self, now_ms: i64) -> &'static str {
+    /// Its state at `now_ms`.
+    pub fn state(&self, now_ms: i64) -> DeliveryState {
         if self.delivered.is_some() {
-            "delivered"
+            DeliveryState::Delivered
         } else if self
             .claim
             .as_ref()
             .is_some_and(|c| now_ms < c.lease_until_ms)
         {
-            "claimed"
+            DeliveryState::Claimed
         } else if self.retry_at_ms.is_some_and(|r| now_ms < r) {
-            "retrying"
+            DeliveryState::Retrying
         } else {
-            "pending"
+            DeliveryState::Pending
         }
     }
 
     /// Whether a deliverer may claim it at `now_ms`.
     pub fn claimable(&self, now_ms: i64) -> bool {
-        self.state(now_ms) == "pending"
+        self.state(now_ms) == DeliveryState::Pending
     }
 }
 
@@ -335,10 +356,8 @@ impl Discussion {
         let policy = self.root.as_ref()?.policy;
         if self.turns_used >= policy.max_turns {
             Some(Budget::Turns)
-        } else if self.spend_reached(&policy).is_some() {
-            self.spend_reached(&policy)
         } else {
-            None
+            self.spend_reached(&policy)
         }
     }
 

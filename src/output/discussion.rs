@@ -4,7 +4,7 @@
 use super::text::{body_text, clock_time, duration, printable, relative, wrap};
 use super::{At, Sink, Style, View};
 use crate::clock::format_ms;
-use crate::discussion::{Attempt, Discussion, Entry, Escalation, Finding, Root};
+use crate::discussion::{Attempt, DeliveryState, Discussion, Entry, Escalation, Finding, Root};
 use crate::ledger::{Body, Record};
 use crate::spend::Usd;
 use serde::Serialize;
@@ -161,19 +161,22 @@ impl<'a> EscalationJson<'a> {
     pub(crate) fn of(e: &'a Escalation, now_ms: i64) -> EscalationJson<'a> {
         let d = &e.delivery;
         let state = d.state(now_ms);
-        let claim = d.claim.as_ref().filter(|_| state == "claimed");
+        let claim = d.claim.as_ref().filter(|_| state == DeliveryState::Claimed);
         EscalationJson {
             receipt_id: &e.receipt_id,
             at: At(e.at_ms),
             turns_used: e.turns_used,
             reason: &e.reason,
             delivery: DeliveryJson {
-                state,
+                state: state.as_str(),
                 delivered_at: d.delivered.as_ref().map(|(at, _)| At(*at)),
                 delivered_by: d.delivered.as_ref().map(|(_, by)| by.as_str()),
                 failures: d.failures,
                 last_failure: d.last_failure.as_deref(),
-                retry_at: d.retry_at_ms.filter(|_| state == "retrying").map(At),
+                retry_at: d
+                    .retry_at_ms
+                    .filter(|_| state == DeliveryState::Retrying)
+                    .map(At),
                 claimed_by: claim.map(|c| c.by.as_str()),
                 lease_until: claim.map(|c| At(c.lease_until_ms)),
             },
@@ -419,7 +422,7 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             format_ms(escalation.at_ms),
             escalation.turns_used,
             escalation.reason,
-            escalation.delivery.state(now_ms)
+            escalation.delivery.state(now_ms).as_str()
         ));
     }
     // One block a message, not a table: a body keeps its words and lines

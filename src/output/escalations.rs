@@ -91,9 +91,9 @@ impl View for EscalationsView {
             let delivery = match (&e.delivery.delivered, e.delivery.state(self.now_ms)) {
                 (Some((at, by)), _) => format!("delivered {} by {by}", relative(*at, self.now_ms)),
                 (None, state) if e.delivery.failures > 0 => {
-                    format!("{state} ({} failed)", e.delivery.failures)
+                    format!("{} ({} failed)", state.as_str(), e.delivery.failures)
                 }
-                (None, state) => state.to_owned(),
+                (None, state) => state.as_str().to_owned(),
             };
             let participants = d
                 .root
