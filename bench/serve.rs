@@ -208,15 +208,7 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
                 for _ in 0..writes / CLIENTS {
                     let (dsc, head) = cli_heads.lock().unwrap().pop().unwrap();
                     let (dsc, head) = (dsc.as_str(), head.as_str());
-                    twin.run(&[
-                        "wake",
-                        "--agent",
-                        "agent-b",
-                        "--discussion",
-                        dsc,
-                        "--expected-head",
-                        head,
-                    ]);
+                    twin.run(&cli_wake(dsc, head));
                 }
             });
         }
@@ -253,15 +245,7 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
     let serve_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_serve.len() as f64;
     let started = Instant::now();
     for (dsc, head) in through_cli {
-        ledger.run(&[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            dsc,
-            "--expected-head",
-            head,
-        ]);
+        ledger.run(&cli_wake(dsc, head));
     }
     let cli_wake_ms = started.elapsed().as_secs_f64() * 1000.0 / through_cli.len() as f64;
 
@@ -357,6 +341,19 @@ fn ask_json() -> String {
 }
 
 /// A wake of agent-b on `dsc` at `head`.
+/// The CLI's wake of agent-b on `head`, as `wake_json` is serve's.
+fn cli_wake<'a>(dsc: &'a str, head: &'a str) -> [&'a str; 7] {
+    [
+        "wake",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        dsc,
+        "--expected-head",
+        head,
+    ]
+}
+
 fn wake_json(dsc: &str, head: &str) -> String {
     format!(
         "{{\"agent_id\":\"agent-b\",\"discussion_id\":\"{dsc}\",\"expected_head_message_id\":\"{head}\"}}"

@@ -13,15 +13,7 @@ fn kill_switch_blocks_writes_but_never_reads() {
     assert_eq!(state["changed_by"], "tester");
     env.fails(&ask_args(&[]), "kill_switch_engaged", 6);
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-b", &dsc, &root, &[], false),
         "kill_switch_engaged",
         6,
     );

@@ -504,15 +504,7 @@ fn a_same_length_edit_in_place_is_noticed() {
     let same = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(env.ledger()).unwrap());
     assert_eq!(ino, same);
     let err = env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-b", &dsc, &root, &[], false),
         "wake_quota_exceeded",
         6,
     );
@@ -576,32 +568,13 @@ fn open_and_active_come_from_the_live_set_or_from_everything_and_agree() {
         // Old ones, long terminal by time (expired, deadman), then a
         // closed one, an active one and open ones within the last minutes.
         let (old, old_root) = ask(&env);
-        run(
-            &env,
-            &[
-                "wake",
-                "--agent",
-                "agent-b",
-                "--discussion",
-                &old,
-                "--expected-head",
-                &old_root,
-            ],
-        );
+        run(&env, &wake_argv("agent-b", &old, &old_root, &[], false));
         ask(&env);
         env.advance(20 * 60_000);
         let (closed, closed_root) = ask(&env);
         let att = run(
             &env,
-            &[
-                "wake",
-                "--agent",
-                "agent-b",
-                "--discussion",
-                &closed,
-                "--expected-head",
-                &closed_root,
-            ],
+            &wake_argv("agent-b", &closed, &closed_root, &[], false),
         );
         let att = att["attempt"]["attempt_id"].as_str().unwrap().to_owned();
         run(
@@ -626,15 +599,7 @@ fn open_and_active_come_from_the_live_set_or_from_everything_and_agree() {
         let (active, active_root) = ask(&env);
         run(
             &env,
-            &[
-                "wake",
-                "--agent",
-                "agent-b",
-                "--discussion",
-                &active,
-                "--expected-head",
-                &active_root,
-            ],
+            &wake_argv("agent-b", &active, &active_root, &[], false),
         );
         for _ in 0..3 {
             ask(&env);

@@ -107,28 +107,12 @@ fn input_errors_are_refused_before_the_ledger_is_touched() {
         3,
     );
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            "nope",
-            "--expected-head",
-            "msg_1",
-        ],
+        &wake_argv("agent-b", "nope", "msg_1", &[], false),
         "invalid_id",
         3,
     );
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            "dsc_1",
-            "--expected-head",
-            "att_1",
-        ],
+        &wake_argv("agent-b", "dsc_1", "att_1", &[], false),
         "invalid_id",
         3,
     );
@@ -193,15 +177,13 @@ fn errors_without_json_are_human_with_hints() {
     "#);
     let (dsc, _) = env.discussion(&[]);
     let stale = human(
-        &[
-            "wake",
-            "--agent",
+        &wake_argv(
             "agent-b",
-            "--discussion",
             &dsc,
-            "--expected-head",
             "msg_0190f0b0a0b07000800000000000abcd",
-        ],
+            &[],
+            false,
+        ),
         5,
     );
     let mut settings = insta::Settings::clone_current();

@@ -169,15 +169,7 @@ fn a_torn_tail_is_ignored_by_readers_and_moved_aside_by_the_next_writer() {
     assert_eq!(env.ledger_bytes(), before, "reading never repairs");
     // A refused write leaves the torn tail where it is.
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-a",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-a", &dsc, &root, &[], false),
         "not_recipient",
         5,
     );
@@ -436,18 +428,7 @@ fn fifos_in_place_of_the_ledger_or_its_files_are_never_waited_on() {
         mkfifo(&beside(&env, suffix));
     }
     assert_eq!(bounded(&env, &["show", &dsc]).status, 0);
-    let out = bounded(
-        &env,
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
-    );
+    let out = bounded(&env, &wake_argv("agent-b", &dsc, &root, &[], false));
     assert_eq!(out.status, 0, "{}", out.stderr);
     // The ledger itself a FIFO: readers and writers refuse it at once and
     // create nothing beside it.

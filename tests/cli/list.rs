@@ -194,16 +194,7 @@ fn rows_carry_the_head_to_wake_on_and_quiet_prints_only_ids() {
         "{:?}",
         out.stdout
     );
-    let out = env.run(&[
-        "wake",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        &dsc,
-        "--expected-head",
-        &root,
-        "-q",
-    ]);
+    let out = env.run(&wake_argv("agent-b", &dsc, &root, &["-q"], false));
     assert!(
         out.stdout.starts_with("att_") && out.stdout.lines().count() == 1,
         "{:?}",

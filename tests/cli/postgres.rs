@@ -195,16 +195,7 @@ impl Side {
                     _ => head,
                 };
                 let dsc = self.dsc.clone().unwrap();
-                let out = self.env.run(&[
-                    "--json",
-                    "wake",
-                    "--agent",
-                    &agent,
-                    "--discussion",
-                    &dsc,
-                    "--expected-head",
-                    &head,
-                ]);
+                let out = self.env.run(&wake_argv(&agent, &dsc, &head, &[], true));
                 if out.status == 0 {
                     let attempt = out.json()["attempt"]["attempt_id"]
                         .as_str()

@@ -192,18 +192,7 @@ fn whole_discussion(env: &Env, i: usize) -> bool {
         asked["discussion_id"].as_str().unwrap().to_owned(),
         asked["head_message_id"].as_str().unwrap().to_owned(),
     );
-    let (ok, woken) = racer(
-        env,
-        &words(&[
-            "wake",
-            "--agent",
-            &to,
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &head,
-        ]),
-    );
+    let (ok, woken) = racer(env, &words(&wake_argv(&to, &dsc, &head, &[], false)));
     if !ok {
         return false;
     }

@@ -20,15 +20,7 @@ fn a_unique_prefix_names_a_discussion_and_an_ambiguous_one_is_refused() {
     assert_eq!(env.show(unique)["discussion_id"], a.as_str());
     let out = env.run(&["--json", "wait", unique, "--until", "open"]);
     assert_eq!(out.json()["discussion_id"], a.as_str());
-    let woken = env.ok(&[
-        "wake",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        unique,
-        "--expected-head",
-        &root,
-    ]);
+    let woken = env.ok(&wake_argv("agent-b", unique, &root, &[], false));
     assert_eq!(woken["discussion_id"], a.as_str());
     let call = env.run(&[
         "call",
@@ -148,15 +140,7 @@ fn unknown_discussion_suggests_a_near_match() {
     // A unique prefix is no typo: it names the discussion (cli.md, id
     // prefixes).
     let prefix = &dsc[..12];
-    let woken = env.ok(&[
-        "wake",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        prefix,
-        "--expected-head",
-        &root,
-    ]);
+    let woken = env.ok(&wake_argv("agent-b", prefix, &root, &[], false));
     assert_eq!(woken["discussion_id"], dsc.as_str());
     let err = env.fails(&["show", "dsc_0000"], "unknown_discussion", 4);
     assert!(err["hints"][0].as_str().unwrap().contains("discuss list"));
@@ -221,15 +205,7 @@ fn ids_that_name_nothing_say_so() {
     assert_eq!(envelope["attempt_id"], attempt.as_str());
     // The root is an older message now: the head moved, a real race.
     let moved = env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-a",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
+        &wake_argv("agent-a", &dsc, &root, &[], false),
         "stale_head",
         5,
     );

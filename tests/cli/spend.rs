@@ -26,28 +26,6 @@ fn turn(env: &Env, dsc: &str, kind: &str, usage: &str, close: bool) -> Value {
     env.ok(&args)
 }
 
-/// `[--json] wake --agent A --discussion DSC --expected-head MSG` and `rest`.
-fn wake_argv<'a>(
-    agent: &'a str,
-    dsc: &'a str,
-    head: &'a str,
-    rest: &[&'a str],
-    json: bool,
-) -> Vec<&'a str> {
-    let mut args = if json { vec!["--json"] } else { Vec::new() };
-    args.extend([
-        "wake",
-        "--agent",
-        agent,
-        "--discussion",
-        dsc,
-        "--expected-head",
-        head,
-    ]);
-    args.extend_from_slice(rest);
-    args
-}
-
 fn escalations(env: &Env) -> Vec<Value> {
     env.records()
         .into_iter()

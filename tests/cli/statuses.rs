@@ -35,15 +35,7 @@ fn a_question_back_alternates_the_recipient() {
     assert_eq!(show["head"]["to_agent_id"], "agent-a");
     // Now agent-a holds the head; agent-b is not its recipient.
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &q,
-        ],
+        &wake_argv("agent-b", &dsc, &q, &[], false),
         "not_recipient",
         5,
     );
@@ -132,15 +124,7 @@ fn exhausted_on_the_last_turn_escalates_exactly_once() {
     assert_eq!(env.status(&dsc), "exhausted");
     let head = show["head"]["message_id"].as_str().unwrap();
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-a",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            head,
-        ],
+        &wake_argv("agent-a", &dsc, head, &[], false),
         "discussion_terminal",
         5,
     );
@@ -185,15 +169,7 @@ fn invalid_when_a_fork_is_injected() {
     // Writes to an invalid discussion are refused.
     let head = show["head"]["message_id"].as_str().unwrap();
     env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-a",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            head,
-        ],
+        &wake_argv("agent-a", &dsc, head, &[], false),
         "discussion_invalid",
         7,
     );

@@ -14,18 +14,7 @@ fn bin() -> String {
 }
 
 fn wake_args<'a>(dsc: &'a str, agent: &'a str, head: &'a str, cmd: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "wake",
-        "--agent",
-        agent,
-        "--discussion",
-        dsc,
-        "--expected-head",
-        head,
-        "--kill-grace-ms",
-        "300",
-        "--",
-    ];
+    let mut args = wake_argv(agent, dsc, head, &["--kill-grace-ms", "300", "--"], false);
     args.extend_from_slice(cmd);
     args
 }
@@ -564,19 +553,13 @@ fn clean_env_passes_on_only_what_is_named() {
     assert!(clean.contains("DISCUSS_ATTEMPT_ID="), "{clean}");
     assert!(clean.contains("DISCUSS_ACTOR=tester"), "{clean}");
     // --env without --clean-env is a usage error.
-    let out = env.run(&[
-        "wake",
-        "--agent",
+    let out = env.run(&wake_argv(
         "agent-b",
-        "--discussion",
         &dsc,
-        "--expected-head",
         &root,
-        "--env",
-        "X",
-        "--",
-        "true",
-    ]);
+        &["--env", "X", "--", "true"],
+        false,
+    ));
     assert_eq!(out.status, 2);
 }
 

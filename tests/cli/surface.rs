@@ -406,15 +406,7 @@ fn papercuts() {
     env.wake(&other, "agent-c", &other_root);
     let (third, third_root) = ask_c();
     let err = env.fails(
-        &[
-            "wake",
-            "--agent",
-            "agent-c",
-            "--discussion",
-            &third,
-            "--expected-head",
-            &third_root,
-        ],
+        &wake_argv("agent-c", &third, &third_root, &[], false),
         "wake_quota_exceeded",
         6,
     );

@@ -8,15 +8,7 @@ fn wake_state_errors_in_contract_order() {
     let mut env = Env::new();
     let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
     let wake = |agent: &str, dsc: &str, head: &str| -> Argv {
-        Argv::of(&[
-            "wake",
-            "--agent",
-            agent,
-            "--discussion",
-            dsc,
-            "--expected-head",
-            head,
-        ])
+        Argv::of(&wake_argv(agent, dsc, head, &[], false))
     };
     env.fails(
         &wake("agent-b", "dsc_missing", &root).words(),

@@ -51,6 +51,29 @@ pub(crate) fn reply_args<'a>(
     ]
 }
 
+/// `[--json] wake --agent A --discussion DSC --expected-head MSG`, then
+/// `rest` (options, `-- CMD`).
+pub(crate) fn wake_argv<'a>(
+    agent: &'a str,
+    dsc: &'a str,
+    head: &'a str,
+    rest: &[&'a str],
+    json: bool,
+) -> Vec<&'a str> {
+    let mut args = if json { vec!["--json"] } else { Vec::new() };
+    args.extend([
+        "wake",
+        "--agent",
+        agent,
+        "--discussion",
+        dsc,
+        "--expected-head",
+        head,
+    ]);
+    args.extend_from_slice(rest);
+    args
+}
+
 pub(crate) struct Env {
     pub dir: TempDir,
     pub now_ms: i64,
@@ -249,15 +272,7 @@ impl Env {
 
     /// Wakes `agent` on `head`; returns the attempt id.
     pub(crate) fn wake(&self, dsc: &str, agent: &str, head: &str) -> String {
-        let v = self.ok(&[
-            "wake",
-            "--agent",
-            agent,
-            "--discussion",
-            dsc,
-            "--expected-head",
-            head,
-        ]);
+        let v = self.ok(&wake_argv(agent, dsc, head, &[], false));
         v["attempt"]["attempt_id"].as_str().unwrap().into()
     }
 
