@@ -269,16 +269,15 @@ pub(crate) fn run(
     };
     reap_orphans();
     let stdout = captured.and_then(|handle| handle.join().ok());
-    let reported = read_usage_file(&usage_file);
 
-    let (status, end) = match ending {
+    let (status, mut end) = match ending {
         Ending::Killed { reason, status } => {
             let end = AttemptEnd {
                 reason,
                 exit_code: status.and_then(|s| s.code()),
                 signal: status.and_then(|s| s.signal()),
                 detail: None,
-                usage: reported,
+                usage: None,
             };
             (status, end)
         }
@@ -288,7 +287,7 @@ pub(crate) fn run(
                 exit_code: status.code(),
                 signal: status.signal(),
                 detail: None,
-                usage: reported,
+                usage: None,
             };
             (Some(status), end)
         }
@@ -301,6 +300,11 @@ pub(crate) fn run(
     })?
     .state
         == AttemptState::Completed;
+    // A reply took the usage file with it (`discuss reply` reads it): it
+    // is read here, and said to be bad here, only for a turn without one.
+    if !replied {
+        end.usage = read_usage_file(&usage_file);
+    }
     if !replied
         && options.reply_from_stdout
         && status.is_some_and(|s| s.success())
