@@ -97,7 +97,11 @@ fn answers(env: &Env, ids: &[String]) -> Vec<(Vec<String>, i32, String, String)>
         // An unknown id near a real one: the hint comes from the cache.
         vec![
             "show".into(),
-            format!("{}0", &ids[0][..ids[0].len() - 1]),
+            format!(
+                "{}{}",
+                &ids[0][..ids[0].len() - 1],
+                if ids[0].ends_with('0') { '1' } else { '0' }
+            ),
             "--json".into(),
         ],
         vec!["show".into(), ids[0][..12].to_string(), "--json".into()],
