@@ -24,6 +24,14 @@ pub struct Replay {
 }
 
 pub fn replay(bytes: &[u8]) -> Replay {
+    // The typed pass over a line reads it as the `Value` pass does, or
+    // leaves it to that one.
+    for line in bytes.split(|&b| b == b'\n') {
+        if let Some(typed) = crate::record::Record::parse_typed(line, 1) {
+            let through_value = crate::record::Record::parse_through_value(line, 1);
+            assert_eq!(Ok(typed), through_value, "the two passes over a line");
+        }
+    }
     let snapshot = Snapshot::parse(bytes);
     let global = Global::derive(&snapshot.records);
     let last = snapshot.last_at_ms.unwrap_or(0);

@@ -8,6 +8,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+mod typed;
+
 pub const FORMAT_VERSION: u64 = 1;
 
 /// One record of the ledger.
@@ -341,7 +343,28 @@ impl Record {
     }
 
     /// Parses one line and what it says of its operation.
+    ///
+    /// In one typed pass over the bytes when it can; a line that pass does
+    /// not take (a bad line, a duplicate key, deep nesting) is parsed again
+    /// through a `Value`, which decides and explains. The typed pass only
+    /// takes what that one takes, as the same record (`tests`, the fuzz
+    /// target).
     pub fn parse_with_mark(line: &[u8], line_no: usize) -> Result<(Record, OpMark), String> {
+        match typed::parse(line, line_no) {
+            Some(parsed) => Ok(parsed),
+            None => Record::parse_through_value(line, line_no),
+        }
+    }
+
+    /// The typed pass alone: `None` where it leaves a line to the `Value`
+    /// pass. For the fuzz target, which checks that the two agree.
+    pub fn parse_typed(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
+        typed::parse(line, line_no)
+    }
+
+    /// `parse_with_mark` through a `serde_json::Value`: the reference the
+    /// typed pass agrees with, and the one that explains a bad line.
+    pub fn parse_through_value(line: &[u8], line_no: usize) -> Result<(Record, OpMark), String> {
         let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
         if !value.is_object() {
             return Err("not a JSON object".into());
@@ -577,6 +600,76 @@ mod tests {
         assert!(Record::parse(odd, 1).unwrap_err().contains("unknown kind"));
         let missing = br#"{"v":1,"kind":"fleet","id":"rec_1","at_ms":1,"by":"x","op":"add"}"#;
         assert!(Record::parse(missing, 1).is_err());
+    }
+
+    /// The typed pass takes a line only as the `Value` pass reads it, and
+    /// leaves it to that pass whenever it could disagree.
+    #[test]
+    fn the_typed_pass_agrees_with_the_value_pass_or_stands_aside() {
+        let head = r#""v":1,"id":"rec_1","at_ms":1,"by":"x""#;
+        let fleet =
+            format!(r#"{{{head},"kind":"fleet","op":"add","fleet_id":"f","agent_id":"a"}}"#);
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let taken = [
+            fleet.clone(),
+            // Escapes in keys and values, fields of other kinds ignored.
+            format!(r#"{{{head},"\u006bind":"kill_switch","engaged":true,"reason":"a\"b\u00e9","turn":3}}"#),
+            format!(
+                r#"{{{head},"kind":"receipt","receipt":"r","discussion_id":"d","usage":{{"input_tokens":1}},"extra":[1,{{"a":null}}]}}"#
+            ),
+            format!(r#"{{{head},"kind":"quota","cost_usd_per_day":0.1,"agent_id":null}}"#),
+            format!(
+                r#" {{{head},"kind":"message","fleet_id":"f","from_agent_id":"a","to_agent_id":"b","payload":"{{}}","op_lines":2,"op_id":"rec_1"}} "#
+            ),
+        ];
+        for line in &taken {
+            let typed = Record::parse_typed(line.as_bytes(), 4);
+            assert!(typed.is_some(), "{line}");
+            assert_eq!(
+                typed.map(Ok),
+                Some(Record::parse_through_value(line.as_bytes(), 4)),
+                "{line}"
+            );
+        }
+        let left_to_the_value_pass = [
+            // The last of a repeated key wins there; the typed pass stops.
+            format!(
+                r#"{{{head},"kind":"fleet","op":"add","fleet_id":"f","agent_id":"a","agent_id":"b"}}"#
+            ),
+            // An array is no record, though serde reads a struct from one.
+            r#"[1,"fleet","rec_1",1,"x"]"#.to_owned(),
+            // Nesting past the recursion limit in a field nobody reads.
+            format!(
+                r#"{{{head},"kind":"fleet","op":"add","fleet_id":"f","agent_id":"a","x":{deep}}}"#
+            ),
+            // A field of another kind with a type its own kind refuses.
+            format!(
+                r#"{{{head},"kind":"fleet","op":"add","fleet_id":"f","agent_id":"a","turn":"3"}}"#
+            ),
+            format!(r#"{{{head},"kind":"fleet","op":"issue","fleet_id":"f","agent_id":"a"}}"#),
+            format!(r#"{{{head},"kind":"quota","agent_id":"a"}}"#),
+            format!(r#"{{{head},"kind":"fleet","op":"add","fleet_id":null,"agent_id":"a"}}"#),
+        ];
+        for line in &left_to_the_value_pass {
+            assert_eq!(Record::parse_typed(line.as_bytes(), 4), None, "{line}");
+            assert_eq!(
+                Record::parse_with_mark(line.as_bytes(), 4),
+                Record::parse_through_value(line.as_bytes(), 4),
+                "{line}"
+            );
+        }
+        let duplicate = &left_to_the_value_pass[0];
+        let Ok((record, _)) = Record::parse_with_mark(duplicate.as_bytes(), 4) else {
+            panic!("a repeated key is read, the last one winning");
+        };
+        assert!(
+            matches!(record.body, Body::Fleet(FleetChange { ref agent_id, .. }) if agent_id == "b")
+        );
+        assert!(
+            Record::parse_with_mark(left_to_the_value_pass[2].as_bytes(), 4)
+                .unwrap_err()
+                .contains("recursion")
+        );
     }
 
     #[test]
