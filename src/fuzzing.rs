@@ -43,6 +43,24 @@ pub fn replay(bytes: &[u8]) -> Replay {
     let ids = snapshot.discussion_ids();
     for id in &ids {
         let records = snapshot.discussion(id);
+        // The event stream's status after each record is what derive
+        // says of the records so far at that record's time.
+        let mut after_each = crate::discussion::StatusAfterEach::new(id);
+        for seen in 1..=records.len() {
+            let so_far = &records[..seen];
+            let derived = derive(id, so_far, so_far[seen - 1].at_ms);
+            let status = after_each.push(so_far);
+            assert_eq!(
+                status,
+                derived.as_ref().map(|d| d.status),
+                "{id} after {seen}"
+            );
+            assert_eq!(
+                after_each.root(),
+                derived.as_ref().and_then(|d| d.root.as_ref()),
+                "{id} after {seen}"
+            );
+        }
         // Before, at and long after the last record: deadlines fire in
         // between.
         for now in [

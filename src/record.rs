@@ -613,7 +613,9 @@ mod tests {
         let taken = [
             fleet.clone(),
             // Escapes in keys and values, fields of other kinds ignored.
-            format!(r#"{{{head},"\u006bind":"kill_switch","engaged":true,"reason":"a\"b\u00e9","turn":3}}"#),
+            format!(
+                r#"{{{head},"\u006bind":"kill_switch","engaged":true,"reason":"a\"b\u00e9","turn":3}}"#
+            ),
             format!(
                 r#"{{{head},"kind":"receipt","receipt":"r","discussion_id":"d","usage":{{"input_tokens":1}},"extra":[1,{{"a":null}}]}}"#
             ),

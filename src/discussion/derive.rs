@@ -45,13 +45,8 @@ pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
         );
     }
     let records = &records[..];
-    let envelopes: Vec<Option<Result<Envelope, String>>> = records
-        .iter()
-        .map(|r| match &r.body {
-            Body::Message(m) => Some(Envelope::parse(&m.payload, id)),
-            _ => None,
-        })
-        .collect();
+    let envelopes: Vec<Option<Result<Envelope, String>>> =
+        records.iter().map(|r| envelope_of(r, id)).collect();
     fold.choose_root(records, &envelopes);
 
     let mut clock = first.at_ms;
@@ -64,18 +59,118 @@ pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
     };
     for (record, envelope) in records.iter().zip(&envelopes).take(foldable) {
         clock = clock.max(record.at_ms);
-        fold.advance(clock);
-        match (&record.body, envelope) {
-            (Body::Message(message), Some(envelope)) => {
-                fold.on_message(record, message, envelope, clock)
-            }
-            (Body::Receipt(receipt), _) => fold.on_receipt(record, receipt, clock),
-            _ => {}
-        }
+        fold.step(record, envelope.as_ref(), clock);
     }
     fold.d.updated_at_ms = records.iter().map(|r| r.at_ms).fold(clock, i64::max);
     fold.advance(now_ms.max(clock));
     Some(fold.finish())
+}
+
+fn envelope_of(record: &Record, id: &str) -> Option<Result<Envelope, String>> {
+    match &record.body {
+        Body::Message(m) => Some(Envelope::parse(&m.payload, id)),
+        _ => None,
+    }
+}
+
+fn is_well_formed_ask(envelope: Option<&Result<Envelope, String>>) -> bool {
+    matches!(envelope, Some(Ok(env)) if env.kind == MessageType::Ask)
+}
+
+/// A discussion's status after each of its records in turn: at each
+/// record, what `derive` of the records so far says at that record's
+/// time, without deriving the whole discussion again (the event stream).
+///
+/// Once the root has come, each record is folded once, as `derive` folds
+/// it. Where the fold alone cannot tell what `derive` would say (no root
+/// yet; a record so far stamped more than the allowed skew after the
+/// newest, which `derive` would leave out), it asks `derive`.
+pub struct StatusAfterEach {
+    id: String,
+    /// Every record so far folded, from the root's arrival on.
+    fold: Option<Fold>,
+    clock: i64,
+    latest_at_ms: i64,
+    /// What `derive` said at the last record, when it was asked.
+    derived: Option<Option<Discussion>>,
+}
+
+impl StatusAfterEach {
+    pub fn new(id: &str) -> StatusAfterEach {
+        StatusAfterEach {
+            id: id.to_owned(),
+            fold: None,
+            clock: i64::MIN,
+            latest_at_ms: i64::MIN,
+            derived: None,
+        }
+    }
+
+    /// Takes the next record: `records` are all of the discussion's so
+    /// far, in ledger order, the new one last. The status after it, as
+    /// `derive(id, records, its at_ms)` gives it (`None`: no discussion
+    /// yet for that reader).
+    pub fn push(&mut self, records: &[&Record]) -> Option<Status> {
+        let record = *records.last()?;
+        let at_ms = record.at_ms;
+        self.latest_at_ms = self.latest_at_ms.max(at_ms);
+        let envelope = envelope_of(record, &self.id);
+        match &mut self.fold {
+            Some(fold) => {
+                self.clock = self.clock.max(at_ms);
+                // The root came before: any ask now is a second one (even
+                // one that repeats the root's id).
+                if is_well_formed_ask(envelope.as_ref()) {
+                    let root = fold.root_record.clone().unwrap_or_default();
+                    fold.finding(
+                        FindingKind::MalformedRoot,
+                        record,
+                        Some(&record.id),
+                        format!("a second root; the first is {root}"),
+                    );
+                }
+                fold.step(record, envelope.as_ref(), self.clock);
+                fold.advance(self.clock);
+            }
+            None if is_well_formed_ask(envelope.as_ref()) => {
+                // The root: what came before it is folded against it now,
+                // as `derive` does.
+                let envelopes: Vec<_> = records.iter().map(|r| envelope_of(r, &self.id)).collect();
+                let mut fold = Fold::new(&self.id, records[0].at_ms);
+                fold.choose_root(records, &envelopes);
+                self.clock = records[0].at_ms;
+                for (record, envelope) in records.iter().zip(&envelopes) {
+                    self.clock = self.clock.max(record.at_ms);
+                    fold.step(record, envelope.as_ref(), self.clock);
+                }
+                fold.advance(self.clock);
+                self.fold = Some(fold);
+            }
+            None => {}
+        }
+        let some_ahead = self.latest_at_ms > at_ms.saturating_add(crate::clock::MAX_SKEW_MS);
+        match &self.fold {
+            Some(fold) if !some_ahead => {
+                self.derived = None;
+                Some(fold.status())
+            }
+            _ => {
+                let derived = derive(&self.id, records, at_ms);
+                let status = derived.as_ref().map(|d| d.status);
+                self.derived = Some(derived);
+                status
+            }
+        }
+    }
+
+    /// The root as of the last record taken.
+    pub fn root(&self) -> Option<&Root> {
+        match (&self.derived, &self.fold) {
+            (Some(derived), _) => derived.as_ref()?.root.as_ref(),
+            (None, Some(fold)) => fold.d.root.as_ref(),
+            (None, None) => None,
+        }
+    }
 }
 
 struct Fold {
@@ -177,6 +272,18 @@ impl Fold {
             );
         }
         self.root_record = Some(record.id.clone());
+    }
+
+    /// One record at time `t`, after the deadlines before it.
+    fn step(&mut self, record: &Record, envelope: Option<&Result<Envelope, String>>, t: i64) {
+        self.advance(t);
+        match (&record.body, envelope) {
+            (Body::Message(message), Some(envelope)) => {
+                self.on_message(record, message, envelope, t)
+            }
+            (Body::Receipt(receipt), _) => self.on_receipt(record, receipt, t),
+            _ => {}
+        }
     }
 
     /// Applies virtual events (deadlines) up to and including time `t`.
@@ -692,17 +799,20 @@ impl Fold {
         Ok(())
     }
 
+    fn status(&self) -> Status {
+        if self.d.root.is_none() || self.d.findings.iter().any(|f| f.kind.invalidates()) {
+            Status::Invalid
+        } else if let Some((status, _)) = self.d.terminal {
+            status
+        } else if self.live.is_some() {
+            Status::Active
+        } else {
+            Status::Open
+        }
+    }
+
     fn finish(mut self) -> Discussion {
-        self.d.status =
-            if self.d.root.is_none() || self.d.findings.iter().any(|f| f.kind.invalidates()) {
-                Status::Invalid
-            } else if let Some((status, _)) = self.d.terminal {
-                status
-            } else if self.live.is_some() {
-                Status::Active
-            } else {
-                Status::Open
-            };
+        self.d.status = self.status();
         self.d
     }
 }

@@ -2,7 +2,7 @@
 //! records in order with their discussion's status after each, filtered,
 //! resumable after a cursor (a record's line). Reading never writes.
 
-use crate::discussion::{Status, derive};
+use crate::discussion::{Status, StatusAfterEach};
 use crate::error::Result;
 use crate::ledger::Record;
 use crate::session::Session;
@@ -17,7 +17,7 @@ pub(crate) struct EventStream {
     /// Reads bound to one agent (a `serve` agent token): only the records
     /// of its discussions, and no global record.
     viewer: Option<String>,
-    open: HashMap<String, Vec<Record>>,
+    open: HashMap<String, Held>,
     /// The most discussions `open` holds: past it, the one that moved
     /// longest ago is let go (read back from the ledger if it moves again),
     /// so a stream's memory is bounded whatever the ledger holds.
@@ -35,6 +35,13 @@ pub(crate) struct EventStream {
     /// Started after a cursor: a discussion first met may have records
     /// before it, read from the ledger for its status.
     resumed: bool,
+}
+
+/// A discussion the stream holds: its records so far, and its status
+/// after each, folded as they come.
+struct Held {
+    records: Vec<Record>,
+    status: StatusAfterEach,
 }
 
 /// What is done with each record that passes, and its status after it.
@@ -123,38 +130,41 @@ impl EventStream {
                 let stalest = self
                     .open
                     .iter()
-                    .min_by_key(|(_, records)| records.last().map_or(0, |r| r.line))
+                    .min_by_key(|(_, held)| held.records.last().map_or(0, |r| r.line))
                     .map(|(id, _)| id.clone());
                 if let Some(stalest) = stalest {
                     self.open.remove(&stalest);
                 }
             }
-            self.open.insert(id.clone(), before);
+            let mut held = Held {
+                records: Vec::with_capacity(before.len() + 1),
+                status: StatusAfterEach::new(&id),
+            };
+            for record in before {
+                held.records.push(record);
+                let refs: Vec<&Record> = held.records.iter().collect();
+                held.status.push(&refs);
+            }
+            self.open.insert(id.clone(), held);
         }
-        let records = self.open.get_mut(&id).expect("just inserted");
-        records.push(record);
-        let refs: Vec<&Record> = records.iter().collect();
-        let at = refs.last().expect("one record").at_ms;
-        let state = derive(&id, &refs, at);
+        let held = self.open.get_mut(&id).expect("just inserted");
+        let at = record.at_ms;
+        held.records.push(record);
+        let refs: Vec<&Record> = held.records.iter().collect();
+        let status = held.status.push(&refs);
+        let root = held.status.root();
         if fresh {
             // Newly held: settled by its conversation deadline (every
             // attempt's is within it), or at once without a root.
-            let settles = state
-                .as_ref()
-                .and_then(|d| d.root.as_ref())
-                .map_or(at, |r| r.deadline_ms);
+            let settles = root.map_or(at, |r| r.deadline_ms);
             self.settles.push(Reverse((settles, id.clone())));
         }
         for agent in [&self.agent, &self.viewer].into_iter().flatten() {
-            let takes_part = state
-                .as_ref()
-                .and_then(|d| d.root.as_ref())
-                .is_some_and(|r| r.asker == *agent || r.peer == *agent);
+            let takes_part = root.is_some_and(|r| r.asker == *agent || r.peer == *agent);
             if !takes_part {
                 return Ok(());
             }
         }
-        let status = state.as_ref().map(|d| d.status);
-        emit(records.last().expect("one record"), status)
+        emit(held.records.last().expect("one record"), status)
     }
 }
