@@ -3,6 +3,7 @@
 use super::Context;
 use crate::discussion::{Discussion, Status};
 use crate::error::Result;
+use crate::ledger::LineCheck;
 use crate::operations::lists::{derive_all, newest_first};
 use crate::output::{Answer, VerifyView};
 use crate::progress::Progress;
@@ -26,8 +27,25 @@ pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
     ctx.ledger.require_existing()?;
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
+    let now_ms = ctx.clock.now_ms();
+    if !Progress::shown(ctx.out.json) {
+        // Nobody watches bars: the lines are checked on a second core
+        // while the discussions are derived on this one (the two passes
+        // read the ledger each on its own).
+        let ledger = ctx.ledger.clone();
+        let (lines, derived) = std::thread::scope(|scope| {
+            let checking = scope.spawn(move || ledger.check_lines(now_ms, |_, _| {}));
+            let derived = invalid_discussions(ctx, |_| {});
+            let lines = match checking.join() {
+                Ok(lines) => lines,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (lines, derived)
+        });
+        return Ok(report(ctx, lines?, derived?));
+    }
     let mut progress = Progress::new(ctx.out.json, 0, "verify: reading lines");
-    let lines = ctx.ledger.check_lines(ctx.clock.now_ms(), |done, total| {
+    let lines = ctx.ledger.check_lines(now_ms, |done, total| {
         progress.set_total(total);
         progress.at(done);
     })?;
@@ -40,21 +58,39 @@ pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
         0
     };
     let mut progress = Progress::new(ctx.out.json, total, "verify: deriving discussions");
+    let derived = invalid_discussions(ctx, |derived| progress.at(derived))?;
+    progress.done();
+    Ok(report(ctx, lines, derived))
+}
+
+/// How many discussions there are, and the invalid ones, newest first;
+/// `progress` hears how many are derived so far.
+fn invalid_discussions(
+    ctx: &Context,
+    mut progress: impl FnMut(u64),
+) -> Result<(usize, Vec<Discussion>)> {
     let mut derived = 0;
     let (all, _) = derive_all(ctx, |d| {
         derived += 1;
-        progress.at(derived);
+        progress(derived);
         Some((d.status == Status::Invalid).then(|| Box::new(d)))
     })?;
-    progress.done();
     let discussions = all.len();
     let mut invalid: Vec<Discussion> = all.into_iter().flatten().map(|d| *d).collect();
     invalid.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
+    Ok((discussions, invalid))
+}
+
+fn report(
+    ctx: &Context,
+    lines: LineCheck,
+    (discussions, invalid): (usize, Vec<Discussion>),
+) -> Answer {
     let ok = lines.unreadable.is_empty()
         && lines.torn_tail == 0
         && lines.findings.is_empty()
         && invalid.is_empty();
-    Ok(Answer::new(VerifyView {
+    Answer::new(VerifyView {
         ok,
         ledger: ctx.ledger.location(),
         torn_moves_to: ctx
@@ -64,5 +100,5 @@ pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
         lines,
         discussions,
         invalid,
-    }))
+    })
 }
