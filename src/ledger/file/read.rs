@@ -2,16 +2,19 @@
 //! the live set or the summary), the lines checked, the records streamed
 //! in order, and the lines exported byte for byte.
 
-use super::cache::Cache;
 use super::cache::summary::{self, SummaryWriter};
+use super::cache::{Cache, key_of};
 use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
 use crate::error::{Error, Result};
 use crate::ledger::check::{LineCheck, check_lines};
-use crate::ledger::lines::{LineFeed, operations_of, record_and_mark, stream_lines_from};
+use crate::ledger::lines::{
+    LineFeed, operations_of, record_and_mark, stream_lines_from, stream_operations,
+};
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::Write;
+use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
 impl FileLedger {
@@ -303,7 +306,63 @@ fn map_all<T>(
     file: &File,
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
-    map_ids(cache, file, cache.discussion_ids().ok()?, map)
+    let mut mapped = Vec::new();
+    in_one_pass(cache, file, |id, records| {
+        mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
+    })
+    .ok()?;
+    Some(by_id(mapped))
+}
+
+/// What was mapped discussion by discussion, in the order of their ids
+/// (the order of `map_ids` over `discussion_ids`).
+fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
+    mapped.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    mapped.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Every discussion's records, read in one pass over the ledger in order
+/// (no lookup, no read of a line by itself): `each` gets a discussion's
+/// records once its last indexed line has been read, so memory holds the
+/// discussions under way at one point of the ledger, not the ledger. The
+/// records are those `Cache::with_records` gives: the records of the
+/// whole operations the cache covers that name the discussion.
+fn in_one_pass(
+    cache: &Cache,
+    file: &File,
+    mut each: impl FnMut(&str, &[&Record]),
+) -> io::Result<()> {
+    let last_line = cache.last_line_of_each_key()?;
+    let mut under_way: HashMap<String, Vec<Record>> = HashMap::new();
+    stream_operations(
+        file,
+        cache.mark.covered,
+        |_, line_no, line| record_and_mark(line_no, line),
+        |record| {
+            let Some(record) = record else { return };
+            let Some(id) = record.discussion_id() else {
+                return;
+            };
+            let ends = last_line.get(&key_of(id)).map(|&l| l as usize) == Some(record.line);
+            let records = match under_way.get_mut(id) {
+                Some(records) => records,
+                None => under_way.entry(id.to_owned()).or_default(),
+            };
+            records.push(record);
+            if ends {
+                // Another discussion of the same key (a collision) waits
+                // for the end of the pass.
+                let id = records[0].discussion_id().unwrap_or_default().to_owned();
+                if let Some(records) = under_way.remove(&id) {
+                    each(&id, &records.iter().collect::<Vec<_>>());
+                }
+            }
+        },
+    )?;
+    for (id, records) in under_way {
+        each(&id, &records.iter().collect::<Vec<_>>());
+    }
+    Ok(())
 }
 
 /// Every discussion through the summary of base `base`; `Err` when the
@@ -353,25 +412,30 @@ fn summarize_all<T>(
     from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
+    // The summary is written in the order of the ids, once all are read;
+    // a settled discussion's answer is read from its line only then (one
+    // derivation, not two, and no second copy of it meanwhile).
+    let mut summarized = Vec::new();
+    in_one_pass(cache, file, |id, records| {
+        let summary = summarize(id, records);
+        let derived =
+            (summary.settled_from_ms > now_ms).then(|| map(cache.last_at_ms, id, records));
+        summarized.push((id.to_owned(), summary, derived));
+    })
+    .ok()?;
+    summarized.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
     let mut mapped = Vec::new();
-    for id in cache.discussion_ids().ok()? {
-        let summarized = cache
-            .with_records(file, &id, |records| {
-                let summary = summarize(&id, records);
-                // Settled, its line is its answer: one derivation, not two.
-                let answer = match (summary.settled_from_ms <= now_ms)
-                    .then(|| from_row(&summary.row))
-                    .and_then(Result::ok)
-                {
-                    Some(kept) => kept,
-                    None => map(cache.last_at_ms, &id, records),
-                };
-                (summary, answer)
-            })
-            .ok()?;
-        let Some((summary, answer)) = summarized else {
-            continue;
+    for (id, summary, derived) in summarized {
+        let answer = match derived {
+            Some(answer) => answer,
+            None => match from_row(&summary.row) {
+                Ok(kept) => kept,
+                Err(Untrusted) => {
+                    let records = cache.records_of(file, &id).ok()?;
+                    map(cache.last_at_ms, &id, &records.iter().collect::<Vec<_>>())
+                }
+            },
         };
         if let Some(out) = &mut writer
             && out.push(&id, &summary).is_err()
