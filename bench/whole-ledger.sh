@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Whole-ledger work, side by side in one run (issue 26): `verify --json`,
+# `events --json`, the first `list --json` after the cache is deleted and
+# a cold `show` (no cache), by two builds, against a Python script that
+# reads every line and json.loads it. Prints seconds, peak resident memory
+# and the ratio to the script; checks that both builds print the same
+# bytes.
+#   bench/whole-ledger.sh OLD_BINARY NEW_BINARY LEDGER [RUNS]
+# LEDGER: e.g. `target/release/examples/generate 1000000 > ledger.jsonl`.
+set -euo pipefail
+old=$1 new=$2 ledger=$3 runs=${4:-2}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export DISCUSS_LEDGER=$ledger DISCUSS_NOW=${DISCUSS_NOW:-2026-12-01T00:00:00Z}
+bytes=$(stat -c %s "$ledger")
+
+cat >"$work/loads.py" <<'EOF'
+import json, sys
+with open(sys.argv[1], 'rb') as f:
+    for line in f:
+        json.loads(line)
+EOF
+
+# Seconds and KiB of one command, its stdout to $work/out.
+timed() {
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$work/out"
+  tail -1 "$work/time"
+}
+
+drop_cache() { rm -f "$ledger".index "$ledger".checkpoint "$ledger".summary; }
+
+python=$(for _ in $(seq "$runs"); do timed python3 "$work/loads.py" "$ledger"; done | sort -n | head -1 | cut -d' ' -f1)
+printf '%-12s %-6s %8s %8s %8s %10s\n' work build seconds MiB/s "MiB RSS" "× python"
+calc() { awk "BEGIN { print $1 }"; }
+printf '%-12s %-6s %8s %8.0f %8s %10s\n' python - "$python" "$(calc "$bytes / 1048576 / $python")" - 1.00
+id=$("$new" list --json | grep -o '"discussion_id":"[^"]*"' | sed -n 1p | cut -d'"' -f4)
+for work_name in verify events list-cold show-cold; do
+  for build in old new; do
+    bin=${!build}
+    best=
+    for _ in $(seq "$runs"); do
+      case $work_name in
+        verify) "$bin" ledger info >/dev/null; t=$(timed "$bin" verify --json || true) ;;
+        events) "$bin" ledger info >/dev/null; t=$(timed "$bin" events --json) ;;
+        list-cold) drop_cache; t=$(timed "$bin" list --json) ;;
+        show-cold) drop_cache; t=$(timed "$bin" show "$id" --json) ;;
+      esac
+      cp "$work/out" "$work/$work_name.$build"
+      if [ -z "$best" ] || [ "$(calc "${t% *} < ${best% *}")" = 1 ]; then best=$t; fi
+    done
+    seconds=${best% *} kib=${best#* }
+    printf '%-12s %-6s %8s %8.0f %8.0f %10.2f\n' "$work_name" "$build" "$seconds" \
+      "$(calc "$bytes / 1048576 / $seconds")" "$(calc "$kib / 1024")" \
+      "$(calc "$seconds / $python")"
+  done
+  cmp -s "$work/$work_name.old" "$work/$work_name.new" || { echo "$work_name: the two builds differ" >&2; exit 1; }
+done
+echo "the same bytes from both builds"
