@@ -49,16 +49,20 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     // A command holds many discussions (it runs alone); each of a server's
     // streams holds few (hundreds run side by side).
     let mut stream = EventStream::new(discussion, args.agent.clone(), None, args.after, 1 << 16);
-    let mut print =
-        |record: &Record, status: Option<Status>| ctx.out.item(&EventView::of(record, status));
     // Each record is printed as it is read: the first lines come at once,
     // and memory holds only the discussions that may change.
     // After a cursor, from the operation that holds it, found through the
     // index: a resumed stream does not read the ledger before it.
     let from = ctx.ledger.position_of_line(args.after)?;
-    let mut at = ctx
-        .ledger
-        .stream_records(from, |record| stream.record(ctx, record, &mut print))?;
+    let mut read_on = |from| {
+        ctx.out.items(|item| {
+            let mut print =
+                |record: &Record, status: Option<Status>| item(&EventView::of(record, status));
+            ctx.ledger
+                .stream_records(from, |record| stream.record(ctx, record, &mut print))
+        })
+    };
+    let mut at = read_on(from)?;
     if !ctx.ledger.exists()? {
         // An empty stream from a wrong path must not look like a quiet one.
         let waiting = if args.follow {
@@ -83,10 +87,7 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
             None => FOLLOW_POLL,
         };
         std::thread::sleep(pause);
-        match ctx
-            .ledger
-            .stream_records(at, |record| stream.record(ctx, record, &mut print))
-        {
+        match read_on(at) {
             Ok(next) => {
                 if unreachable_since.take().is_some() {
                     ctx.out.note(&format!(

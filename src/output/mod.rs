@@ -276,6 +276,29 @@ impl Output {
         })
     }
 
+    /// The items of a stream, through one buffer: written out when it
+    /// fills and when `write` returns, not in one write each (a follower
+    /// gets them as each read of the ledger ends). `write` gets what
+    /// prints one; it answers the first failure to write, which ends the
+    /// stream.
+    pub(crate) fn items<T>(
+        &self,
+        write: impl FnOnce(&mut dyn FnMut(&dyn Render) -> Result<(), Error>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut stdout = StdoutWriter::new();
+        let mut sink = Sink::new(&mut stdout);
+        let mut item = |view: &dyn Render| {
+            self.render(view, Form::Usual, &mut sink);
+            sink.failure()
+        };
+        // What was printed before a failure to read goes out all the same.
+        let done = write(&mut item);
+        let flushed = sink.finish();
+        let done = done?;
+        flushed?;
+        Ok(done)
+    }
+
     /// Plain text that is no view (the help of bare `discuss`, a
     /// completion script).
     pub(crate) fn print_text(&self, text: &str) -> Result<(), Error> {
@@ -411,7 +434,12 @@ impl<'w> Sink<'w> {
         {
             self.failed = Some(err.to_string());
         }
-        match self.failed {
+        self.failure()
+    }
+
+    /// The first failure so far, if any.
+    fn failure(&self) -> Result<(), Error> {
+        match &self.failed {
             None => Ok(()),
             Some(detail) => Err(Error::new(
                 crate::error::ErrorCode::IoError,
