@@ -32,6 +32,7 @@ pub fn replay(bytes: &[u8]) -> Replay {
             assert_eq!(Ok(typed), through_value, "the two passes over a line");
         }
     }
+    on_two_cores_as_on_one(bytes);
     let snapshot = Snapshot::parse(bytes);
     let global = Global::derive(&snapshot.records);
     let last = snapshot.last_at_ms.unwrap_or(0);
@@ -173,6 +174,42 @@ pub fn replay_variants(bytes: &[u8]) -> Replay {
         replay(&edited);
     }
     summary
+}
+
+/// The lines parsed on a second core (`operations_ahead`) come out as
+/// they do on one: the same records in the same order, the same findings,
+/// the same end.
+pub(crate) fn on_two_cores_as_on_one(bytes: &[u8]) {
+    use crate::ledger::lines::{LineFeed, operations_ahead, operations_of, record_and_mark};
+    let feed = |line: &mut LineFeed<'_>| {
+        let (mut start, mut line_no) = (0, 0);
+        for end in memchr::memchr_iter(b'\n', bytes) {
+            line_no += 1;
+            line(start as u64, line_no, &bytes[start..end]);
+            start = end + 1;
+        }
+        Ok((start as u64, line_no))
+    };
+    let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
+    let (mut one, mut two) = (Vec::new(), Vec::new());
+    let on_one = operations_of(feed, read, |r| one.push(r)).expect("bytes in memory");
+    let on_two = operations_ahead(feed, read, |r| two.push(r)).expect("bytes in memory");
+    assert_eq!(one, two, "the records on two cores");
+    assert_eq!(
+        (
+            on_one.end,
+            on_one.lines,
+            on_one.cut_operation,
+            on_one.findings
+        ),
+        (
+            on_two.end,
+            on_two.lines,
+            on_two.cut_operation,
+            on_two.findings
+        ),
+        "what streaming found on two cores"
+    );
 }
 
 /// Only bytes after the last `\n` may be torn, except the lines of a final

@@ -87,6 +87,20 @@ pub(crate) fn quiet_for(default: std::time::Duration) -> std::time::Duration {
     default
 }
 
+/// From how many bytes on a file's records are parsed on a second core
+/// while they are streamed (`lines::operations_ahead`); tests make it 0
+/// with `DISCUSS_AHEAD_FROM_BYTES` to take that path on a small ledger.
+pub(crate) fn ahead_from_bytes(default: u64) -> u64 {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = std::env::var("DISCUSS_AHEAD_FROM_BYTES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        return n;
+    }
+    default
+}
+
 /// The chunk a file import copies at a time; tests make it small with
 /// `DISCUSS_IMPORT_CHUNK` to crash between many chunks
 /// (`import.after_chunk`, after each one is written).

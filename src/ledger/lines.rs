@@ -136,6 +136,66 @@ pub(crate) fn operations_of<T>(
     })
 }
 
+/// Lines from this many bytes on are read on a second core
+/// (`operations_ahead`): below, starting a thread costs more than it saves.
+pub(crate) const AHEAD_FROM_BYTES: u64 = 4 << 20;
+
+/// `operations_of` on two cores: a thread of its own reads the lines and
+/// `read`s them (the parse, most of the work), while this one keeps the
+/// operations whole and hands the items to `take`, in ledger order, as
+/// they come. The same items, findings and end as `operations_of`.
+pub(crate) fn operations_ahead<T: Send>(
+    feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)> + Send,
+    mut read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark) + Send,
+    mut take: impl FnMut(T),
+) -> io::Result<Streamed> {
+    /// Lines handed over at a time, and batches on their way at most: a
+    /// few MiB held between the two threads, whatever the ledger's size.
+    const BATCH: usize = 512;
+    const BATCHES_ON_THE_WAY: usize = 8;
+    type Batch<T> = Vec<(u64, u64, T, OpMark)>;
+    let (send, receive) = std::sync::mpsc::sync_channel::<Batch<T>>(BATCHES_ON_THE_WAY);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut batch = Vec::with_capacity(BATCH);
+            let mut gone = false;
+            let lines_end = feed(&mut |start, line_no, line| {
+                if gone {
+                    return;
+                }
+                let (item, mark) = read(start, line_no, line);
+                batch.push((start, line_no, item, mark));
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    gone = send.send(full).is_err();
+                }
+            });
+            if !batch.is_empty() {
+                let _ = send.send(batch);
+            }
+            lines_end
+        });
+        let mut operations = Operations::default();
+        for batch in receive {
+            for (start, line_no, item, mark) in batch {
+                operations.line(start, line_no, mark, item, &mut take);
+            }
+        }
+        let lines_end = match reader.join() {
+            Ok(lines_end) => lines_end?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let (end, lines) = operations.end(lines_end);
+        operations.finish();
+        Ok(Streamed {
+            end,
+            lines,
+            cut_operation: end < lines_end.0,
+            findings: operations.findings,
+        })
+    })
+}
+
 /// A line read as a record (`None` when it is not one) and what it says
 /// of its operation: the `read` of `operations_of` for those who want
 /// the records.
@@ -324,4 +384,29 @@ pub(crate) fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> (Vec<Pa
     }
     let (end, _) = operations.end((offset + start as u64, count));
     (lines, end)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every corpus ledger's complete lines one after another: thousands
+    /// of lines, operations across the batches handed between the cores,
+    /// lines that are no records, and a cut operation at the end.
+    #[test]
+    fn two_cores_read_what_one_reads_across_many_batches() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/replay");
+        let mut bytes = Vec::new();
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let ledger = std::fs::read(entry.unwrap().path()).unwrap();
+            let end = ledger
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            bytes.extend_from_slice(&ledger[..end]);
+        }
+        let cut = br#"{"v":1,"kind":"fleet","id":"rec_9","at_ms":1,"by":"x","op":"add","fleet_id":"f","agent_id":"a","op_lines":3,"op_id":"rec_9"}"#;
+        bytes.extend_from_slice(cut);
+        bytes.push(b'\n');
+        assert!(bytes.iter().filter(|&&b| b == b'\n').count() > 4 * 512);
+        crate::fuzzing::on_two_cores_as_on_one(&bytes);
+    }
 }

@@ -108,6 +108,19 @@ fn after_a_cursor_is_exactly_the_rest_of_the_stream() {
     );
     let out = env.run(&["--json", "events", "--after", "-1"]);
     assert_eq!(out.status, 2, "a cursor is a line number");
+    // A long ledger's records are parsed on a second core while they are
+    // streamed: the very same stream, from any cursor.
+    let ahead = [("DISCUSS_AHEAD_FROM_BYTES", "0")];
+    for cursor in [0, 3, all.len()] {
+        let after = cursor.to_string();
+        let on_one = env.run(&["--json", "events", "--after", &after]);
+        let on_two = env.run_with(&ahead, &["--json", "events", "--after", &after], "");
+        assert_eq!(
+            (on_two.status, &on_two.stdout),
+            (0, &on_one.stdout),
+            "after {cursor}"
+        );
+    }
 }
 
 fn follower(env: &Env) -> std::process::Child {
