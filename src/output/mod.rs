@@ -287,8 +287,14 @@ impl Output {
     ) -> Result<T, Error> {
         let mut stdout = StdoutWriter::new();
         let mut sink = Sink::new(&mut stdout);
+        // The first item goes out at once: a reader sees the stream start
+        // without waiting for a buffer to fill.
+        let mut first = true;
         let mut item = |view: &dyn Render| {
             self.render(view, Form::Usual, &mut sink);
+            if std::mem::take(&mut first) {
+                sink.flush_now();
+            }
             sink.failure()
         };
         // What was printed before a failure to read goes out all the same.
@@ -429,12 +435,18 @@ impl<'w> Sink<'w> {
 
     /// Flushes; the first failure, if any.
     pub(crate) fn finish(mut self) -> Result<(), Error> {
+        self.flush_now();
+        self.failure()
+    }
+
+    /// Writes out what is buffered now (`flush` of a sink is for the
+    /// formatters, and does nothing).
+    fn flush_now(&mut self) {
         if self.failed.is_none()
             && let Err(err) = self.out.flush()
         {
             self.failed = Some(err.to_string());
         }
-        self.failure()
     }
 
     /// The first failure so far, if any.

@@ -501,13 +501,15 @@ fn a_token_cap_refuses_the_wake_that_would_pass_it_until_the_hour_rolls_on() {
     );
     assert_eq!(shown["default_tokens_per_hour"], Value::Null);
     // (A discussion of its own each time: an hour outlives a discussion.)
-    env.advance(retry - 10);
+    // A second before the spend leaves the hour, and as it leaves: times
+    // from the ledger, as a process's clock runs on from the pinned one.
+    env.advance(leaves_at - 1_000 - env.now_ms);
     let (fourth, _) = env.ask(&[]);
     assert_eq!(
         wake_b(&env, &fourth).error()["code"],
         "spend_quota_exceeded"
     );
-    env.advance(20);
+    env.advance(leaves_at - env.now_ms);
     let (fifth, _) = env.ask(&[]);
     assert_eq!(wake_b(&env, &fifth).status, 0);
 }
