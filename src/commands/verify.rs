@@ -14,7 +14,7 @@ use clap::Args;
 /// else 7 with the report.
 ///
 /// It reads every line, so it takes time in proportion to the ledger: about
-/// 7 s per million lines on a 2-core machine, with a progress bar on a
+/// 2 s per million lines on a 2-core machine, with a progress bar on a
 /// terminal once it has run for a second.
 #[derive(Debug, Args)]
 #[command(
