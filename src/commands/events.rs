@@ -49,8 +49,9 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     // A command holds many discussions (it runs alone); each of a server's
     // streams holds few (hundreds run side by side).
     let mut stream = EventStream::new(discussion, args.agent.clone(), None, args.after, 1 << 16);
-    // Each record is printed as it is read: the first lines come at once,
-    // and memory holds only the discussions that may change.
+    // Each record is printed as it is read (the first at once, the rest
+    // through a buffer), and memory holds only the discussions that may
+    // change.
     // After a cursor, from the operation that holds it, found through the
     // index: a resumed stream does not read the ledger before it.
     let from = ctx.ledger.position_of_line(args.after)?;
