@@ -271,6 +271,52 @@ struct Header {
     request_digest: Option<String>,
 }
 
+/// What a line says of itself beside its kind and body, however it was
+/// parsed: with the body, it makes the record.
+struct Stamp {
+    id: String,
+    at_ms: i64,
+    by: String,
+    op_lines: Option<u64>,
+    op_id: Option<String>,
+    idempotency_key: Option<String>,
+    request_digest: Option<String>,
+}
+
+impl Stamp {
+    /// The record on line `line_no` with `body`, and its operation mark.
+    fn record(self, body: Body, line_no: usize) -> (Record, OpMark) {
+        let mark = OpMark::of(&self.id, self.op_lines, self.op_id.as_deref());
+        let idempotency = match (self.idempotency_key, self.request_digest) {
+            (Some(key), Some(digest)) => Some(Idempotency { key, digest }),
+            _ => None,
+        };
+        let op_id = match &mark {
+            OpMark::Member { op_id } => Some(op_id.clone()),
+            _ => None,
+        };
+        let record = Record {
+            id: self.id,
+            at_ms: self.at_ms,
+            by: self.by,
+            body,
+            line: line_no,
+            idempotency,
+            op_id,
+        };
+        (record, mark)
+    }
+}
+
+impl QuotaSetting {
+    /// A quota record sets one quota at least.
+    fn sets_something(&self) -> bool {
+        self.wakes_per_hour.is_some()
+            || self.tokens_per_hour.is_some()
+            || self.cost_usd_per_day.is_some()
+    }
+}
+
 /// The field on the first line of an operation that wrote several lines,
 /// giving their number. An addition to ledger v1's fields.
 pub const OP_LINES: &str = "op_lines";
@@ -379,40 +425,28 @@ impl Record {
             "fleet" => FleetChange::deserialize(&value).map(Body::Fleet),
             "kill_switch" => KillSwitch::deserialize(&value).map(Body::KillSwitch),
             "quota" => QuotaSetting::deserialize(&value).and_then(|quota| {
-                let sets_nothing = quota.wakes_per_hour.is_none()
-                    && quota.tokens_per_hour.is_none()
-                    && quota.cost_usd_per_day.is_none();
-                if sets_nothing {
+                if quota.sets_something() {
+                    Ok(Body::Quota(quota))
+                } else {
                     Err(serde::de::Error::custom(
                         "a quota sets wakes_per_hour, tokens_per_hour or cost_usd_per_day",
                     ))
-                } else {
-                    Ok(Body::Quota(quota))
                 }
             }),
             "credential" => Credential::deserialize(&value).map(Body::Credential),
             other => return Err(format!("unknown kind {other:?}")),
         }
         .map_err(|e| format!("bad {} record: {e}", header.kind))?;
-        let mark = OpMark::of(&header.id, header.op_lines, header.op_id.as_deref());
-        let idempotency = match (header.idempotency_key, header.request_digest) {
-            (Some(key), Some(digest)) => Some(Idempotency { key, digest }),
-            _ => None,
-        };
-        let op_id = match &mark {
-            OpMark::Member { op_id } => Some(op_id.clone()),
-            _ => None,
-        };
-        let record = Record {
+        let stamp = Stamp {
             id: header.id,
             at_ms: header.at_ms,
             by: header.by,
-            body,
-            line: line_no,
-            idempotency,
-            op_id,
+            op_lines: header.op_lines,
+            op_id: header.op_id,
+            idempotency_key: header.idempotency_key,
+            request_digest: header.request_digest,
         };
-        Ok((record, mark))
+        Ok(stamp.record(body, line_no))
     }
 
     /// The record as one JSON object, fields in a stable, readable order.

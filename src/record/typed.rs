@@ -158,10 +158,7 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
                 tokens_per_hour: l.tokens_per_hour,
                 cost_usd_per_day: l.cost_usd_per_day,
             };
-            if quota.wakes_per_hour.is_none()
-                && quota.tokens_per_hour.is_none()
-                && quota.cost_usd_per_day.is_none()
-            {
+            if !quota.sets_something() {
                 return None;
             }
             Body::Quota(quota)
@@ -180,23 +177,14 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
         }),
         _ => return None,
     };
-    let mark = OpMark::of(&l.id, l.op_lines, l.op_id.as_deref());
-    let idempotency = match (l.idempotency_key, l.request_digest) {
-        (Some(key), Some(digest)) => Some(Idempotency { key, digest }),
-        _ => None,
-    };
-    let op_id = match &mark {
-        OpMark::Member { op_id } => Some(op_id.clone()),
-        _ => None,
-    };
-    let record = Record {
+    let stamp = Stamp {
         id: l.id,
         at_ms: l.at_ms,
         by: l.by,
-        body,
-        line: line_no,
-        idempotency,
-        op_id,
+        op_lines: l.op_lines,
+        op_id: l.op_id,
+        idempotency_key: l.idempotency_key,
+        request_digest: l.request_digest,
     };
-    Some((record, mark))
+    Some(stamp.record(body, line_no))
 }
