@@ -126,14 +126,7 @@ pub(crate) fn operations_of<T>(
         let (item, mark) = read(start, line_no, line);
         operations.line(start, line_no, mark, item, &mut take);
     })?;
-    let (end, lines) = operations.end(lines_end);
-    operations.finish();
-    Ok(Streamed {
-        end,
-        lines,
-        cut_operation: end < lines_end.0,
-        findings: operations.findings,
-    })
+    Ok(operations.streamed(lines_end))
 }
 
 /// Lines from this many bytes on are read on a second core
@@ -185,14 +178,7 @@ pub(crate) fn operations_ahead<T: Send>(
             Ok(lines_end) => lines_end?,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let (end, lines) = operations.end(lines_end);
-        operations.finish();
-        Ok(Streamed {
-            end,
-            lines,
-            cut_operation: end < lines_end.0,
-            findings: operations.findings,
-        })
+        Ok(operations.streamed(lines_end))
     })
 }
 
@@ -331,6 +317,19 @@ impl<T> Operations<T> {
                     lines - 1 - to_come
                 ),
             });
+        }
+    }
+
+    /// What the stream found, at the end of the ledger, given where the
+    /// complete lines end.
+    fn streamed(mut self, lines_end: (u64, u64)) -> Streamed {
+        let (end, lines) = self.end(lines_end);
+        self.finish();
+        Streamed {
+            end,
+            lines,
+            cut_operation: end < lines_end.0,
+            findings: self.findings,
         }
     }
 
