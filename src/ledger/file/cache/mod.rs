@@ -513,27 +513,17 @@ impl Cache {
 
     /// The number of the last line indexed under each key, from the whole
     /// index read in order: when a pass over the ledger has read it, the
-    /// discussions of that key have no record left to come.
-    pub(crate) fn last_line_of_each_key(&self) -> io::Result<std::collections::HashMap<u64, u32>> {
+    /// discussions of that key have no record left to come. (A base that
+    /// cannot be read gives fewer: those discussions wait for the end of
+    /// the pass.)
+    pub(crate) fn last_line_of_each_key(&self) -> std::collections::HashMap<u64, u32> {
         let mut last = std::collections::HashMap::new();
-        let mut note = |entry: &LineRef| {
+        let base = BaseStream::new(self.base_file.as_ref(), self.base.entries);
+        for entry in base.chain(self.delta.iter().copied()) {
             let line = last.entry(entry.key).or_insert(entry.line);
             *line = (*line).max(entry.line);
-        };
-        if let Some(file) = &self.base_file {
-            const AT_ONCE: u64 = 8192;
-            let mut i = 0;
-            while i < self.base.entries {
-                let count = (self.base.entries - i).min(AT_ONCE);
-                let mut b = vec![0u8; count as usize * ENTRY];
-                file.read_exact_at(&mut b, BASE_HEADER as u64 + i * ENTRY as u64)?;
-                b.chunks_exact(ENTRY)
-                    .for_each(|chunk| note(&LineRef::from_bytes(chunk)));
-                i += count;
-            }
         }
-        self.delta.iter().for_each(note);
-        Ok(last)
+        last
     }
 
     fn base_entries(&self, key: u64) -> io::Result<Vec<LineRef>> {
