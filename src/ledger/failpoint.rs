@@ -71,17 +71,11 @@ pub(super) fn pretended_network_fs() -> Option<String> {
     None
 }
 
-/// `DISCUSS_CACHE_MERGE_AT=N` under the feature: merge the checkpoint's
-/// entries into a new index past N, so tests reach a merge in a few writes.
-#[inline(always)]
 /// How long work runs before its progress shows; tests set it to nothing
 /// with `DISCUSS_PROGRESS_AFTER_MS`.
 pub(crate) fn quiet_for(default: std::time::Duration) -> std::time::Duration {
     #[cfg(feature = "failpoints")]
-    if let Some(ms) = std::env::var("DISCUSS_PROGRESS_AFTER_MS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-    {
+    if let Some(ms) = number("DISCUSS_PROGRESS_AFTER_MS") {
         return std::time::Duration::from_millis(ms);
     }
     default
@@ -92,10 +86,7 @@ pub(crate) fn quiet_for(default: std::time::Duration) -> std::time::Duration {
 /// with `DISCUSS_AHEAD_FROM_BYTES` to take that path on a small ledger.
 pub(crate) fn ahead_from_bytes(default: u64) -> u64 {
     #[cfg(feature = "failpoints")]
-    if let Some(n) = std::env::var("DISCUSS_AHEAD_FROM_BYTES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-    {
+    if let Some(n) = number("DISCUSS_AHEAD_FROM_BYTES") {
         return n;
     }
     default
@@ -106,11 +97,7 @@ pub(crate) fn ahead_from_bytes(default: u64) -> u64 {
 /// (`import.after_chunk`, after each one is written).
 pub(super) fn import_chunk(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
-    if let Some(n) = std::env::var("DISCUSS_IMPORT_CHUNK")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .filter(|n: &usize| *n > 0)
-    {
+    if let Some(n) = number("DISCUSS_IMPORT_CHUNK").filter(|n: &usize| *n > 0) {
         return n;
     }
     default
@@ -120,25 +107,27 @@ pub(super) fn import_chunk(default: usize) -> usize {
 /// small with `DISCUSS_CACHE_LIVE_CAPACITY` to reach the fallback.
 pub(super) fn live_capacity(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
-    if let Some(n) = std::env::var("DISCUSS_CACHE_LIVE_CAPACITY")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .filter(|n: &usize| *n > 0)
-    {
+    if let Some(n) = number("DISCUSS_CACHE_LIVE_CAPACITY").filter(|n: &usize| *n > 0) {
         return n;
     }
     default
 }
 
+/// `DISCUSS_CACHE_MERGE_AT=N` under the feature: merge the checkpoint's
+/// entries into a new index past N, so tests reach a merge in a few writes.
+#[inline(always)]
 pub(super) fn merge_at(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
-    if let Some(n) = std::env::var("DISCUSS_CACHE_MERGE_AT")
-        .ok()
-        .and_then(|n| n.parse().ok())
-    {
+    if let Some(n) = number("DISCUSS_CACHE_MERGE_AT") {
         return n;
     }
     default
+}
+
+/// The number a test set in the environment variable `name`, if any.
+#[cfg(feature = "failpoints")]
+fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok()?.parse().ok()
 }
 
 #[cfg(feature = "failpoints")]
