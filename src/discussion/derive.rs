@@ -49,18 +49,13 @@ pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
         records.iter().map(|r| envelope_of(r, id)).collect();
     fold.choose_root(records, &envelopes);
 
-    let mut clock = first.at_ms;
     // Without a root there is nothing to fold against: the one
     // malformed_root finding says it all.
-    let foldable = if fold.root_record.is_some() {
-        records.len()
+    let clock = if fold.root_record.is_some() {
+        fold.steps(records, &envelopes)
     } else {
-        0
+        first.at_ms
     };
-    for (record, envelope) in records.iter().zip(&envelopes).take(foldable) {
-        clock = clock.max(record.at_ms);
-        fold.step(record, envelope.as_ref(), clock);
-    }
     fold.d.updated_at_ms = records.iter().map(|r| r.at_ms).fold(clock, i64::max);
     fold.advance(now_ms.max(clock));
     Some(fold.finish())
@@ -138,11 +133,7 @@ impl StatusAfterEach {
                 let envelopes: Vec<_> = records.iter().map(|r| envelope_of(r, &self.id)).collect();
                 let mut fold = Fold::new(&self.id, records[0].at_ms);
                 fold.choose_root(records, &envelopes);
-                self.clock = records[0].at_ms;
-                for (record, envelope) in records.iter().zip(&envelopes) {
-                    self.clock = self.clock.max(record.at_ms);
-                    fold.step(record, envelope.as_ref(), self.clock);
-                }
+                self.clock = fold.steps(records, &envelopes);
                 fold.advance(self.clock);
                 self.fold = Some(fold);
             }
@@ -272,6 +263,22 @@ impl Fold {
             );
         }
         self.root_record = Some(record.id.clone());
+    }
+
+    /// Every record in ledger order, each at the latest time so far (a
+    /// record stamped before its predecessor is taken at that one's time);
+    /// that time after the last.
+    fn steps(
+        &mut self,
+        records: &[&Record],
+        envelopes: &[Option<Result<Envelope, String>>],
+    ) -> i64 {
+        let mut clock = records.first().map_or(i64::MIN, |r| r.at_ms);
+        for (record, envelope) in records.iter().zip(envelopes) {
+            clock = clock.max(record.at_ms);
+            self.step(record, envelope.as_ref(), clock);
+        }
+        clock
     }
 
     /// One record at time `t`, after the deadlines before it.
