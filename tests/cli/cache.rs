@@ -227,6 +227,25 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
             }),
         ),
         (
+            "every line number one lower",
+            Box::new(|b| {
+                // Each entry's line number (its last 4 bytes) lowered by
+                // one: a discussion's last line then seems to come earlier
+                // than it does, so a pass that trusted it would end the
+                // discussion before its last record.
+                let mut b = b.clone();
+                if b.starts_with(b"DSCIDX01") {
+                    let entries = u64::from_le_bytes(b[56..64].try_into().unwrap()) as usize;
+                    for i in 0..entries {
+                        let at = 96 + i * 24 + 20;
+                        let line = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+                        b[at..at + 4].copy_from_slice(&line.saturating_sub(1).to_le_bytes());
+                    }
+                }
+                b
+            }),
+        ),
+        (
             "two entries of different discussions swapped",
             Box::new(|b| {
                 // The index's first and last entries (sorted by key, so of

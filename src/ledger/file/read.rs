@@ -332,7 +332,8 @@ fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
 /// records once its last indexed line has been read, so memory holds the
 /// discussions under way at one point of the ledger, not the ledger. The
 /// records are those `Cache::with_records` gives: the records of the
-/// whole operations the cache covers that name the discussion.
+/// whole operations the cache covers that name the discussion. `Err`
+/// also when the index turns out wrong about where a discussion ends.
 fn in_one_pass(
     cache: &Cache,
     file: &File,
@@ -340,6 +341,10 @@ fn in_one_pass(
 ) -> io::Result<()> {
     let last_line = cache.last_line_of_each_key();
     let mut under_way: HashMap<String, Vec<Record>> = HashMap::new();
+    // The index only says when a discussion may be let go; a record past
+    // the last line indexed under its key means it says wrong, and the
+    // pass gives up for a rebuilt one.
+    let mut misindexed = false;
     // On one core: with the parse on a second one, the first list after
     // the cache is gone took 3.0 s instead of 3.3 s, but 130 MiB, and
     // verify (which checks the lines on that core) got slower.
@@ -348,7 +353,12 @@ fn in_one_pass(
         let Some(id) = record.discussion_id() else {
             return;
         };
-        let ends = last_line.get(&key_of(id)).map(|&l| l as usize) == Some(record.line);
+        let last = last_line.get(&key_of(id)).map(|&l| l as usize);
+        if misindexed || last.is_none_or(|last| record.line > last) {
+            misindexed = true;
+            return;
+        }
+        let ends = last == Some(record.line);
         let records = match under_way.get_mut(id) {
             Some(records) => records,
             None => under_way.entry(id.to_owned()).or_default(),
@@ -369,6 +379,12 @@ fn in_one_pass(
         |_, line_no, line| record_and_mark(line_no, line),
         take,
     )?;
+    if misindexed {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a record past the last line its key has in the index",
+        ));
+    }
     for (id, records) in under_way {
         each(&id, &records.iter().collect::<Vec<_>>());
     }
