@@ -249,7 +249,7 @@ impl FileLedger {
             let mut line = after;
             // An operation is a few lines: its first is never far back.
             for _ in 0..16 {
-                let Some((offset, at)) = cache.line_at_or_before(line) else {
+                let Some((offset, at)) = cache.line_at_or_before(line).ok()? else {
                     return Some((0, 0));
                 };
                 let (text, whole) =
@@ -339,7 +339,9 @@ fn in_one_pass(
     file: &File,
     mut each: impl FnMut(&str, &[&Record]),
 ) -> io::Result<()> {
-    let last_line = cache.last_line_of_each_key();
+    let last_line = cache
+        .last_line_of_each_key()
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
     let mut under_way: HashMap<String, Vec<Record>> = HashMap::new();
     // The index only says when a discussion may be let go; a record past
     // the last line indexed under its key means it says wrong, and the

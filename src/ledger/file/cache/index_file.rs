@@ -1,6 +1,8 @@
 //! `<ledger>.index`: the base of the cache. A header, then fixed-size
 //! entries sorted by (discussion key, offset), then the discussion ids, one
 //! a line. Written whole and renamed into place, never changed in place.
+//! The header holds a hash of the entries, which whoever reads them all
+//! checks: a damaged line number would otherwise go unseen.
 
 use super::Mark;
 use crate::ledger::file::private_file::temporary_beside;
@@ -11,8 +13,19 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 pub(super) const ENTRY: usize = 24;
-const BASE_MAGIC: &[u8; 8] = b"DSCIDX01";
-pub(super) const BASE_HEADER: usize = 96;
+const BASE_MAGIC: &[u8; 8] = b"DSCIDX02";
+pub(super) const BASE_HEADER: usize = 104;
+/// Entries read (and hashed) at a time.
+const CHUNK: usize = 16_384;
+
+/// The hash of a base's entries, a chunk of `CHUNK` entries at a time (the
+/// last one shorter), so that a stream checks it as it reads.
+fn chain_hash(so_far: u64, chunk: &[u8]) -> u64 {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&so_far.to_le_bytes());
+    b[8..].copy_from_slice(&hash64(chunk).to_le_bytes());
+    hash64(&b)
+}
 
 /// One discussion line of the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +78,7 @@ fn base_header(
     dev: u64,
     ino: u64,
     mark: &Mark,
-    entries: u64,
+    (entries, entries_hash): (u64, u64),
     ids: (u64, u64, u64),
 ) -> [u8; BASE_HEADER] {
     let mut h = [0u8; BASE_HEADER];
@@ -81,12 +94,13 @@ fn base_header(
         ids.0,
         ids.1,
         ids.2,
+        entries_hash,
     ];
     for (i, f) in fields.iter().enumerate() {
         h[8 + i * 8..16 + i * 8].copy_from_slice(&f.to_le_bytes());
     }
-    let sum = hash64(&h[..88]);
-    h[88..96].copy_from_slice(&sum.to_le_bytes());
+    let sum = hash64(&h[..96]);
+    h[96..104].copy_from_slice(&sum.to_le_bytes());
     h
 }
 
@@ -97,6 +111,7 @@ pub(super) struct BaseInfo {
     pub(super) entries: u64,
     /// Offset, length and hash of the discussion ids.
     pub(super) ids: (u64, u64, u64),
+    pub(super) entries_hash: u64,
     pub(super) header_hash: u64,
 }
 
@@ -107,7 +122,7 @@ pub(super) fn read_base_header(file: &File) -> Option<BaseInfo> {
         return None;
     }
     let field = |i: usize| u64::from_le_bytes(h[8 + i * 8..16 + i * 8].try_into().unwrap());
-    if hash64(&h[..88]) != field(10) {
+    if hash64(&h[..96]) != field(11) {
         return None;
     }
     // A base cut short (or grown) is not the one its header describes.
@@ -128,28 +143,41 @@ pub(super) fn read_base_header(file: &File) -> Option<BaseInfo> {
         },
         entries: field(6),
         ids: (field(7), field(8), field(9)),
+        entries_hash: field(10),
         header_hash: hash64(&h),
     })
 }
 
-/// The entries of a base file, in order, read in chunks.
+/// The entries of a base file, in order, read in chunks. A base whose
+/// entries do not hash as its header says ends before its last chunk:
+/// `intact` tells, once the stream is over.
 pub(super) struct BaseStream<'a> {
     file: Option<&'a File>,
     next: u64,
     total: u64,
+    hashed: u64,
+    expected: u64,
     buf: Vec<LineRef>,
     pos: usize,
 }
 
 impl<'a> BaseStream<'a> {
-    pub(super) fn new(file: Option<&'a File>, total: u64) -> Self {
+    pub(super) fn new(file: Option<&'a File>, (total, expected): (u64, u64)) -> Self {
         BaseStream {
             file,
             next: 0,
             total,
+            hashed: 0,
+            expected,
             buf: Vec::new(),
             pos: 0,
         }
+    }
+
+    /// Whether every entry was read and they hash as the header says
+    /// (without a base file, there is nothing to doubt).
+    pub(super) fn intact(&self) -> bool {
+        self.file.is_none() || (self.next == self.total && self.hashed == self.expected)
     }
 }
 
@@ -161,12 +189,17 @@ impl Iterator for BaseStream<'_> {
             if self.next >= self.total {
                 return None;
             }
-            let count = (self.total - self.next).min(16_384);
+            let count = (self.total - self.next).min(CHUNK as u64);
             let mut b = vec![0u8; count as usize * ENTRY];
-            // A base that cannot be read ends the stream early; `write_base`
-            // then counts fewer entries than it expects and gives up.
+            // A base that cannot be read, or is damaged, ends the stream
+            // early; `write_base` then counts fewer entries than it expects
+            // and gives up.
             file.read_exact_at(&mut b, BASE_HEADER as u64 + self.next * ENTRY as u64)
                 .ok()?;
+            self.hashed = chain_hash(self.hashed, &b);
+            if self.next + count == self.total && self.hashed != self.expected {
+                return None;
+            }
             self.buf = b.chunks_exact(ENTRY).map(LineRef::from_bytes).collect();
             self.pos = 0;
             self.next += count;
@@ -209,9 +242,19 @@ pub(super) fn write_base(
     let mut out = BufWriter::with_capacity(1 << 20, file);
     out.write_all(&[0u8; BASE_HEADER])?;
     let mut written = 0u64;
+    let (mut hashed, mut chunk) = (0u64, Vec::with_capacity(CHUNK * ENTRY));
     for entry in entries {
-        out.write_all(&entry.to_bytes())?;
+        chunk.extend_from_slice(&entry.to_bytes());
         written += 1;
+        if chunk.len() == CHUNK * ENTRY {
+            hashed = chain_hash(hashed, &chunk);
+            out.write_all(&chunk)?;
+            chunk.clear();
+        }
+    }
+    if !chunk.is_empty() {
+        hashed = chain_hash(hashed, &chunk);
+        out.write_all(&chunk)?;
     }
     if written != total {
         return Err(io::Error::other("the old base could not be read whole"));
@@ -226,7 +269,7 @@ pub(super) fn write_base(
     out.flush()?;
     drop(out);
     let ids = (ids_offset, section.len() as u64, hash64(&section));
-    file.write_all_at(&base_header(dev, ino, mark, written, ids), 0)?;
+    file.write_all_at(&base_header(dev, ino, mark, (written, hashed), ids), 0)?;
     file.sync_all()?;
     // The renamed file stays open: it is the one read from now on, whatever
     // is later put at its path.

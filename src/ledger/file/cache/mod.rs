@@ -102,6 +102,8 @@ pub(crate) struct Cache {
     base: BaseRef,
     base_file: Option<File>,
     ids_range: (u64, u64, u64),
+    /// What the base's entries hash to, as its header says.
+    entries_hash: u64,
     delta: Vec<LineRef>,
     new_ids: BTreeSet<String>,
     dirty: bool,
@@ -217,21 +219,22 @@ impl Cache {
         if !mark_holds(ledger, meta.len(), &body.mark) {
             return None;
         }
-        let (base_file, ids_range) = if body.base.entries == 0 && body.base.mark.covered == 0 {
-            (None, (0, 0, 0))
-        } else {
-            let file = open_derived(&Cache::index_path(path))?;
-            let info = read_base_header(&file)?;
-            let matches = info.dev == body.dev
-                && info.ino == body.ino
-                && info.mark == body.base.mark
-                && info.entries == body.base.entries
-                && info.header_hash == body.base.header_hash;
-            if !matches {
-                return None;
-            }
-            (Some(file), info.ids)
-        };
+        let (base_file, ids_range, entries_hash) =
+            if body.base.entries == 0 && body.base.mark.covered == 0 {
+                (None, (0, 0, 0), 0)
+            } else {
+                let file = open_derived(&Cache::index_path(path))?;
+                let info = read_base_header(&file)?;
+                let matches = info.dev == body.dev
+                    && info.ino == body.ino
+                    && info.mark == body.base.mark
+                    && info.entries == body.base.entries
+                    && info.header_hash == body.base.header_hash;
+                if !matches {
+                    return None;
+                }
+                (Some(file), info.ids, info.entries_hash)
+            };
         Some(Cache {
             path: path.to_path_buf(),
             dev: body.dev,
@@ -243,6 +246,7 @@ impl Cache {
             base: body.base,
             base_file,
             ids_range,
+            entries_hash,
             delta: entries
                 .chunks_exact(ENTRY)
                 .map(LineRef::from_bytes)
@@ -274,6 +278,7 @@ impl Cache {
             base: BaseRef::default(),
             base_file: None,
             ids_range: (0, 0, 0),
+            entries_hash: 0,
             delta: Vec::new(),
             new_ids: BTreeSet::new(),
             dirty: true,
@@ -347,6 +352,7 @@ impl Cache {
             header_hash: info.header_hash,
         };
         self.ids_range = info.ids;
+        self.entries_hash = info.entries_hash;
         self.base_file = Some(file);
     }
 
@@ -515,15 +521,29 @@ impl Cache {
     /// index read in order: when a pass over the ledger has read it, the
     /// discussions of that key have no record left to come. (A base that
     /// cannot be read gives fewer: those discussions wait for the end of
-    /// the pass.)
-    pub(crate) fn last_line_of_each_key(&self) -> std::collections::HashMap<u64, u32> {
+    /// the pass.) `Damaged` when the base's entries are not those it
+    /// was written with.
+    pub(crate) fn last_line_of_each_key(
+        &self,
+    ) -> Result<std::collections::HashMap<u64, u32>, Damaged> {
         let mut last = std::collections::HashMap::new();
-        let base = BaseStream::new(self.base_file.as_ref(), self.base.entries);
-        for entry in base.chain(self.delta.iter().copied()) {
+        let mut base = self.base_stream();
+        for entry in base.by_ref().chain(self.delta.iter().copied()) {
             let line = last.entry(entry.key).or_insert(entry.line);
             *line = (*line).max(entry.line);
         }
-        last
+        if !base.intact() {
+            return Err(Damaged);
+        }
+        Ok(last)
+    }
+
+    /// The base's entries, in order.
+    fn base_stream(&self) -> BaseStream<'_> {
+        BaseStream::new(
+            self.base_file.as_ref(),
+            (self.base.entries, self.entries_hash),
+        )
     }
 
     fn base_entries(&self, key: u64) -> io::Result<Vec<LineRef>> {
@@ -564,11 +584,11 @@ impl Cache {
         Ok(found)
     }
 
-    /// Every discussion id the ledger names.
     /// The latest indexed line at or before line `line`: where it starts
-    /// and its number. The base is read only when the entries after it
-    /// hold none.
-    pub(crate) fn line_at_or_before(&self, line: u64) -> Option<(u64, u64)> {
+    /// and its number (`None` when no line is). The base is read only when
+    /// the entries after it hold none, and all of it: `Damaged` when its
+    /// entries are not those it was written with.
+    pub(crate) fn line_at_or_before(&self, line: u64) -> Result<Option<(u64, u64)>, Damaged> {
         let at_or_before = |entry: &LineRef| u64::from(entry.line) <= line;
         let latest = self
             .delta
@@ -578,28 +598,37 @@ impl Cache {
             .max_by_key(|entry| entry.line);
         let latest = match latest {
             Some(entry) => Some(entry),
-            None => BaseStream::new(self.base_file.as_ref(), self.base.entries)
-                .filter(at_or_before)
-                .max_by_key(|entry| entry.line),
+            None => {
+                let mut base = self.base_stream();
+                let latest = base
+                    .by_ref()
+                    .filter(at_or_before)
+                    .max_by_key(|entry| entry.line);
+                if !base.intact() {
+                    return Err(Damaged);
+                }
+                latest
+            }
         };
-        latest.map(|entry| (entry.offset, u64::from(entry.line)))
+        Ok(latest.map(|entry| (entry.offset, u64::from(entry.line))))
     }
 
+    /// Every discussion id the ledger names.
     pub(crate) fn discussion_ids(&self) -> Result<Vec<String>, Damaged> {
         let mut ids: BTreeSet<String> = self.new_ids.clone();
         ids.extend(self.discussion_ids_of_base(self.base_file.as_ref())?);
         Ok(ids.into_iter().collect())
     }
 
-    /// Writes the checkpoint (merging into a new base first when the
-    /// entries after the base are many). A failure leaves a stale or
-    /// missing cache, which the next command notices: it never fails the
-    /// command that wrote the ledger.
     /// Whether it holds more than its files do.
     pub(crate) fn is_dirty(&self) -> bool {
         self.dirty
     }
 
+    /// Writes the checkpoint (merging into a new base first when the
+    /// entries after the base are many). A failure leaves a stale or
+    /// missing cache, which the next command notices: it never fails the
+    /// command that wrote the ledger.
     pub(crate) fn save(&mut self) {
         if !self.dirty {
             return;
@@ -670,7 +699,7 @@ impl Cache {
             }
         }
         let ids: Vec<String> = ids.into_iter().collect();
-        let stream = BaseStream::new(old.as_ref(), old_entries);
+        let stream = BaseStream::new(old.as_ref(), (old_entries, self.entries_hash));
         let merged = MergeSorted {
             a: stream.peekable(),
             b: delta.iter().copied().peekable(),
