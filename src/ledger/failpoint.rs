@@ -92,6 +92,16 @@ pub(crate) fn ahead_from_bytes(default: u64) -> u64 {
     default
 }
 
+/// The rows a command's stream of a database reads at a time; tests make
+/// it small with `DISCUSS_STREAM_BATCH` to read ahead on a small ledger.
+pub(crate) fn stream_batch(default: i64) -> i64 {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = number("DISCUSS_STREAM_BATCH").filter(|n: &i64| *n > 0) {
+        return n;
+    }
+    default
+}
+
 /// The chunk a file import copies at a time; tests make it small with
 /// `DISCUSS_IMPORT_CHUNK` to crash between many chunks
 /// (`import.after_chunk`, after each one is written).

@@ -109,9 +109,14 @@ fn after_a_cursor_is_exactly_the_rest_of_the_stream() {
     let out = env.run(&["--json", "events", "--after", "-1"]);
     assert_eq!(out.status, 2, "a cursor is a line number");
     // A long ledger's records are parsed on a second core while they are
-    // streamed: the very same stream, from any cursor.
-    let ahead = [("DISCUSS_AHEAD_FROM_BYTES", "0")];
-    for cursor in [0, 3, all.len()] {
+    // streamed (a file's), or the next batch is read while this one is
+    // printed (a database's, here four rows a batch): the very same
+    // stream, from any cursor.
+    let ahead = [
+        ("DISCUSS_AHEAD_FROM_BYTES", "0"),
+        ("DISCUSS_STREAM_BATCH", "4"),
+    ];
+    for cursor in 0..=all.len() {
         let after = cursor.to_string();
         let on_one = env.run(&["--json", "events", "--after", &after]);
         let on_two = env.run_with(&ahead, &["--json", "events", "--after", &after], "");

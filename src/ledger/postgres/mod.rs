@@ -106,6 +106,10 @@ pub(crate) struct PgLedger {
     summarize: Option<Summarize>,
     /// Rows `stream_records` reads at a time.
     stream_batch: i64,
+    /// Whether `stream_records` reads the next batch while the last one is
+    /// handed on (a command's streams; not a server's, each of which would
+    /// hold a second connection).
+    read_ahead: bool,
 }
 
 impl Clone for PgLedger {
@@ -113,6 +117,7 @@ impl Clone for PgLedger {
         PgLedger {
             summarize: self.summarize,
             stream_batch: self.stream_batch,
+            read_ahead: self.read_ahead,
             ..PgLedger::new(self.location.clone())
         }
     }
@@ -204,13 +209,16 @@ impl PgLedger {
             location,
             idle: Mutex::new(Vec::new()),
             summarize: None,
-            stream_batch: STREAM_BATCH,
+            stream_batch: crate::ledger::failpoint::stream_batch(STREAM_BATCH),
+            read_ahead: true,
         }
     }
 
-    /// `stream_records` reads `rows` at a time.
+    /// `stream_records` reads `rows` at a time, a batch after another
+    /// (a server's streams).
     pub(crate) fn stream_batch(mut self, rows: i64) -> Self {
         self.stream_batch = rows.max(1);
+        self.read_ahead = false;
         self
     }
 

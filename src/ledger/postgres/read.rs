@@ -4,6 +4,14 @@
 
 use super::*;
 
+/// A batch of a stream: its records, where it ends, and whether the rows
+/// may go on after it.
+struct Batch {
+    records: Vec<Record>,
+    end: (u64, u64),
+    more: bool,
+}
+
 impl PgLedger {
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
         self.reading(Excerpt::empty, |tx, tables| {
@@ -330,14 +338,65 @@ impl PgLedger {
     /// The records of whole operations after line `lines` (whose bytes end
     /// at `bytes`), in order, to `take`; where they end. Read in batches,
     /// each from its own snapshot, and handed on with the connection free:
-    /// `take` may read the ledger itself (`events` does).
+    /// `take` may read the ledger itself (`events` does). A command's
+    /// stream of many batches reads the next one on a second connection
+    /// and core while `take` works through this one (the server and the
+    /// reader took turns: `events --json` of a million records took 7.7 s).
     pub(crate) fn stream_records(
         &self,
-        (mut bytes, mut lines): (u64, u64),
+        from: (u64, u64),
         mut take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)> {
+        let mut batch = self.batch_after(from)?;
+        if batch.more && self.read_ahead {
+            return std::thread::scope(|scope| {
+                // The next batch is handed over when this one is done:
+                // two in memory at most.
+                let (send, receive) = std::sync::mpsc::sync_channel::<Result<Batch>>(0);
+                let mut at = batch.end;
+                scope.spawn(move || {
+                    loop {
+                        let next = self.batch_after(at);
+                        let more = next.as_ref().is_ok_and(|next| next.more);
+                        if let Ok(next) = &next {
+                            at = next.end;
+                        }
+                        // A reader that stopped (`take` failed) ends this.
+                        if send.send(next).is_err() || !more {
+                            return;
+                        }
+                    }
+                });
+                loop {
+                    batch.records.into_iter().try_for_each(&mut take)?;
+                    if !batch.more {
+                        return Ok(batch.end);
+                    }
+                    batch = receive.recv().map_err(|_| {
+                        Error::new(ErrorCode::Internal, "the ledger's reader stopped")
+                    })??;
+                }
+            });
+        }
         loop {
-            let rows = self.reading(Vec::new, |tx, _| {
+            batch.records.into_iter().try_for_each(&mut take)?;
+            if !batch.more {
+                return Ok(batch.end);
+            }
+            batch = self.batch_after(batch.end)?;
+        }
+    }
+
+    /// The records of whole operations in the batch of rows after
+    /// position `(bytes, lines)`, read in one snapshot.
+    fn batch_after(&self, (bytes, lines): (u64, u64)) -> Result<Batch> {
+        self.reading(
+            || Batch {
+                records: Vec::new(),
+                end: (bytes, lines),
+                more: false,
+            },
+            |tx, _| {
                 let rows = tx.query_typed(
                     STREAM,
                     &[
@@ -345,34 +404,29 @@ impl PgLedger {
                         (&self.stream_batch, Type::INT8),
                     ],
                 )?;
-                Ok(rows
-                    .iter()
-                    .map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, Vec<u8>>(1)))
-                    .collect::<Vec<_>>())
-            })?;
-            let full = rows.len() as i64 == self.stream_batch;
-            let mut records = Vec::new();
-            let streamed = operations_of(
-                |line: &mut LineFeed<'_>| {
-                    let (mut at, mut count) = (bytes, lines);
-                    for (line_no, text) in &rows {
-                        count = *line_no;
-                        line(at, count, text);
-                        at += text.len() as u64 + 1;
-                    }
-                    Ok((at, count))
-                },
-                |_, line_no, line| record_and_mark(line_no, line),
-                |record| records.extend(record),
-            )
-            .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
-            records.into_iter().try_for_each(&mut take)?;
-            let moved = streamed.lines > lines;
-            (bytes, lines) = (streamed.end, streamed.lines);
-            if !full || !moved {
-                return Ok((bytes, lines));
-            }
-        }
+                let mut records = Vec::new();
+                let streamed = operations_of(
+                    |line: &mut LineFeed<'_>| {
+                        let (mut at, mut count) = (bytes, lines);
+                        for row in &rows {
+                            let text: &[u8] = row.get(1);
+                            count = row.get::<_, i64>(0) as u64;
+                            line(at, count, text);
+                            at += text.len() as u64 + 1;
+                        }
+                        Ok((at, count))
+                    },
+                    |_, line_no, line| record_and_mark(line_no, line),
+                    |record| records.extend(record),
+                )
+                .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+                Ok(Batch {
+                    records,
+                    end: (streamed.end, streamed.lines),
+                    more: rows.len() as i64 == self.stream_batch && streamed.lines > lines,
+                })
+            },
+        )
     }
 
     /// Where to stream from to get every record after line `after`: just
