@@ -176,11 +176,13 @@ pub fn replay_variants(bytes: &[u8]) -> Replay {
     summary
 }
 
-/// The lines parsed on a second core (`operations_ahead`) come out as
-/// they do on one: the same records in the same order, the same findings,
-/// the same end.
+/// The lines parsed on a second core (`operations_ahead`), or by both in
+/// turns (`operations_on_both_cores`), come out as they do on one: the
+/// same records in the same order, the same findings, the same end.
 pub(crate) fn on_two_cores_as_on_one(bytes: &[u8]) {
-    use crate::ledger::lines::{LineFeed, operations_ahead, operations_of, record_and_mark};
+    use crate::ledger::lines::{
+        LineFeed, operations_ahead, operations_of, operations_on_both_cores, record_and_mark,
+    };
     let feed = |line: &mut LineFeed<'_>| {
         let (mut start, mut line_no) = (0, 0);
         for end in memchr::memchr_iter(b'\n', bytes) {
@@ -195,6 +197,18 @@ pub(crate) fn on_two_cores_as_on_one(bytes: &[u8]) {
     let on_one = operations_of(feed, read, |r| one.push(r)).expect("bytes in memory");
     let on_two = operations_ahead(feed, read, |r| two.push(r)).expect("bytes in memory");
     assert_eq!(one, two, "the records on two cores");
+    let mut both = Vec::new();
+    let on_both = operations_on_both_cores(feed, read, |r| both.push(r)).expect("bytes in memory");
+    assert_eq!(one, both, "the records read by both cores in turns");
+    assert_eq!(
+        (on_one.end, on_one.lines, on_one.cut_operation),
+        (on_both.end, on_both.lines, on_both.cut_operation),
+        "where streaming on both cores ended"
+    );
+    assert_eq!(
+        on_one.findings, on_both.findings,
+        "what streaming found on both cores"
+    );
     assert_eq!(
         (
             on_one.end,

@@ -92,6 +92,17 @@ pub(crate) fn ahead_from_bytes(default: u64) -> u64 {
     default
 }
 
+/// The lines of a batch that `lines::operations_on_both_cores` hands from
+/// one core to the other; tests make it small with `DISCUSS_BATCH_LINES`
+/// to hand many on a small ledger.
+pub(crate) fn batch_lines(default: usize) -> usize {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = number("DISCUSS_BATCH_LINES").filter(|n: &usize| *n > 0) {
+        return n;
+    }
+    default
+}
+
 /// The rows a command's stream of a database reads at a time; tests make
 /// it small with `DISCUSS_STREAM_BATCH` to read ahead on a small ledger.
 pub(crate) fn stream_batch(default: i64) -> i64 {

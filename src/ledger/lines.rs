@@ -182,6 +182,168 @@ pub(crate) fn operations_ahead<T: Send>(
     })
 }
 
+/// `operations_of` with the reading shared by both cores: this thread
+/// splits the lines and `read`s one batch of them in three, a second
+/// thread `read`s the other two (this one also splits, copies and hands
+/// on), and the items go to `take` in ledger order. For a `read` that is
+/// most of the work and light on what it gives back (the rebuild's
+/// peeks); the same items, findings and end as `operations_of`.
+pub(crate) fn operations_on_both_cores<T: Send>(
+    feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
+    read: impl Fn(u64, u64, &[u8]) -> (T, OpMark) + Sync,
+    take: impl FnMut(T),
+) -> io::Result<Streamed> {
+    std::thread::scope(|scope| {
+        let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch>(1);
+        // Room for every answer the helper may owe: it never waits on
+        // this thread while this thread waits to send it a batch.
+        let (helper_out, read_by_helper) =
+            std::sync::mpsc::sync_channel::<Vec<Read<T>>>(HELPERS_BATCHES);
+        let read = &read;
+        let helper = scope.spawn(move || {
+            for batch in batches {
+                if helper_out.send(batch.read(read)).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut turns = InTurns {
+            lines_a_batch: super::failpoint::batch_lines(LineBatch::LINES),
+            read,
+            to_helper,
+            read_by_helper,
+            owed: 0,
+            turn: 0,
+            batch: LineBatch::default(),
+            mine: Vec::new(),
+            operations: Operations::default(),
+            take,
+        };
+        let lines_end = feed(&mut |start, line_no, line| turns.line(start, line_no, line));
+        let streamed = lines_end.map(|lines_end| turns.finish(lines_end));
+        if let Err(panic) = helper.join() {
+            std::panic::resume_unwind(panic);
+        }
+        streamed
+    })
+}
+
+/// A line `read`: where it starts, its number, the item and its mark.
+type Read<T> = (u64, u64, T, OpMark);
+
+/// The helper's batches in each cycle of `operations_on_both_cores`,
+/// before one of this thread's (which also splits the lines, copies the
+/// helper's and hands everything on).
+const HELPERS_BATCHES: usize = 2;
+
+/// Lines copied out of the read buffer to be read on another thread.
+#[derive(Default)]
+struct LineBatch {
+    bytes: Vec<u8>,
+    /// (start, number, end in `bytes`) of each line.
+    lines: Vec<(u64, u64, usize)>,
+}
+
+impl LineBatch {
+    /// Lines a batch holds: enough to make handing one over cheap, few
+    /// enough that a few of them are a few MiB.
+    const LINES: usize = 1024;
+
+    fn read<T>(&self, read: impl Fn(u64, u64, &[u8]) -> (T, OpMark)) -> Vec<Read<T>> {
+        let mut from = 0;
+        self.lines
+            .iter()
+            .map(|&(start, line_no, to)| {
+                let (item, mark) = read(start, line_no, &self.bytes[from..to]);
+                from = to;
+                (start, line_no, item, mark)
+            })
+            .collect()
+    }
+}
+
+/// The state of `operations_on_both_cores` on this thread.
+struct InTurns<'r, T, R, F> {
+    lines_a_batch: usize,
+    read: &'r R,
+    to_helper: std::sync::mpsc::SyncSender<LineBatch>,
+    read_by_helper: std::sync::mpsc::Receiver<Vec<Read<T>>>,
+    /// Batches sent to the helper and not yet answered: they come before
+    /// the lines this thread is reading.
+    owed: usize,
+    /// Which batch of the cycle: the helper's `HELPERS_BATCHES` first,
+    /// then one of this thread's.
+    turn: usize,
+    /// The lines of the helper's batch being gathered.
+    batch: LineBatch,
+    /// The lines of this thread's batch, read as they come.
+    mine: Vec<Read<T>>,
+    operations: Operations<T>,
+    take: F,
+}
+
+impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> InTurns<'_, T, R, F> {
+    fn line(&mut self, start: u64, line_no: u64, line: &[u8]) {
+        if self.turn == HELPERS_BATCHES {
+            let (item, mark) = (self.read)(start, line_no, line);
+            self.mine.push((start, line_no, item, mark));
+            if self.mine.len() == self.lines_a_batch {
+                self.hand_on_what_is_owed();
+                let mine =
+                    std::mem::replace(&mut self.mine, Vec::with_capacity(self.lines_a_batch));
+                self.hand_on(mine);
+                self.turn = 0;
+            }
+            return;
+        }
+        self.batch.bytes.extend_from_slice(line);
+        self.batch
+            .lines
+            .push((start, line_no, self.batch.bytes.len()));
+        if self.batch.lines.len() == self.lines_a_batch {
+            let batch = std::mem::take(&mut self.batch);
+            match self.to_helper.send(batch) {
+                Ok(()) => self.owed += 1,
+                // A helper that panicked: this thread reads on, and the
+                // panic goes on at the join.
+                Err(std::sync::mpsc::SendError(batch)) => {
+                    self.hand_on_what_is_owed();
+                    let read = batch.read(self.read);
+                    self.hand_on(read);
+                }
+            }
+            self.turn += 1;
+        }
+    }
+
+    fn hand_on_what_is_owed(&mut self) {
+        for _ in 0..std::mem::take(&mut self.owed) {
+            // (No answer: the helper panicked, which the join passes on.)
+            let Ok(read) = self.read_by_helper.recv() else {
+                return;
+            };
+            self.hand_on(read);
+        }
+    }
+
+    fn hand_on(&mut self, read: Vec<Read<T>>) {
+        for (start, line_no, item, mark) in read {
+            self.operations
+                .line(start, line_no, mark, item, &mut self.take);
+        }
+    }
+
+    fn finish(mut self, lines_end: (u64, u64)) -> Streamed {
+        self.hand_on_what_is_owed();
+        // At most one of the two holds lines.
+        let gathered = std::mem::take(&mut self.batch).read(self.read);
+        self.hand_on(gathered);
+        let mine = std::mem::take(&mut self.mine);
+        self.hand_on(mine);
+        self.operations.streamed(lines_end)
+    }
+}
+
 /// A line read as a record (`None` when it is not one) and what it says
 /// of its operation: the `read` of `operations_of` for those who want
 /// the records.
@@ -387,9 +549,10 @@ pub(crate) fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> (Vec<Pa
 
 #[cfg(test)]
 mod tests {
-    /// Every corpus ledger's complete lines one after another: thousands
-    /// of lines, operations across the batches handed between the cores,
-    /// lines that are no records, and a cut operation at the end.
+    /// Every corpus ledger's complete lines one after another, three
+    /// times: thousands of lines, operations across the batches handed
+    /// between the cores, lines that are no records, and a cut operation
+    /// at the end.
     #[test]
     fn two_cores_read_what_one_reads_across_many_batches() {
         let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/replay");
@@ -402,10 +565,11 @@ mod tests {
                 .map_or(0, |i| i + 1);
             bytes.extend_from_slice(&ledger[..end]);
         }
+        bytes = bytes.repeat(3);
         let cut = br#"{"v":1,"kind":"fleet","id":"rec_9","at_ms":1,"by":"x","op":"add","fleet_id":"f","agent_id":"a","op_lines":3,"op_id":"rec_9"}"#;
         bytes.extend_from_slice(cut);
         bytes.push(b'\n');
-        assert!(bytes.iter().filter(|&&b| b == b'\n').count() > 4 * 512);
+        assert!(bytes.iter().filter(|&&b| b == b'\n').count() > 5 * 1024);
         crate::fuzzing::on_two_cores_as_on_one(&bytes);
     }
 }

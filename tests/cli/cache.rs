@@ -61,6 +61,15 @@ fn busy_ledger(env: &mut Env) -> Vec<String> {
 
 /// What every reader prints, exit status included.
 fn answers(env: &Env, ids: &[String]) -> Vec<(Vec<String>, i32, String, String)> {
+    answers_with(env, ids, &[])
+}
+
+/// As `answers`, with more of the environment set.
+fn answers_with(
+    env: &Env,
+    ids: &[String],
+    more: &[(&str, &str)],
+) -> Vec<(Vec<String>, i32, String, String)> {
     let mut commands: Vec<Vec<String>> = vec![
         // A resumed stream finds its place through the index (first: a
         // reader that finds the index damaged rebuilds it).
@@ -137,7 +146,9 @@ fn answers(env: &Env, ids: &[String]) -> Vec<(Vec<String>, i32, String, String)>
         .into_iter()
         .map(|args| {
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-            let out = env.run_with(&[("COLUMNS", "120")], &argv, "");
+            let vars: Vec<(&str, &str)> =
+                [("COLUMNS", "120")].iter().chain(more).copied().collect();
+            let out = env.run_with(&vars, &argv, "");
             (args, out.status, without_spans(&out.stdout), out.stderr)
         })
         .collect()
@@ -192,6 +203,19 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
         "a reader rebuilds the cache, and a list writes the summary"
     );
     assert!(!leftover.exists(), "a crash's leftover is removed");
+
+    // Rebuilt as a long ledger is, its lines peeked at by both cores in
+    // turns (here three lines a batch: many batches each way).
+    delete_cache(&env);
+    let on_both_cores = [
+        ("DISCUSS_AHEAD_FROM_BYTES", "0"),
+        ("DISCUSS_BATCH_LINES", "3"),
+    ];
+    assert_same(
+        &expected,
+        &answers_with(&env, &ids, &on_both_cores),
+        "rebuilt on both cores",
+    );
 
     // Stale: a checkpoint from before the last writes is caught up.
     let old_checkpoint = std::fs::read(&checkpoint).unwrap();

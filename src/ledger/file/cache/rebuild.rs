@@ -3,7 +3,10 @@
 
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
-use crate::ledger::lines::{read_line_at, stream_operations};
+use crate::ledger::failpoint;
+use crate::ledger::lines::{
+    AHEAD_FROM_BYTES, LineFeed, operations_of, operations_on_both_cores, read_line_at, stream_lines,
+};
 use crate::record::{OpMark, ReceiptKind, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -97,12 +100,15 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
         forget_at: 8192,
         ..Unchecked::default()
     };
-    let streamed = stream_operations(
-        ledger,
-        len,
-        |offset, line_no, line| read_line(line, offset, line_no, exact),
-        |effect| commit(&mut gathered, &mut unchecked, effect),
-    )?;
+    let feed = |line: &mut LineFeed<'_>| stream_lines(ledger, len, line);
+    let read = |offset, line_no, line: &[u8]| read_line(line, offset, line_no, exact);
+    let commit = |effect| commit(&mut gathered, &mut unchecked, effect);
+    // A long ledger's lines are peeked at by both cores, in turns.
+    let streamed = if len >= failpoint::ahead_from_bytes(AHEAD_FROM_BYTES) {
+        operations_on_both_cores(feed, read, commit)
+    } else {
+        operations_of(feed, read, commit)
+    }?;
     let (covered, lines) = (streamed.end, streamed.lines);
     if exact {
         return Ok(Some((gathered, covered, lines)));
