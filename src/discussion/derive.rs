@@ -104,9 +104,11 @@ impl StatusAfterEach {
     /// Takes the next record: `records` are all of the discussion's so
     /// far, in ledger order, the new one last. The status after it, as
     /// `derive(id, records, its at_ms)` gives it (`None`: no discussion
-    /// yet for that reader).
-    pub fn push(&mut self, records: &[&Record]) -> Option<Status> {
-        let record = *records.last()?;
+    /// yet for that reader). Records or references to them: a list of
+    /// references is only made when a whole derivation is needed.
+    pub fn push<R: std::borrow::Borrow<Record>>(&mut self, records: &[R]) -> Option<Status> {
+        let record = records.last()?.borrow();
+        let all = || records.iter().map(R::borrow).collect::<Vec<&Record>>();
         let at_ms = record.at_ms;
         self.latest_at_ms = self.latest_at_ms.max(at_ms);
         let envelope = envelope_of(record, &self.id);
@@ -130,10 +132,11 @@ impl StatusAfterEach {
             None if is_well_formed_ask(envelope.as_ref()) => {
                 // The root: what came before it is folded against it now,
                 // as `derive` does.
+                let records = all();
                 let envelopes: Vec<_> = records.iter().map(|r| envelope_of(r, &self.id)).collect();
                 let mut fold = Fold::new(&self.id, records[0].at_ms);
-                fold.choose_root(records, &envelopes);
-                self.clock = fold.steps(records, &envelopes);
+                fold.choose_root(&records, &envelopes);
+                self.clock = fold.steps(&records, &envelopes);
                 fold.advance(self.clock);
                 self.fold = Some(fold);
             }
@@ -146,7 +149,7 @@ impl StatusAfterEach {
                 Some(fold.status())
             }
             _ => {
-                let derived = derive(&self.id, records, at_ms);
+                let derived = derive(&self.id, &all(), at_ms);
                 let status = derived.as_ref().map(|d| d.status);
                 self.derived = Some(derived);
                 status

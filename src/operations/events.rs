@@ -142,16 +142,14 @@ impl EventStream {
             };
             for record in before {
                 held.records.push(record);
-                let refs: Vec<&Record> = held.records.iter().collect();
-                held.status.push(&refs);
+                held.status.push(&held.records);
             }
             self.open.insert(id.clone(), held);
         }
         let held = self.open.get_mut(&id).expect("just inserted");
         let at = record.at_ms;
         held.records.push(record);
-        let refs: Vec<&Record> = held.records.iter().collect();
-        let status = held.status.push(&refs);
+        let status = held.status.push(&held.records);
         let root = held.status.root();
         if fresh {
             // Newly held: settled by its conversation deadline (every
