@@ -5,10 +5,13 @@
 # reads every line and json.loads it. Prints seconds, peak resident memory
 # and the ratio to the script; checks that both builds print the same
 # bytes.
-#   bench/whole-ledger.sh OLD_BINARY NEW_BINARY LEDGER [RUNS]
+#   bench/whole-ledger.sh OLD_BINARY NEW_BINARY LEDGER [RUNS [DATABASE_URL]]
 # LEDGER: e.g. `target/release/examples/generate 1000000 > ledger.jsonl`.
+# DATABASE_URL: a PostgreSQL ledger holding the same lines (`discuss
+# --ledger URL ledger import LEDGER`); `verify`, `events` and a `list`
+# without summaries (psql drops the table before each) are run on it too.
 set -euo pipefail
-old=$1 new=$2 ledger=$3 runs=${4:-2}
+old=$1 new=$2 ledger=$3 runs=${4:-2} database=${5:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export DISCUSS_LEDGER=$ledger DISCUSS_NOW=${DISCUSS_NOW:-2026-12-01T00:00:00Z}
@@ -34,7 +37,12 @@ printf '%-12s %-6s %8s %8s %8s %10s\n' work build seconds MiB/s "MiB RSS" "× py
 calc() { awk "BEGIN { print $1 }"; }
 printf '%-12s %-6s %8s %8.0f %8s %10s\n' python - "$python" "$(calc "$bytes / 1048576 / $python")" - 1.00
 id=$("$new" list --json | grep -o '"discussion_id":"[^"]*"' | sed -n 1p | cut -d'"' -f4)
-for work_name in verify events list-cold show-cold; do
+works="verify events list-cold show-cold"
+if [ -n "$database" ]; then
+  psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql | sort -V | tail -1)
+  works="$works pg-verify pg-events pg-list"
+fi
+for work_name in $works; do
   for build in old new; do
     bin=${!build}
     best=
@@ -44,6 +52,11 @@ for work_name in verify events list-cold show-cold; do
         events) "$bin" ledger info >/dev/null; t=$(timed "$bin" events --json) ;;
         list-cold) drop_cache; t=$(timed "$bin" list --json) ;;
         show-cold) drop_cache; t=$(timed "$bin" show "$id" --json) ;;
+        pg-verify) t=$(DISCUSS_LEDGER=$database timed "$bin" verify --json || true) ;;
+        pg-events) t=$(DISCUSS_LEDGER=$database timed "$bin" events --json) ;;
+        pg-list)
+          "$psql" -q "$database" -c "DROP TABLE IF EXISTS discuss_summaries" 2>/dev/null
+          t=$(DISCUSS_LEDGER=$database timed "$bin" list --json) ;;
       esac
       cp "$work/out" "$work/$work_name.$build"
       if [ -z "$best" ] || [ "$(calc "${t% *} < ${best% *}")" = 1 ]; then best=$t; fi
