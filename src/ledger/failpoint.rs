@@ -96,42 +96,26 @@ pub(crate) fn ahead_from_bytes(default: u64) -> u64 {
 /// one core to the other; tests make it small with `DISCUSS_BATCH_LINES`
 /// to hand many on a small ledger.
 pub(crate) fn batch_lines(default: usize) -> usize {
-    #[cfg(feature = "failpoints")]
-    if let Some(n) = number("DISCUSS_BATCH_LINES").filter(|n: &usize| *n > 0) {
-        return n;
-    }
-    default
+    positive_or("DISCUSS_BATCH_LINES", default)
 }
 
 /// The rows a command's stream of a database reads at a time; tests make
 /// it small with `DISCUSS_STREAM_BATCH` to read ahead on a small ledger.
 pub(crate) fn stream_batch(default: i64) -> i64 {
-    #[cfg(feature = "failpoints")]
-    if let Some(n) = number("DISCUSS_STREAM_BATCH").filter(|n: &i64| *n > 0) {
-        return n;
-    }
-    default
+    positive_or("DISCUSS_STREAM_BATCH", default)
 }
 
 /// The chunk a file import copies at a time; tests make it small with
 /// `DISCUSS_IMPORT_CHUNK` to crash between many chunks
 /// (`import.after_chunk`, after each one is written).
 pub(super) fn import_chunk(default: usize) -> usize {
-    #[cfg(feature = "failpoints")]
-    if let Some(n) = number("DISCUSS_IMPORT_CHUNK").filter(|n: &usize| *n > 0) {
-        return n;
-    }
-    default
+    positive_or("DISCUSS_IMPORT_CHUNK", default)
 }
 
 /// How many discussions the live set holds (`cache::live`); tests make it
 /// small with `DISCUSS_CACHE_LIVE_CAPACITY` to reach the fallback.
 pub(super) fn live_capacity(default: usize) -> usize {
-    #[cfg(feature = "failpoints")]
-    if let Some(n) = number("DISCUSS_CACHE_LIVE_CAPACITY").filter(|n: &usize| *n > 0) {
-        return n;
-    }
-    default
+    positive_or("DISCUSS_CACHE_LIVE_CAPACITY", default)
 }
 
 /// `DISCUSS_CACHE_MERGE_AT=N` under the feature: merge the checkpoint's
@@ -140,6 +124,17 @@ pub(super) fn live_capacity(default: usize) -> usize {
 pub(super) fn merge_at(default: usize) -> usize {
     #[cfg(feature = "failpoints")]
     if let Some(n) = number("DISCUSS_CACHE_MERGE_AT") {
+        return n;
+    }
+    default
+}
+
+/// The positive number a test set in the environment variable `name`,
+/// or `default` (always, in a build without the fail points).
+#[cfg_attr(not(feature = "failpoints"), allow(unused_variables))]
+fn positive_or<T: std::str::FromStr + PartialOrd + Default>(name: &str, default: T) -> T {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = number(name).filter(|n: &T| *n > T::default()) {
         return n;
     }
     default
