@@ -12,6 +12,22 @@ struct Batch {
     more: bool,
 }
 
+/// Every record of `batch` and of the batches `next` reads after it, to
+/// `take`; where the last one ends.
+fn hand_on(
+    mut batch: Batch,
+    mut take: impl FnMut(Record) -> Result<()>,
+    mut next: impl FnMut((u64, u64)) -> Result<Batch>,
+) -> Result<(u64, u64)> {
+    loop {
+        batch.records.into_iter().try_for_each(&mut take)?;
+        if !batch.more {
+            return Ok(batch.end);
+        }
+        batch = next(batch.end)?;
+    }
+}
+
 impl PgLedger {
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
         self.reading(Excerpt::empty, |tx, tables| {
@@ -345,9 +361,9 @@ impl PgLedger {
     pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
-        mut take: impl FnMut(Record) -> Result<()>,
+        take: impl FnMut(Record) -> Result<()>,
     ) -> Result<(u64, u64)> {
-        let mut batch = self.batch_after(from)?;
+        let batch = self.batch_after(from)?;
         if batch.more && self.read_ahead {
             return std::thread::scope(|scope| {
                 // The next batch is handed over when this one is done:
@@ -367,24 +383,14 @@ impl PgLedger {
                         }
                     }
                 });
-                loop {
-                    batch.records.into_iter().try_for_each(&mut take)?;
-                    if !batch.more {
-                        return Ok(batch.end);
-                    }
-                    batch = receive.recv().map_err(|_| {
+                hand_on(batch, take, |_| {
+                    receive.recv().map_err(|_| {
                         Error::new(ErrorCode::Internal, "the ledger's reader stopped")
-                    })??;
-                }
+                    })?
+                })
             });
         }
-        loop {
-            batch.records.into_iter().try_for_each(&mut take)?;
-            if !batch.more {
-                return Ok(batch.end);
-            }
-            batch = self.batch_after(batch.end)?;
-        }
+        hand_on(batch, take, |end| self.batch_after(end))
     }
 
     /// The records of whole operations in the batch of rows after
