@@ -130,8 +130,15 @@ pub(crate) fn operations_of<T>(
 }
 
 /// Lines from this many bytes on are read on a second core
-/// (`operations_ahead`): below, starting a thread costs more than it saves.
-pub(crate) const AHEAD_FROM_BYTES: u64 = 4 << 20;
+/// (`operations_ahead`, `operations_on_both_cores`): below, starting a
+/// thread costs more than it saves.
+const AHEAD_FROM_BYTES: u64 = 4 << 20;
+
+/// Whether `bytes` of lines are worth a second core (the tests' knob
+/// `DISCUSS_AHEAD_FROM_BYTES` may say so of fewer).
+pub(crate) fn worth_a_second_core(bytes: u64) -> bool {
+    bytes >= super::failpoint::ahead_from_bytes(AHEAD_FROM_BYTES)
+}
 
 /// `operations_of` on two cores: a thread of its own reads the lines and
 /// `read`s them (the parse, most of the work), while this one keeps the

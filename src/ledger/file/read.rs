@@ -8,8 +8,8 @@ use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
 use crate::error::{Error, Result};
 use crate::ledger::check::{LineCheck, check_lines};
 use crate::ledger::lines::{
-    AHEAD_FROM_BYTES, LineFeed, operations_ahead, operations_of, record_and_mark,
-    stream_lines_from, stream_operations,
+    LineFeed, operations_ahead, operations_of, record_and_mark, stream_lines_from,
+    stream_operations, worth_a_second_core,
 };
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
@@ -195,13 +195,12 @@ impl FileLedger {
         let feed = |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line);
         let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
         // A long stretch is parsed on a second core while `take` works.
-        let streamed =
-            if len - from.0 >= crate::ledger::failpoint::ahead_from_bytes(AHEAD_FROM_BYTES) {
-                operations_ahead(feed, read, &mut take_one)
-            } else {
-                operations_of(feed, read, &mut take_one)
-            }
-            .map_err(|e| self.unreadable(&e))?;
+        let streamed = if worth_a_second_core(len - from.0) {
+            operations_ahead(feed, read, &mut take_one)
+        } else {
+            operations_of(feed, read, &mut take_one)
+        }
+        .map_err(|e| self.unreadable(&e))?;
         if let Some(err) = refused {
             return Err(err);
         }

@@ -3,9 +3,9 @@
 
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
-use crate::ledger::failpoint;
 use crate::ledger::lines::{
-    AHEAD_FROM_BYTES, LineFeed, operations_of, operations_on_both_cores, read_line_at, stream_lines,
+    LineFeed, operations_of, operations_on_both_cores, read_line_at, stream_lines,
+    worth_a_second_core,
 };
 use crate::record::{OpMark, ReceiptKind, Record};
 use serde::Deserialize;
@@ -104,7 +104,7 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
     let read = |offset, line_no, line: &[u8]| read_line(line, offset, line_no, exact);
     let commit = |effect| commit(&mut gathered, &mut unchecked, effect);
     // A long ledger's lines are peeked at by both cores, in turns.
-    let streamed = if len >= failpoint::ahead_from_bytes(AHEAD_FROM_BYTES) {
+    let streamed = if worth_a_second_core(len) {
         operations_on_both_cores(feed, read, commit)
     } else {
         operations_of(feed, read, commit)
