@@ -40,7 +40,9 @@ pub struct Idempotency {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
     Message(Message),
-    Receipt(Receipt),
+    /// Boxed: a receipt has many fields, and every record, moved from the
+    /// parse to the derivation a few times, is as large as its largest kind.
+    Receipt(Box<Receipt>),
     Fleet(FleetChange),
     KillSwitch(KillSwitch),
     Quota(QuotaSetting),
@@ -421,7 +423,7 @@ impl Record {
         }
         let body = match header.kind.as_str() {
             "message" => Message::deserialize(&value).map(Body::Message),
-            "receipt" => Receipt::deserialize(&value).map(Body::Receipt),
+            "receipt" => Receipt::deserialize(&value).map(|r| Body::Receipt(Box::new(r))),
             "fleet" => FleetChange::deserialize(&value).map(Body::Fleet),
             "kill_switch" => KillSwitch::deserialize(&value).map(Body::KillSwitch),
             "quota" => QuotaSetting::deserialize(&value).and_then(|quota| {
@@ -594,13 +596,13 @@ mod tests {
             id: "rcp_1".into(),
             at_ms: 5,
             by: "op".into(),
-            body: Body::Receipt(Receipt {
+            body: Body::Receipt(Box::new(Receipt {
                 receipt: ReceiptKind::Reserved.name().into(),
                 discussion_id: "dsc_1".into(),
                 attempt_id: Some("att_1".into()),
                 turn: Some(2),
                 ..Receipt::default()
-            }),
+            })),
             line: 0,
             idempotency: None,
             op_id: None,

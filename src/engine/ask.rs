@@ -87,7 +87,7 @@ pub fn plan_ask(
         let conversation_deadline = stamp.at_ms + request.policy.timeout_ms;
         records.push(stamp.record(
             ids::RECEIPT,
-            Body::Receipt(Receipt {
+            Body::Receipt(Box::new(Receipt {
                 receipt: ReceiptKind::Reserved.name().into(),
                 discussion_id: request.discussion_id.clone(),
                 attempt_id: Some(attempt_id.clone()),
@@ -98,7 +98,7 @@ pub fn plan_ask(
                     (stamp.at_ms + request.policy.turn_timeout_ms).min(conversation_deadline),
                 ),
                 ..Receipt::default()
-            }),
+            })),
         ));
     }
     let (records, discussion) = finish_plan(&request.discussion_id, &[], records, stamp)?;

@@ -75,14 +75,14 @@ pub fn plan_started(
     }
     let started = stamp.record(
         ids::RECEIPT,
-        Body::Receipt(Receipt {
+        Body::Receipt(Box::new(Receipt {
             receipt: ReceiptKind::Started.name().into(),
             discussion_id: discussion_id.into(),
             attempt_id: Some(attempt_id.into()),
             agent_id: Some(attempt.agent_id.clone()),
             pid: Some(pid),
             ..Receipt::default()
-        }),
+        })),
     );
     let (records, _) = finish_plan(discussion_id, existing, vec![started], stamp)?;
     Ok((records, ()))
@@ -114,7 +114,7 @@ pub fn plan_attempt_end(
     let deadman = end.reason == EndReason::Deadline || attempt.state == AttemptState::Deadman;
     let receipt = stamp.record(
         ids::RECEIPT,
-        Body::Receipt(Receipt {
+        Body::Receipt(Box::new(Receipt {
             receipt: if deadman {
                 ReceiptKind::Deadman
             } else {
@@ -141,7 +141,7 @@ pub fn plan_attempt_end(
             detail: end.detail.clone(),
             usage: end.usage.map(|u| Box::new(u.to_json())),
             ..Receipt::default()
-        }),
+        })),
     );
     let (records, state) = finish_plan(discussion_id, existing, vec![receipt], stamp)?;
     Ok((records, Some(state)))

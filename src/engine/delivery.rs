@@ -81,12 +81,12 @@ pub fn plan_delivery(
     };
     let record = stamp.record(
         ids::RECEIPT,
-        Body::Receipt(Receipt {
+        Body::Receipt(Box::new(Receipt {
             receipt: kind.name().into(),
             discussion_id: discussion_id.into(),
             escalation_receipt_id: Some(escalation_receipt_id.into()),
             ..receipt
-        }),
+        })),
     );
     let (records, state) = finish_plan(discussion_id, existing, vec![record], stamp)?;
     Ok((records, Some(state)))

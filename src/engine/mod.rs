@@ -70,13 +70,13 @@ pub fn finish_plan(
     if state.status == Status::Exhausted && state.escalation.is_none() {
         new.push(stamp.record(
             ids::RECEIPT,
-            Body::Receipt(Receipt {
+            Body::Receipt(Box::new(Receipt {
                 receipt: ReceiptKind::Escalated.name().into(),
                 discussion_id: discussion_id.into(),
                 turns_used: Some(state.turns_used),
                 reason: state.budget_reached().map(|b| b.as_str().to_owned()),
                 ..Receipt::default()
-            }),
+            })),
         ));
         state = derive_with(&new);
     }

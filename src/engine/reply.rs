@@ -104,7 +104,7 @@ pub fn plan_reply(
     );
     let completed = stamp.record(
         ids::RECEIPT,
-        Body::Receipt(Receipt {
+        Body::Receipt(Box::new(Receipt {
             receipt: ReceiptKind::Completed.name().into(),
             discussion_id: discussion.id.clone(),
             attempt_id: Some(attempt.attempt_id.clone()),
@@ -112,7 +112,7 @@ pub fn plan_reply(
             message_id: Some(message.id.clone()),
             usage: request.usage.map(|u| Box::new(u.to_json())),
             ..Receipt::default()
-        }),
+        })),
     );
     let message_id = message.id.clone();
     let (records, state) = finish_plan(&discussion.id, existing, vec![message, completed], stamp)?;

@@ -150,13 +150,13 @@ impl Sim {
                 .attempts
                 .last()
                 .map_or("att_none".into(), |a| a.attempt_id.clone());
-            crate::record::Body::Receipt(Receipt {
+            crate::record::Body::Receipt(Box::new(Receipt {
                 receipt: ReceiptKind::Deadman.name().into(),
                 discussion_id: self.dsc.clone(),
                 attempt_id: Some(attempt_id),
                 reason: Some("deadline".into()),
                 ..Receipt::default()
-            })
+            }))
         };
         let mut record = stamp.record(crate::ids::RECEIPT, body);
         record.line = self.records.len() + 1;
@@ -259,9 +259,10 @@ impl Sim {
     }
 
     fn raw_receipt(&mut self, receipt: Receipt) {
-        let record = self
-            .stamp()
-            .record(crate::ids::RECEIPT, crate::record::Body::Receipt(receipt));
+        let record = self.stamp().record(
+            crate::ids::RECEIPT,
+            crate::record::Body::Receipt(Box::new(receipt)),
+        );
         self.push(vec![record]);
     }
 }

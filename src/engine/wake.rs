@@ -87,7 +87,7 @@ pub fn plan_wake(
     let deadline = (stamp.at_ms + root.policy.turn_timeout_ms).min(root.deadline_ms);
     let reservation = stamp.record(
         ids::RECEIPT,
-        Body::Receipt(Receipt {
+        Body::Receipt(Box::new(Receipt {
             receipt: ReceiptKind::Reserved.name().into(),
             discussion_id: discussion.id.clone(),
             attempt_id: Some(attempt_id.clone()),
@@ -96,7 +96,7 @@ pub fn plan_wake(
             head_message_id: Some(head.message_id.clone()),
             deadline_ms: Some(deadline),
             ..Receipt::default()
-        }),
+        })),
     );
     let (records, state) = finish_plan(&discussion.id, existing, vec![reservation], stamp)?;
     let attempt = state

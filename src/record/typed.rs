@@ -120,7 +120,7 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
             correlation_id: l.correlation_id,
             payload: l.payload?,
         }),
-        "receipt" => Body::Receipt(Receipt {
+        "receipt" => Body::Receipt(Box::new(Receipt {
             receipt: l.receipt?,
             discussion_id: l.discussion_id?,
             attempt_id: l.attempt_id,
@@ -137,7 +137,7 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
             detail: l.detail,
             usage: l.usage,
             escalation_receipt_id: l.escalation_receipt_id,
-        }),
+        })),
         "fleet" => Body::Fleet(FleetChange {
             op: match l.op.as_deref()? {
                 "add" => FleetOp::Add,
