@@ -4,7 +4,9 @@ use super::Context;
 use crate::discussion::{Discussion, Status};
 use crate::error::Result;
 use crate::ledger::LineCheck;
-use crate::operations::lists::{derive_all, newest_first};
+use crate::operations::lists::{
+    check_and_derive_all as check_and_derive, derive_all, newest_first,
+};
 use crate::output::{Answer, VerifyView};
 use crate::progress::Progress;
 use clap::Args;
@@ -29,20 +31,11 @@ pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
     // of the ledger.
     let now_ms = ctx.clock.now_ms();
     if !Progress::shown(ctx.out.json) {
-        // Nobody watches bars: the lines are checked on a second core
-        // while the discussions are derived on this one (the two passes
-        // read the ledger each on its own).
-        let ledger = ctx.ledger.clone();
-        let (lines, derived) = std::thread::scope(|scope| {
-            let checking = scope.spawn(move || ledger.check_lines(now_ms, |_, _| {}));
-            let derived = invalid_discussions(ctx, |_| {});
-            let lines = match checking.join() {
-                Ok(lines) => lines,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            (lines, derived)
-        });
-        return Ok(report(ctx, lines?, derived?));
+        // Nobody watches bars: each line is read once, checked and handed
+        // to its discussion (a file; a database checks its rows on a
+        // second core while this one derives).
+        let (lines, derived) = check_and_derive_all(ctx, now_ms)?;
+        return Ok(report(ctx, lines, derived));
     }
     let mut progress = Progress::new(ctx.out.json, 0, "verify: reading lines");
     let lines = ctx.ledger.check_lines(now_ms, |done, total| {
@@ -75,10 +68,28 @@ fn invalid_discussions(
         progress(derived);
         Some((d.status == Status::Invalid).then(|| Box::new(d)))
     })?;
+    Ok(invalid_of(all))
+}
+
+/// How many discussions were derived, and the invalid ones among them,
+/// newest first.
+fn invalid_of(all: Vec<Option<Box<Discussion>>>) -> (usize, Vec<Discussion>) {
     let discussions = all.len();
     let mut invalid: Vec<Discussion> = all.into_iter().flatten().map(|d| *d).collect();
     invalid.sort_by(|a, b| newest_first((a.updated_at_ms, &a.id), (b.updated_at_ms, &b.id)));
-    Ok((discussions, invalid))
+    (discussions, invalid)
+}
+
+/// The lines checked, and how many discussions there are with the
+/// invalid ones, newest first, from one read of the ledger.
+fn check_and_derive_all(
+    ctx: &Context,
+    now_ms: i64,
+) -> Result<(LineCheck, (usize, Vec<Discussion>))> {
+    let (lines, all, _) = check_and_derive(ctx, now_ms, |d| {
+        Some((d.status == Status::Invalid).then(|| Box::new(d)))
+    })?;
+    Ok((lines, invalid_of(all)))
 }
 
 fn report(

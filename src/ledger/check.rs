@@ -1,7 +1,7 @@
 //! What `verify` checks line by line, for any kind of ledger: whole
 //! operations, duplicate ids, time that runs backwards or far ahead.
 
-use super::lines::{LineFeed, OperationFinding, operations_of};
+use super::lines::{LineFeed, OperationFinding, Streamed, operations_of};
 use super::snapshot::UnreadableLine;
 use crate::record::{OpMark, Record};
 use std::io;
@@ -46,50 +46,99 @@ pub(super) fn check_lines(
     now_ms: i64,
     mut progress: impl FnMut(u64, u64),
 ) -> io::Result<LineCheck> {
-    let mut check = LineCheck::default();
-    // Ids are remembered as hashes, to keep memory small; a second pass
-    // over the ledger confirms the few that repeat.
-    let mut id_hashes: Vec<u64> = Vec::new();
-    let mut newest: Option<i64> = None;
-    let mut time_findings = Vec::new();
+    let mut checker = LineChecker::new(now_ms);
     let streamed = operations_of(
         &mut feed,
         |start, line_no, line| {
             if line_no % 4096 == 0 {
                 progress(start, len);
             }
-            match Record::parse_with_mark(line, line_no as usize) {
-                Ok((record, mark)) => (Ok((line_no, record)), mark),
-                Err(detail) => (
-                    Err(UnreadableLine {
-                        line: line_no as usize,
-                        detail,
-                    }),
-                    OpMark::Alone,
-                ),
-            }
+            record_or_unreadable(line_no, line)
         },
-        |line| match line {
-            Ok((line_no, record)) => {
-                check.records += 1;
-                id_hashes.push(super::hash::hash64(record.id.as_bytes()));
-                if let Some(finding) = time_finding(line_no, record.at_ms, &mut newest, now_ms) {
-                    time_findings.push(finding);
-                }
-            }
-            Err(unreadable) => check.unreadable.push(unreadable),
-        },
+        |line| checker.line(&line),
     )?;
-    check.torn_tail = len - streamed.end;
-    check.findings = streamed
-        .findings
-        .into_iter()
-        .map(LineFinding::from)
-        .collect();
-    check.findings.extend(time_findings);
-    check.findings.extend(duplicate_ids(feed, id_hashes)?);
-    check.findings.sort_by_key(|f| f.line);
-    Ok(check)
+    checker.finish(streamed, len, feed)
+}
+
+/// A line read as a record, or why it is not one, and what it says of
+/// its operation: the `read` of the passes that check lines.
+pub(crate) fn record_or_unreadable(
+    line_no: u64,
+    line: &[u8],
+) -> (Result<Record, UnreadableLine>, OpMark) {
+    match Record::parse_with_mark(line, line_no as usize) {
+        Ok((record, mark)) => (Ok(record), mark),
+        Err(detail) => (
+            Err(UnreadableLine {
+                line: line_no as usize,
+                detail,
+            }),
+            OpMark::Alone,
+        ),
+    }
+}
+
+/// What `verify` checks of the lines, a line at a time, in ledger order:
+/// `check_lines` feeds it, and so does a pass that also derives the
+/// discussions from the same lines (`FileLedger::check_and_map`).
+pub(crate) struct LineChecker {
+    check: LineCheck,
+    /// Ids are remembered as hashes, to keep memory small; a second pass
+    /// over the ledger confirms the few that repeat.
+    id_hashes: Vec<u64>,
+    newest: Option<i64>,
+    time_findings: Vec<LineFinding>,
+    now_ms: i64,
+}
+
+impl LineChecker {
+    pub(crate) fn new(now_ms: i64) -> LineChecker {
+        LineChecker {
+            check: LineCheck::default(),
+            id_hashes: Vec::new(),
+            newest: None,
+            time_findings: Vec::new(),
+            now_ms,
+        }
+    }
+
+    /// The next line of a whole operation.
+    pub(crate) fn line(&mut self, line: &Result<Record, UnreadableLine>) {
+        match line {
+            Ok(record) => {
+                self.check.records += 1;
+                self.id_hashes
+                    .push(super::hash::hash64(record.id.as_bytes()));
+                let line_no = record.line as u64;
+                let found = time_finding(line_no, record.at_ms, &mut self.newest, self.now_ms);
+                self.time_findings.extend(found);
+            }
+            Err(unreadable) => self.check.unreadable.push(unreadable.clone()),
+        }
+    }
+
+    /// What was found, once every line went by: `streamed` tells where the
+    /// whole operations end in a ledger of `len` bytes; `feed` gives the
+    /// lines again for the ids that may repeat.
+    pub(crate) fn finish(
+        mut self,
+        streamed: Streamed,
+        len: u64,
+        feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
+    ) -> io::Result<LineCheck> {
+        self.check.torn_tail = len - streamed.end;
+        self.check.findings = streamed
+            .findings
+            .into_iter()
+            .map(LineFinding::from)
+            .collect();
+        self.check.findings.extend(self.time_findings);
+        self.check
+            .findings
+            .extend(duplicate_ids(feed, self.id_hashes)?);
+        self.check.findings.sort_by_key(|f| f.line);
+        Ok(self.check)
+    }
 }
 
 /// `clock_skew` for a record more than the allowed skew ahead of `now_ms`;

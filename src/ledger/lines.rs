@@ -95,27 +95,17 @@ pub(crate) struct Streamed {
     pub findings: Vec<OperationFinding>,
 }
 
-/// Streams the lines of whole operations among the first `len` bytes of
-/// `file`: `read` turns each complete line (first byte, 1-based number,
-/// bytes) into an item and tells its operation mark; `take` gets the items,
-/// in ledger order, once their operation is known to be whole.
-pub(crate) fn stream_operations<T>(
-    file: &File,
-    len: u64,
-    read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),
-    take: impl FnMut(T),
-) -> io::Result<Streamed> {
-    operations_of(|line| stream_lines(file, len, line), read, take)
-}
-
 /// A source of complete lines: it calls its argument with each line's
 /// first byte, 1-based number and bytes, in ledger order, and returns
 /// where the complete lines end and how many there are. A file is one
 /// (`stream_lines`); so are the rows of a PostgreSQL ledger.
 pub(crate) type LineFeed<'a> = dyn FnMut(u64, u64, &[u8]) + 'a;
 
-/// `stream_operations` over any source of lines: `feed` hands every
-/// complete line to the function it is given.
+/// Streams the lines of whole operations: `feed` hands every complete
+/// line to the function it is given, `read` turns each (first byte,
+/// 1-based number, bytes) into an item and tells its operation mark, and
+/// `take` gets the items, in ledger order, once their operation is known
+/// to be whole.
 pub(crate) fn operations_of<T>(
     feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     mut read: impl FnMut(u64, u64, &[u8]) -> (T, OpMark),

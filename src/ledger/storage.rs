@@ -97,6 +97,27 @@ pub(crate) trait Storage {
     }
     /// Every line checked, as `verify` reports.
     fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck>;
+    /// `check_lines` and `map_discussions` together (`verify`), in one
+    /// read of the ledger where the backend can; by default the lines are
+    /// checked on a second core while this one maps the discussions.
+    fn check_and_map<T>(
+        &self,
+        now_ms: i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<(LineCheck, Vec<T>)>
+    where
+        Self: Sync,
+    {
+        std::thread::scope(|scope| {
+            let checking = scope.spawn(|| self.check_lines(now_ms, |_, _| {}));
+            let mapped = self.map_discussions(map);
+            let lines = match checking.join() {
+                Ok(lines) => lines,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            Ok((lines?, mapped?))
+        })
+    }
     /// The records of whole operations after position `from` (bytes, lines)
     /// to `take`, in order; the position after them.
     fn stream_records(
@@ -300,6 +321,14 @@ impl Ledger {
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
         on_backend!(self, backend => Storage::check_lines(backend, now_ms, progress))
+    }
+
+    pub(crate) fn check_and_map<T>(
+        &self,
+        now_ms: i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<(LineCheck, Vec<T>)> {
+        on_backend!(self, backend => Storage::check_and_map(backend, now_ms, map))
     }
 
     pub(crate) fn stream_records(

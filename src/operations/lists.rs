@@ -6,7 +6,7 @@ use crate::discussion::{Discussion, Row, Status, derive};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::ledger::live::MAX_CONVERSATION_MS;
-use crate::ledger::{Summary, Untrusted};
+use crate::ledger::{LineCheck, Summary, Untrusted};
 use crate::record::Record;
 use crate::session::Session;
 
@@ -39,6 +39,23 @@ pub(crate) fn derive_all<T>(
         derive(id, records, instant.at(last_at_ms)).and_then(&mut f)
     })?;
     Ok((mapped, instant.taken()))
+}
+
+/// `derive_all` with every line of the ledger checked (`verify`), in one
+/// read of it where the ledger can: the lines checked at `now_ms`, what
+/// `f` kept, and the instant the discussions were derived at.
+pub(crate) fn check_and_derive_all<T>(
+    session: &Session,
+    now_ms: i64,
+    mut f: impl FnMut(Discussion) -> Option<T>,
+) -> Result<(LineCheck, Vec<T>, i64)> {
+    let instant = Instant::new(session);
+    let (lines, mapped) = session
+        .ledger
+        .check_and_map(now_ms, |last_at_ms, id, records| {
+            derive(id, records, instant.at(last_at_ms)).and_then(&mut f)
+        })?;
+    Ok((lines, mapped, instant.taken()))
 }
 
 /// One instant for every discussion of a list, taken when the ledger is

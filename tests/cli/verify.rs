@@ -101,3 +101,72 @@ fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
     );
     insta::assert_snapshot!("findings_pipe", blocks);
 }
+
+/// `verify` reads each line once: checked, and handed to its discussion.
+/// On one core and with the parse shared by both (three lines a batch,
+/// so many batches each way) it finds every problem, and the same.
+#[test]
+fn one_read_finds_every_problem_on_one_core_and_on_two() {
+    let env = Env::file();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let (dsc, root) = env.discussion(&[]);
+        let att = env.wake(&dsc, "agent-b", &root);
+        env.reply(&dsc, "agent-b", &att, &root, "question", false);
+        ids.push(dsc);
+    }
+    let n = env.records().len() as u64;
+    let fleet = |id: &str, at: i64, marks: &str| {
+        format!(
+            r#"{{"v":1,"kind":"fleet","id":"{id}","at_ms":{at},"by":"other-tool","op":"add","fleet_id":"fleet-beta","agent_id":"agent-x"{marks}}}"#
+        ) + "\n"
+    };
+    env.append_raw("garbage\n");
+    env.append_raw(&fleet("rec_twice", T0, ""));
+    env.append_raw(&fleet("rec_twice", T0, ""));
+    env.append_raw(&fleet("rec_early", T0 - 61_000, ""));
+    env.append_raw(&fleet("rec_stray", T0, r#","op_id":"rec_gone""#));
+    let escalated = json!({"v":1,"kind":"receipt","id":"rcp_x","at_ms":T0,"by":"x",
+        "receipt":"discussion.escalated","discussion_id":ids[1]});
+    env.append_raw(&format!("{escalated}\n"));
+    // An operation cut short, then a torn line: the torn tail.
+    let cut = fleet("rec_cut", T0, r#","op_lines":3,"op_id":"rec_cut""#);
+    env.append_raw(&cut);
+    env.append_raw("{\"torn");
+
+    let one = env.run(&["--json", "verify"]);
+    assert_eq!(one.status, 7, "{}", one.stderr);
+    let report = one.json();
+    assert_eq!(report["records"], n + 5);
+    assert_eq!(report["discussions"], 4);
+    assert_eq!(report["unreadable_lines"][0]["line"], n + 1);
+    assert_eq!(report["torn_tail_bytes"], cut.len() + 6);
+    let findings: Vec<(String, u64)> = report["ledger_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap().into(), f["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        findings,
+        vec![
+            ("duplicate_id".into(), n + 3),
+            ("time_backwards".into(), n + 4),
+            ("operation_stray_line".into(), n + 5),
+        ]
+    );
+    let invalid: Vec<&str> = report["invalid_discussions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["discussion_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(invalid, vec![ids[1].as_str()]);
+
+    let on_both_cores = [
+        ("DISCUSS_AHEAD_FROM_BYTES", "0"),
+        ("DISCUSS_BATCH_LINES", "3"),
+    ];
+    let two = env.run_with(&on_both_cores, &["--json", "verify"], "");
+    assert_eq!((two.status, &two.stdout), (one.status, &one.stdout));
+}

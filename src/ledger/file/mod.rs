@@ -797,6 +797,14 @@ impl crate::ledger::storage::Storage for FileLedger {
         FileLedger::check_lines(self, now_ms, progress)
     }
 
+    fn check_and_map<T>(
+        &self,
+        now_ms: i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<(crate::ledger::LineCheck, Vec<T>)> {
+        FileLedger::check_and_map(self, now_ms, map)
+    }
+
     fn stream_records(
         &self,
         from: (u64, u64),

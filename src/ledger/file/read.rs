@@ -6,11 +6,12 @@ use super::cache::summary::{self, SummaryWriter};
 use super::cache::{Cache, key_of};
 use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
 use crate::error::{Error, Result};
-use crate::ledger::check::{LineCheck, check_lines};
+use crate::ledger::check::{LineCheck, LineChecker, check_lines, record_or_unreadable};
 use crate::ledger::lines::{
-    LineFeed, operations_ahead, operations_of, record_and_mark, stream_lines_from,
-    stream_operations, worth_a_second_core,
+    LineFeed, operations_ahead, operations_of, operations_on_both_cores, record_and_mark,
+    stream_lines, stream_lines_from, worth_a_second_core,
 };
+use crate::ledger::snapshot::UnreadableLine;
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
 use std::collections::HashMap;
@@ -117,6 +118,25 @@ impl FileLedger {
             progress,
         )
         .map_err(|e| self.unreadable(&e))
+    }
+
+    /// `check_lines` and `map_discussions` in one pass over the ledger
+    /// (`verify`): each line is parsed once, on both cores, then checked
+    /// and handed on to its discussion, where two passes parsed it twice.
+    pub(crate) fn check_and_map<T>(
+        &self,
+        now_ms: i64,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<(LineCheck, Vec<T>)> {
+        let Some(file) = self.open_shared()? else {
+            return Ok((LineCheck::default(), Vec::new()));
+        };
+        let (_, found) = self
+            .read_through_cache(&file, None, |cache| {
+                check_and_map_all(cache, &file, now_ms, &mut map)
+            })?
+            .expect("an unbounded wait always gets the lock");
+        Ok(found)
     }
 
     /// Every discussion id the ledger names, sorted.
@@ -319,6 +339,40 @@ fn map_all<T>(
     Some(by_id(mapped))
 }
 
+/// Every line checked and every discussion mapped in one pass, or `None`
+/// when the index turns out damaged (or the file cannot be read: the
+/// reader tries again once the cache is rebuilt).
+fn check_and_map_all<T>(
+    cache: &Cache,
+    file: &File,
+    now_ms: i64,
+    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+) -> Option<(LineCheck, Vec<T>)> {
+    // Under the shared lock: no writer moves the end meanwhile.
+    let len = file.metadata().ok()?.len();
+    let mut pass = OnePass::new(cache).ok()?;
+    let mut checker = LineChecker::new(now_ms);
+    let mut mapped = Vec::new();
+    let mut each = |id: &str, records: &[&Record]| {
+        mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
+    };
+    let feed = |line: &mut LineFeed<'_>| stream_lines(file, len, line);
+    let read = |_, line_no, line: &[u8]| record_or_unreadable(line_no, line);
+    let take = |line: std::result::Result<Record, UnreadableLine>| {
+        checker.line(&line);
+        pass.take(line.ok(), &mut each);
+    };
+    let streamed = if worth_a_second_core(len) {
+        operations_on_both_cores(feed, read, take)
+    } else {
+        operations_of(feed, read, take)
+    }
+    .ok()?;
+    pass.finish(&mut each).ok()?;
+    let check = checker.finish(streamed, len, feed).ok()?;
+    Some((check, by_id(mapped)))
+}
+
 /// What was mapped discussion by discussion, in the order of their ids
 /// (the order of `map_ids` over `discussion_ids`).
 fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
@@ -338,58 +392,89 @@ fn in_one_pass(
     file: &File,
     mut each: impl FnMut(&str, &[&Record]),
 ) -> io::Result<()> {
-    let last_line = cache
-        .last_line_of_each_key()
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
-    let mut under_way: HashMap<String, Vec<Record>> = HashMap::new();
-    // The index only says when a discussion may be let go; a record past
-    // the last line indexed under its key means it says wrong, and the
-    // pass gives up for a rebuilt one.
-    let mut misindexed = false;
-    // On one core: with the parse on a second one, the first list after
-    // the cache is gone took 3.0 s instead of 3.3 s, but 130 MiB, and
-    // verify (which checks the lines on that core) got slower.
-    let take = |record: Option<Record>| {
+    let mut pass = OnePass::new(cache)?;
+    let feed = |line: &mut LineFeed<'_>| stream_lines(file, cache.mark.covered, line);
+    let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
+    let take = |record: Option<Record>| pass.take(record, &mut each);
+    // The parse, most of the work, is shared with a second core.
+    if worth_a_second_core(cache.mark.covered) {
+        operations_on_both_cores(feed, read, take)?;
+    } else {
+        operations_of(feed, read, take)?;
+    }
+    pass.finish(each)
+}
+
+/// The discussions under way in a pass over the ledger (`in_one_pass`):
+/// each one's records until the last line the index has under its key.
+struct OnePass {
+    last_line: HashMap<u64, u32>,
+    /// The last line the cache covers: the pass takes no record after it.
+    covered_lines: u64,
+    under_way: HashMap<String, Vec<Record>>,
+    /// The index only says when a discussion may be let go; a record past
+    /// the last line indexed under its key means it says wrong, and the
+    /// pass gives up for a rebuilt one.
+    misindexed: bool,
+}
+
+impl OnePass {
+    fn new(cache: &Cache) -> io::Result<OnePass> {
+        let last_line = cache
+            .last_line_of_each_key()
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
+        Ok(OnePass {
+            last_line,
+            covered_lines: cache.mark.lines,
+            under_way: HashMap::new(),
+            misindexed: false,
+        })
+    }
+
+    /// The next record of a whole operation (`None`: a line that is none).
+    fn take(&mut self, record: Option<Record>, each: &mut impl FnMut(&str, &[&Record])) {
         let Some(record) = record else { return };
+        if record.line as u64 > self.covered_lines {
+            return;
+        }
         let Some(id) = record.discussion_id() else {
             return;
         };
-        let last = last_line.get(&key_of(id)).map(|&l| l as usize);
-        if misindexed || last.is_none_or(|last| record.line > last) {
-            misindexed = true;
+        let last = self.last_line.get(&key_of(id)).map(|&l| l as usize);
+        if self.misindexed || last.is_none_or(|last| record.line > last) {
+            self.misindexed = true;
             return;
         }
         let ends = last == Some(record.line);
-        let records = match under_way.get_mut(id) {
+        let records = match self.under_way.get_mut(id) {
             Some(records) => records,
-            None => under_way.entry(id.to_owned()).or_default(),
+            None => self.under_way.entry(id.to_owned()).or_default(),
         };
         records.push(record);
         if ends {
             // Another discussion of the same key (a collision) waits
             // for the end of the pass.
             let id = records[0].discussion_id().unwrap_or_default().to_owned();
-            if let Some(records) = under_way.remove(&id) {
+            if let Some(records) = self.under_way.remove(&id) {
                 each(&id, &records.iter().collect::<Vec<_>>());
             }
         }
-    };
-    stream_operations(
-        file,
-        cache.mark.covered,
-        |_, line_no, line| record_and_mark(line_no, line),
-        take,
-    )?;
-    if misindexed {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "a record past the last line its key has in the index",
-        ));
     }
-    for (id, records) in under_way {
-        each(&id, &records.iter().collect::<Vec<_>>());
+
+    /// At the end of the pass: the discussions still under way (of keys
+    /// that collide) go to `each`.
+    fn finish(self, mut each: impl FnMut(&str, &[&Record])) -> io::Result<()> {
+        if self.misindexed {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a record past the last line its key has in the index",
+            ));
+        }
+        for (id, records) in self.under_way {
+            each(&id, &records.iter().collect::<Vec<_>>());
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Every discussion through the summary of base `base`; `Err` when the
