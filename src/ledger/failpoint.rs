@@ -99,6 +99,17 @@ pub(crate) fn batch_lines(default: usize) -> usize {
     positive_or("DISCUSS_BATCH_LINES", default)
 }
 
+/// Whether the tests set `DISCUSS_BATCH_LINES`: then the two cores of
+/// `lines::operations_on_both_cores` take the batches in fixed turns, so
+/// every way of interleaving them is taken on every run.
+pub(crate) fn batch_lines_set() -> bool {
+    #[cfg(feature = "failpoints")]
+    if number::<usize>("DISCUSS_BATCH_LINES").is_some() {
+        return true;
+    }
+    false
+}
+
 /// The rows a command's stream of a database reads at a time; tests make
 /// it small with `DISCUSS_STREAM_BATCH` to read ahead on a small ledger.
 pub(crate) fn stream_batch(default: i64) -> i64 {

@@ -180,11 +180,12 @@ pub(crate) fn operations_ahead<T: Send>(
 }
 
 /// `operations_of` with the reading shared by both cores: this thread
-/// splits the lines and `read`s one batch of them in three, a second
-/// thread `read`s the other two (this one also splits, copies and hands
-/// on), and the items go to `take` in ledger order. For a `read` that is
-/// most of the work and light on what it gives back (the rebuild's
-/// peeks); the same items, findings and end as `operations_of`.
+/// splits the lines into batches and offers each to a second thread,
+/// reading it itself when that one is still busy, and the items go to
+/// `take` in ledger order. So the two share the work whatever `take`
+/// costs: the rebuild's light peeks leave nearly every batch to the
+/// helper, `verify`'s derivation most of them. The same items, findings
+/// and end as `operations_of`.
 pub(crate) fn operations_on_both_cores<T: Send>(
     feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     read: impl Fn(u64, u64, &[u8]) -> (T, OpMark) + Sync,
@@ -193,9 +194,9 @@ pub(crate) fn operations_on_both_cores<T: Send>(
     std::thread::scope(|scope| {
         let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch>(1);
         // Room for every answer the helper may owe: it never waits on
-        // this thread while this thread waits to send it a batch.
+        // this thread while this thread waits for it.
         let (helper_out, read_by_helper) =
-            std::sync::mpsc::sync_channel::<Vec<Read<T>>>(HELPERS_BATCHES);
+            std::sync::mpsc::sync_channel::<Vec<Read<T>>>(MOST_PENDING + 2);
         let read = &read;
         let helper = scope.spawn(move || {
             for batch in batches {
@@ -204,20 +205,19 @@ pub(crate) fn operations_on_both_cores<T: Send>(
                 }
             }
         });
-        let mut turns = InTurns {
+        let mut shared = Shared {
             lines_a_batch: super::failpoint::batch_lines(LineBatch::LINES),
+            fixed_turns: super::failpoint::batch_lines_set().then_some(0),
             read,
             to_helper,
             read_by_helper,
-            owed: 0,
-            turn: 0,
+            pending: std::collections::VecDeque::new(),
             batch: LineBatch::default(),
-            mine: Vec::new(),
             operations: Operations::default(),
             take,
         };
-        let lines_end = feed(&mut |start, line_no, line| turns.line(start, line_no, line));
-        let streamed = lines_end.map(|lines_end| turns.finish(lines_end));
+        let lines_end = feed(&mut |start, line_no, line| shared.line(start, line_no, line));
+        let streamed = lines_end.map(|lines_end| shared.finish(lines_end));
         if let Err(panic) = helper.join() {
             std::panic::resume_unwind(panic);
         }
@@ -228,10 +228,9 @@ pub(crate) fn operations_on_both_cores<T: Send>(
 /// A line `read`: where it starts, its number, the item and its mark.
 type Read<T> = (u64, u64, T, OpMark);
 
-/// The helper's batches in each cycle of `operations_on_both_cores`,
-/// before one of this thread's (which also splits the lines, copies the
-/// helper's and hands everything on).
-const HELPERS_BATCHES: usize = 2;
+/// Batches read or being read and not yet handed on, at most: past it,
+/// this thread waits for the helper's oldest one.
+const MOST_PENDING: usize = 4;
 
 /// Lines copied out of the read buffer to be read on another thread.
 #[derive(Default)]
@@ -259,84 +258,116 @@ impl LineBatch {
     }
 }
 
+/// A batch not yet handed on, in ledger order.
+enum Pending<T> {
+    /// Read by this thread.
+    Mine(Vec<Read<T>>),
+    /// Offered to the helper: its answers come in the order offered.
+    Helpers,
+}
+
 /// The state of `operations_on_both_cores` on this thread.
-struct InTurns<'r, T, R, F> {
+struct Shared<'r, T, R, F> {
     lines_a_batch: usize,
+    /// Tests' fixed schedule (`DISCUSS_BATCH_LINES`): every third batch is
+    /// this thread's, whether the helper is busy or not.
+    fixed_turns: Option<usize>,
     read: &'r R,
     to_helper: std::sync::mpsc::SyncSender<LineBatch>,
     read_by_helper: std::sync::mpsc::Receiver<Vec<Read<T>>>,
-    /// Batches sent to the helper and not yet answered: they come before
-    /// the lines this thread is reading.
-    owed: usize,
-    /// Which batch of the cycle: the helper's `HELPERS_BATCHES` first,
-    /// then one of this thread's.
-    turn: usize,
-    /// The lines of the helper's batch being gathered.
+    pending: std::collections::VecDeque<Pending<T>>,
+    /// The lines of the batch being gathered.
     batch: LineBatch,
-    /// The lines of this thread's batch, read as they come.
-    mine: Vec<Read<T>>,
     operations: Operations<T>,
     take: F,
 }
 
-impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> InTurns<'_, T, R, F> {
+impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> {
     fn line(&mut self, start: u64, line_no: u64, line: &[u8]) {
-        if self.turn == HELPERS_BATCHES {
-            let (item, mark) = (self.read)(start, line_no, line);
-            self.mine.push((start, line_no, item, mark));
-            if self.mine.len() == self.lines_a_batch {
-                self.hand_on_what_is_owed();
-                let mine =
-                    std::mem::replace(&mut self.mine, Vec::with_capacity(self.lines_a_batch));
-                self.hand_on(mine);
-                self.turn = 0;
-            }
-            return;
-        }
         self.batch.bytes.extend_from_slice(line);
         self.batch
             .lines
             .push((start, line_no, self.batch.bytes.len()));
         if self.batch.lines.len() == self.lines_a_batch {
-            let batch = std::mem::take(&mut self.batch);
-            match self.to_helper.send(batch) {
-                Ok(()) => self.owed += 1,
-                // A helper that panicked: this thread reads on, and the
-                // panic goes on at the join.
-                Err(std::sync::mpsc::SendError(batch)) => {
-                    self.hand_on_what_is_owed();
+            // The next batch has the room this one needed: no growing.
+            let room = LineBatch {
+                bytes: Vec::with_capacity(self.batch.bytes.capacity()),
+                lines: Vec::with_capacity(self.lines_a_batch),
+            };
+            let batch = std::mem::replace(&mut self.batch, room);
+            match self.offer(batch) {
+                Ok(()) => self.pending.push_back(Pending::Helpers),
+                Err(batch) => {
                     let read = batch.read(self.read);
-                    self.hand_on(read);
+                    self.pending.push_back(Pending::Mine(read));
                 }
             }
-            self.turn += 1;
+            self.hand_on_what_is_read(false);
         }
     }
 
-    fn hand_on_what_is_owed(&mut self) {
-        for _ in 0..std::mem::take(&mut self.owed) {
-            // (No answer: the helper panicked, which the join passes on.)
-            let Ok(read) = self.read_by_helper.recv() else {
-                return;
+    /// Gives `batch` to the helper, or back when this thread reads it.
+    fn offer(&mut self, batch: LineBatch) -> Result<(), LineBatch> {
+        use std::sync::mpsc::TrySendError;
+        if let Some(turn) = &mut self.fixed_turns {
+            *turn += 1;
+            if *turn % 3 == 0 {
+                return Err(batch);
+            }
+            // (A helper that panicked: this thread reads on, and the panic
+            // goes on at the join.)
+            return self.to_helper.send(batch).map_err(|e| e.0);
+        }
+        self.to_helper.try_send(batch).map_err(|e| match e {
+            TrySendError::Full(batch) | TrySendError::Disconnected(batch) => batch,
+        })
+    }
+
+    /// Hands on the pending batches from the oldest while they are read:
+    /// waiting for the helper's when `all` or when too many are pending.
+    fn hand_on_what_is_read(&mut self, all: bool) {
+        while let Some(oldest) = self.pending.front() {
+            let read = match oldest {
+                Pending::Mine(_) => match self.pending.pop_front() {
+                    Some(Pending::Mine(read)) => read,
+                    _ => unreachable!("the oldest is this thread's"),
+                },
+                Pending::Helpers => {
+                    let wait = all || self.pending.len() > MOST_PENDING;
+                    let answer = if wait {
+                        self.read_by_helper.recv().ok()
+                    } else {
+                        self.read_by_helper.try_recv().ok()
+                    };
+                    match answer {
+                        Some(read) => {
+                            self.pending.pop_front();
+                            read
+                        }
+                        // Not yet read; or no answer at all, from a helper
+                        // that panicked, which the join passes on.
+                        None if wait => {
+                            self.pending.pop_front();
+                            continue;
+                        }
+                        None => return,
+                    }
+                }
             };
-            self.hand_on(read);
-        }
-    }
-
-    fn hand_on(&mut self, read: Vec<Read<T>>) {
-        for (start, line_no, item, mark) in read {
-            self.operations
-                .line(start, line_no, mark, item, &mut self.take);
+            for (start, line_no, item, mark) in read {
+                self.operations
+                    .line(start, line_no, mark, item, &mut self.take);
+            }
         }
     }
 
     fn finish(mut self, lines_end: (u64, u64)) -> Streamed {
-        self.hand_on_what_is_owed();
-        // At most one of the two holds lines.
+        self.hand_on_what_is_read(true);
         let gathered = std::mem::take(&mut self.batch).read(self.read);
-        self.hand_on(gathered);
-        let mine = std::mem::take(&mut self.mine);
-        self.hand_on(mine);
+        for (start, line_no, item, mark) in gathered {
+            self.operations
+                .line(start, line_no, mark, item, &mut self.take);
+        }
         self.operations.streamed(lines_end)
     }
 }

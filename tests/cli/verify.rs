@@ -145,7 +145,12 @@ fn one_read_finds_every_problem_on_one_core_and_on_two() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["kind"].as_str().unwrap().into(), f["line"].as_u64().unwrap()))
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().into(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         findings,
