@@ -61,6 +61,17 @@ pub fn replay(bytes: &[u8]) -> Replay {
                 derived.as_ref().and_then(|d| d.root.as_ref()),
                 "{id} after {seen}"
             );
+            // The type and turn the stream prints: the message's envelope
+            // as its own parse reads it.
+            let message = match &so_far[seen - 1].body {
+                crate::record::Body::Message(m) => m
+                    .correlation_id
+                    .as_deref()
+                    .and_then(|c| crate::discussion::Envelope::parse(&m.payload, c).ok())
+                    .map(|e| (e.kind, e.turn)),
+                _ => None,
+            };
+            assert_eq!(after_each.last_message(), message, "{id} after {seen}");
         }
         // Before, at and long after the last record: deadlines fire in
         // between.

@@ -3,10 +3,8 @@
 //! event stream. Reading it never writes and never starts an agent.
 
 use super::Context;
-use crate::discussion::Status;
 use crate::error::Result;
-use crate::ledger::Record;
-use crate::operations::events::EventStream;
+use crate::operations::events::{Event, EventStream};
 use crate::output::{Answer, EventView};
 use clap::Args;
 use std::time::Duration;
@@ -57,8 +55,7 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     let from = ctx.ledger.position_of_line(args.after)?;
     let mut read_on = |from| {
         ctx.out.items(|item| {
-            let mut print =
-                |record: &Record, status: Option<Status>| item(&EventView::of(record, status));
+            let mut print = |event: &Event<'_>| item(&EventView::of(event));
             ctx.ledger
                 .stream_records(from, |record| stream.record(ctx, record, &mut print))
         })

@@ -88,6 +88,9 @@ pub struct StatusAfterEach {
     latest_at_ms: i64,
     /// What `derive` said at the last record, when it was asked.
     derived: Option<Option<Discussion>>,
+    /// The type and turn of the last record, a message with a well-formed
+    /// envelope: its envelope parsed once, for the stream too.
+    message: Option<(MessageType, u32)>,
 }
 
 impl StatusAfterEach {
@@ -98,7 +101,14 @@ impl StatusAfterEach {
             clock: i64::MIN,
             latest_at_ms: i64::MIN,
             derived: None,
+            message: None,
         }
+    }
+
+    /// The type and turn of the last record taken, when it is a message
+    /// whose envelope is well-formed.
+    pub fn last_message(&self) -> Option<(MessageType, u32)> {
+        self.message
     }
 
     /// Takes the next record: `records` are all of the discussion's so
@@ -112,6 +122,10 @@ impl StatusAfterEach {
         let at_ms = record.at_ms;
         self.latest_at_ms = self.latest_at_ms.max(at_ms);
         let envelope = envelope_of(record, &self.id);
+        self.message = match &envelope {
+            Some(Ok(envelope)) => Some((envelope.kind, envelope.turn)),
+            _ => None,
+        };
         match &mut self.fold {
             Some(fold) => {
                 self.clock = self.clock.max(at_ms);
@@ -135,6 +149,7 @@ impl StatusAfterEach {
                 let records = all();
                 let envelopes: Vec<_> = records.iter().map(|r| envelope_of(r, &self.id)).collect();
                 let mut fold = Fold::new(&self.id, records[0].at_ms);
+                fold.contents = false;
                 fold.choose_root(&records, &envelopes);
                 self.clock = fold.steps(&records, &envelopes);
                 fold.advance(self.clock);
@@ -177,6 +192,10 @@ struct Fold {
     claimed_turns: HashSet<u32>,
     attempt_index: HashMap<String, usize>,
     live: Option<usize>,
+    /// Whether the discussion keeps what only its readers need: the
+    /// messages' bodies and the receipts themselves. A fold for statuses
+    /// alone (`StatusAfterEach`) keeps neither, and copies neither.
+    contents: bool,
 }
 
 impl Fold {
@@ -202,6 +221,23 @@ impl Fold {
             claimed_turns: HashSet::new(),
             attempt_index: HashMap::new(),
             live: None,
+            contents: true,
+        }
+    }
+
+    /// What the fold keeps of a message's body.
+    fn body(&self, envelope: &Envelope) -> serde_json::Value {
+        if self.contents {
+            envelope.body.clone()
+        } else {
+            serde_json::Value::Null
+        }
+    }
+
+    /// Keeps a receipt the discussion shows.
+    fn keep_receipt(&mut self, record: &Record) {
+        if self.contents {
+            self.d.receipts.push(record.clone());
         }
     }
 
@@ -435,7 +471,7 @@ impl Fold {
             reply_to_message_id: Some(reply_to),
             attempt_id: Some(attempt_id),
             close: envelope.close,
-            body: envelope.body.clone(),
+            body: self.body(envelope),
             at_ms: t,
         });
         let attempt = &mut self.d.attempts[index];
@@ -479,7 +515,7 @@ impl Fold {
             reply_to_message_id: None,
             attempt_id: None,
             close: false,
-            body: envelope.body.clone(),
+            body: self.body(envelope),
             at_ms: t,
         });
     }
@@ -511,7 +547,7 @@ impl Fold {
             )),
         };
         match outcome {
-            Ok(()) => self.d.receipts.push(record.clone()),
+            Ok(()) => self.keep_receipt(record),
             Err((kind, detail)) => {
                 self.finding(kind, record, receipt.message_id.as_deref(), detail)
             }
@@ -783,7 +819,7 @@ impl Fold {
                 delivery.last_failure = r.detail.clone().or_else(|| r.reason.clone());
             }
         }
-        self.d.receipts.push(record.clone());
+        self.keep_receipt(record);
     }
 
     fn on_escalated(&mut self, record: &Record, r: &Receipt) -> Result<(), (FindingKind, String)> {

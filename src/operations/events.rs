@@ -2,7 +2,7 @@
 //! records in order with their discussion's status after each, filtered,
 //! resumable after a cursor (a record's line). Reading never writes.
 
-use crate::discussion::{Status, StatusAfterEach};
+use crate::discussion::{MessageType, Status, StatusAfterEach};
 use crate::error::Result;
 use crate::ledger::Record;
 use crate::session::Session;
@@ -44,8 +44,18 @@ struct Held {
     status: StatusAfterEach,
 }
 
-/// What is done with each record that passes, and its status after it.
-pub(crate) type Emit<'e> = dyn FnMut(&Record, Option<Status>) -> Result<()> + 'e;
+/// A record that passes, as the stream tells it.
+pub(crate) struct Event<'r> {
+    pub record: &'r Record,
+    /// Its discussion's status after it (`None`: a global record, or a
+    /// discussion not begun for this reader).
+    pub status: Option<Status>,
+    /// A message's type and turn, when its envelope is well-formed.
+    pub message: Option<(MessageType, u32)>,
+}
+
+/// What is done with each record that passes.
+pub(crate) type Emit<'e> = dyn FnMut(&Event<'_>) -> Result<()> + 'e;
 
 impl EventStream {
     /// A stream of the records after line `after` (0: from the first),
@@ -96,7 +106,11 @@ impl EventStream {
     fn handle(&mut self, session: &Session, record: Record, emit: &mut Emit<'_>) -> Result<()> {
         let Some(id) = record.discussion_id().map(str::to_owned) else {
             if self.discussion.is_none() && self.agent.is_none() && self.viewer.is_none() {
-                emit(&record, None)?;
+                emit(&Event {
+                    record: &record,
+                    status: None,
+                    message: None,
+                })?;
             }
             return Ok(());
         };
@@ -163,6 +177,10 @@ impl EventStream {
                 return Ok(());
             }
         }
-        emit(held.records.last().expect("one record"), status)
+        emit(&Event {
+            record: held.records.last().expect("one record"),
+            status,
+            message: held.status.last_message(),
+        })
     }
 }

@@ -2,8 +2,9 @@
 
 use super::text::{clock_time, printable};
 use super::{At, Sink, Style, View};
-use crate::discussion::{Envelope, Status};
-use crate::ledger::{Body, Record};
+use crate::discussion::Status;
+use crate::ledger::Body;
+use crate::operations::events::Event;
 use crate::record::{CredentialOp, Role};
 use serde::Serialize;
 use serde_json::Value;
@@ -77,21 +78,16 @@ enum What<'a> {
 }
 
 impl<'a> EventView<'a> {
-    /// `record`, with `status` its discussion's status after it.
-    pub(crate) fn of(record: &'a Record, status: Option<Status>) -> EventView<'a> {
+    /// The event's record, with its discussion's status after it.
+    pub(crate) fn of(event: &Event<'a>) -> EventView<'a> {
+        let (record, status) = (event.record, event.status);
         let what = match &record.body {
-            Body::Message(m) => {
-                let envelope = m
-                    .correlation_id
-                    .as_ref()
-                    .and_then(|id| Envelope::parse(&m.payload, id).ok());
-                What::Message {
-                    message_id: &record.id,
-                    agent_id: &m.from_agent_id,
-                    kind: envelope.as_ref().map(|e| e.kind.as_str()),
-                    turn: envelope.as_ref().map(|e| e.turn),
-                }
-            }
+            Body::Message(m) => What::Message {
+                message_id: &record.id,
+                agent_id: &m.from_agent_id,
+                kind: event.message.map(|(kind, _)| kind.as_str()),
+                turn: event.message.map(|(_, turn)| turn),
+            },
             Body::Receipt(r) => What::Receipt {
                 receipt: &r.receipt,
                 attempt_id: r.attempt_id.as_deref(),

@@ -129,10 +129,10 @@ fn follow(
         let now = session.ledger.version();
         if now != version || version.is_none() {
             let mut sent = false;
-            let mut emit = |record: &crate::ledger::Record, status| {
-                let data = serde_json::to_string(&EventView::of(record, status))
+            let mut emit = |event: &crate::operations::events::Event<'_>| {
+                let data = serde_json::to_string(&EventView::of(event))
                     .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
-                let event = format!("id: {}\nevent: record\ndata: {data}\n\n", record.line);
+                let event = format!("id: {}\nevent: record\ndata: {data}\n\n", event.record.line);
                 sent = true;
                 sender
                     .blocking_send(Ok(Bytes::from(event)))
