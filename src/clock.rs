@@ -60,15 +60,113 @@ pub(crate) fn parse_time(value: &str) -> Result<i64> {
 
 /// RFC 3339 UTC with millisecond precision, as every `*_at` field shows.
 pub(crate) fn format_ms(ms: i64) -> String {
+    // Years of four digits by arithmetic (an event stream prints one time
+    // a record, and jiff's formatter reads its pattern each time); others
+    // through jiff.
+    const FROM_YEAR_1000: i64 = -30_610_224_000_000;
+    // jiff's last instant (late on 9999-12-30): past it, no time.
+    const THROUGH_JIFFS_LAST: i64 = 253_402_207_200_000;
+    if (FROM_YEAR_1000..=THROUGH_JIFFS_LAST).contains(&ms) {
+        return rfc3339_ms(ms);
+    }
     match jiff::Timestamp::from_millisecond(ms) {
         Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
         Err(_) => format!("{ms}ms"),
     }
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` of a time whose year has four digits.
+fn rfc3339_ms(ms: i64) -> String {
+    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let (year, month, day) = civil_from_days(days);
+    let mut text = [0u8; 24];
+    let mut put = |at: usize, value: i64, digits: usize| {
+        let mut value = value;
+        for i in (at..at + digits).rev() {
+            text[i] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, in_day / 3_600_000, 2);
+    put(14, in_day / 60_000 % 60, 2);
+    put(17, in_day / 1_000 % 60, 2);
+    put(20, in_day % 1_000, 3);
+    for (at, mark) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'.'),
+        (23, b'Z'),
+    ] {
+        text[at] = mark;
+    }
+    text.iter().map(|&b| b as char).collect()
+}
+
+/// The proleptic Gregorian (year, month, day) of a day counted from
+/// 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arithmetic prints what jiff prints: both ends of its range,
+    /// leap days and centuries, and a spread of times across it.
+    #[test]
+    fn times_print_as_jiff_prints_them() {
+        let jiff = |ms: i64| match jiff::Timestamp::from_millisecond(ms) {
+            Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+            Err(_) => format!("{ms}ms"),
+        };
+        let mut times = vec![
+            -30_610_224_000_000,
+            -30_610_224_000_001,
+            253_402_207_200_000,
+            253_402_207_200_001,
+            -377_705_023_201_000,
+            -1,
+            0,
+            1,
+            951_782_400_000,    // 2000-02-29
+            4_107_542_399_999,  // 2100-02-28T23:59:59.999
+            -2_203_891_200_001, // 1900-02-28T23:59:59.999
+            1_792_540_804_411,
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            times.push((x % 284_012_431_200_001) as i64 - 30_610_224_000_000);
+        }
+        for ms in times {
+            assert_eq!(format_ms(ms), jiff(ms), "{ms}");
+        }
+        assert_eq!(format_ms(i64::MAX), format!("{}ms", i64::MAX));
+        assert_eq!(format_ms(i64::MIN), format!("{}ms", i64::MIN));
+    }
 
     #[test]
     fn parses_both_forms() {
