@@ -97,27 +97,14 @@ pub(crate) trait Storage {
     }
     /// Every line checked, as `verify` reports.
     fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck>;
-    /// `check_lines` and `map_discussions` together (`verify`), in one
-    /// read of the ledger where the backend can; by default the lines are
-    /// checked on a second core while this one maps the discussions.
+    /// `check_lines` and `map_discussions` together (`verify`), from one
+    /// read of the lines in order: each parsed once, checked, and handed
+    /// to its discussion.
     fn check_and_map<T>(
         &self,
         now_ms: i64,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<(LineCheck, Vec<T>)>
-    where
-        Self: Sync,
-    {
-        std::thread::scope(|scope| {
-            let checking = scope.spawn(|| self.check_lines(now_ms, |_, _| {}));
-            let mapped = self.map_discussions(map);
-            let lines = match checking.join() {
-                Ok(lines) => lines,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            Ok((lines?, mapped?))
-        })
-    }
+    ) -> Result<(LineCheck, Vec<T>)>;
     /// The records of whole operations after position `from` (bytes, lines)
     /// to `take`, in order; the position after them.
     fn stream_records(

@@ -11,10 +11,10 @@ use crate::ledger::lines::{
     LineFeed, operations_ahead, operations_of, operations_on_both_cores, record_and_mark,
     stream_lines, stream_lines_from, worth_a_second_core,
 };
+use crate::ledger::one_pass::{Misindexed, OnePass};
 use crate::ledger::snapshot::UnreadableLine;
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -350,7 +350,7 @@ fn check_and_map_all<T>(
 ) -> Option<(LineCheck, Vec<T>)> {
     // Under the shared lock: no writer moves the end meanwhile.
     let len = file.metadata().ok()?.len();
-    let mut pass = OnePass::new(cache).ok()?;
+    let mut pass = file_pass(cache).ok()?;
     let mut checker = LineChecker::new(now_ms);
     let mut mapped = Vec::new();
     let mut each = |id: &str, records: &[&Record]| {
@@ -392,7 +392,7 @@ fn in_one_pass(
     file: &File,
     mut each: impl FnMut(&str, &[&Record]),
 ) -> io::Result<()> {
-    let mut pass = OnePass::new(cache)?;
+    let mut pass = file_pass(cache)?;
     let feed = |line: &mut LineFeed<'_>| stream_lines(file, cache.mark.covered, line);
     let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
     let take = |record: Option<Record>| pass.take(record, &mut each);
@@ -402,79 +402,25 @@ fn in_one_pass(
     } else {
         operations_of(feed, read, take)?;
     }
-    pass.finish(each)
+    pass.finish(each).map_err(misindexed)
 }
 
-/// The discussions under way in a pass over the ledger (`in_one_pass`):
-/// each one's records until the last line the index has under its key.
-struct OnePass {
-    last_line: HashMap<u64, u32>,
-    /// The last line the cache covers: the pass takes no record after it.
-    covered_lines: u64,
-    under_way: HashMap<String, Vec<Record>>,
-    /// The index only says when a discussion may be let go; a record past
-    /// the last line indexed under its key means it says wrong, and the
-    /// pass gives up for a rebuilt one.
-    misindexed: bool,
+/// A pass over the lines the cache covers, ending each discussion at the
+/// last line the index has under its key.
+fn file_pass(cache: &Cache) -> io::Result<OnePass<impl Fn(&str) -> Option<u64>>> {
+    let last_line = cache
+        .last_line_of_each_key()
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
+    let last_line_of = move |id: &str| last_line.get(&key_of(id)).map(|&line| u64::from(line));
+    Ok(OnePass::new(last_line_of, cache.mark.lines))
 }
 
-impl OnePass {
-    fn new(cache: &Cache) -> io::Result<OnePass> {
-        let last_line = cache
-            .last_line_of_each_key()
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
-        Ok(OnePass {
-            last_line,
-            covered_lines: cache.mark.lines,
-            under_way: HashMap::new(),
-            misindexed: false,
-        })
-    }
-
-    /// The next record of a whole operation (`None`: a line that is none).
-    fn take(&mut self, record: Option<Record>, each: &mut impl FnMut(&str, &[&Record])) {
-        let Some(record) = record else { return };
-        if record.line as u64 > self.covered_lines {
-            return;
-        }
-        let Some(id) = record.discussion_id() else {
-            return;
-        };
-        let last = self.last_line.get(&key_of(id)).map(|&l| l as usize);
-        if self.misindexed || last.is_none_or(|last| record.line > last) {
-            self.misindexed = true;
-            return;
-        }
-        let ends = last == Some(record.line);
-        let records = match self.under_way.get_mut(id) {
-            Some(records) => records,
-            None => self.under_way.entry(id.to_owned()).or_default(),
-        };
-        records.push(record);
-        if ends {
-            // Another discussion of the same key (a collision) waits
-            // for the end of the pass.
-            let id = records[0].discussion_id().unwrap_or_default().to_owned();
-            if let Some(records) = self.under_way.remove(&id) {
-                each(&id, &records.iter().collect::<Vec<_>>());
-            }
-        }
-    }
-
-    /// At the end of the pass: the discussions still under way (of keys
-    /// that collide) go to `each`.
-    fn finish(self, mut each: impl FnMut(&str, &[&Record])) -> io::Result<()> {
-        if self.misindexed {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "a record past the last line its key has in the index",
-            ));
-        }
-        for (id, records) in self.under_way {
-            each(&id, &records.iter().collect::<Vec<_>>());
-        }
-        Ok(())
-    }
+/// The index was wrong about where a discussion ends: it is rebuilt.
+fn misindexed(_: Misindexed) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a record past the last line its key has in the index",
+    )
 }
 
 /// Every discussion through the summary of base `base`; `Err` when the

@@ -55,15 +55,19 @@ pub(crate) use schema::LOOKUPS;
 // What the rooms of this backend share.
 use read::{keyed_of, records_of};
 use schema::{
-    CATCH_UP, COPY_LINES, IDS_BETWEEN, INSERT_LINES, KEYED, RECORDS_OF, SCHEMA, STREAM, SUMMARIES,
-    Tables, UPSERT_SUMMARIES, WRITE_OPERATION, WRITE_OPERATION_WITH_SUMMARIES,
+    CATCH_UP, COPY_LINES, IDS_BETWEEN, INSERT_LINES, KEYED, LAST_LINE_OF_EACH, RECORDS_OF, SCHEMA,
+    STREAM, SUMMARIES, Tables, UPSERT_SUMMARIES, WRITE_OPERATION, WRITE_OPERATION_WITH_SUMMARIES,
     shared_lock_and_tables, tables_exist,
 };
 
-use super::check::{LineCheck, check_lines};
+use super::check::{LineCheck, LineChecker, check_lines, record_or_unreadable};
 use super::excerpt::{Excerpt, Keyed, Plan, Scope};
 use super::failpoint;
-use super::lines::{LineFeed, operations_of, record_and_mark};
+use super::lines::{
+    LineFeed, operations_of, operations_on_both_cores, record_and_mark, worth_a_second_core,
+};
+use super::one_pass::OnePass;
+use super::snapshot::UnreadableLine;
 use super::summary::{Summarize, Summary, Untrusted};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
@@ -75,6 +79,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, IsolationLevel, Transaction};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -309,6 +314,14 @@ impl crate::ledger::storage::Storage for PgLedger {
         progress: impl FnMut(u64, u64),
     ) -> Result<crate::ledger::LineCheck> {
         PgLedger::check_lines(self, now_ms, progress)
+    }
+
+    fn check_and_map<T>(
+        &self,
+        now_ms: i64,
+        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<(crate::ledger::LineCheck, Vec<T>)> {
+        PgLedger::check_and_map(self, now_ms, map)
     }
 
     fn stream_records(

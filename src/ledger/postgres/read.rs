@@ -351,6 +351,75 @@ impl PgLedger {
         })
     }
 
+    /// `check_lines` and `map_discussions` in one read of the rows, in
+    /// line order, from one snapshot (`verify`): each line parsed once, on
+    /// both cores, checked and handed to its discussion, which ends at its
+    /// last row (the database counts them first).
+    pub(crate) fn check_and_map<T>(
+        &self,
+        now_ms: i64,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+    ) -> Result<(LineCheck, Vec<T>)> {
+        self.reading(
+            || (LineCheck::default(), Vec::new()),
+            |tx, tables| {
+                let state = self.state_of(tx, tables.state)?;
+                let last = state.folded.last_at_ms;
+                let mut ends: HashMap<String, u64> = HashMap::new();
+                let mut rows = tx.query_typed_raw(
+                    LAST_LINE_OF_EACH,
+                    [(&(state.lines as i64) as &(dyn ToSql + Sync), Type::INT8)],
+                )?;
+                while let Some(row) = rows.next()? {
+                    ends.insert(
+                        row.get::<_, &str>(0).to_owned(),
+                        row.get::<_, i64>(1) as u64,
+                    );
+                }
+                drop(rows);
+                let mut pass = OnePass::new(|id: &str| ends.get(id).copied(), state.lines);
+                let mut checker = LineChecker::new(now_ms);
+                let mut mapped = Vec::new();
+                let mut each =
+                    |id: &str, records: &[&Record]| mapped.extend(map(last, id, records));
+                let mut failed = None;
+                let mut feed = |tx: &mut Transaction<'_>, line: &mut LineFeed<'_>| {
+                    Ok(
+                        feed_rows(tx, (0, i64::MAX as u64), 0, line).unwrap_or_else(|err| {
+                            failed.get_or_insert(err);
+                            (0, 0)
+                        }),
+                    )
+                };
+                let read = |_, line_no, line: &[u8]| record_or_unreadable(line_no, line);
+                let take = |line: std::result::Result<Record, UnreadableLine>| {
+                    checker.line(&line);
+                    pass.take(line.ok(), &mut each);
+                };
+                let streamed = if worth_a_second_core(state.bytes) {
+                    operations_on_both_cores(|line| feed(tx, line), read, take)
+                } else {
+                    operations_of(|line| feed(tx, line), read, take)
+                }
+                .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+                // The database counted each discussion's rows in this snapshot.
+                pass.finish(&mut each).map_err(|_| {
+                    Fail::Discuss(Error::new(
+                        ErrorCode::Internal,
+                        "a discussion has a row after its last one in the same snapshot",
+                    ))
+                })?;
+                let check = checker
+                    .finish(streamed, state.bytes, |line| feed(tx, line))
+                    .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+                if let Some(err) = failed {
+                    return Err(Fail::Db(err));
+                }
+                Ok((check, mapped))
+            },
+        )
+    }
+
     /// The records of whole operations after line `lines` (whose bytes end
     /// at `bytes`), in order, to `take`; where they end. Read in batches,
     /// each from its own snapshot, and handed on with the connection free:

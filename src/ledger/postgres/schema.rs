@@ -67,6 +67,10 @@ pub(super) const WRITE_OPERATION_WITH_SUMMARIES: &str = "WITH new_lines AS (INSE
 pub(crate) const CATCH_UP: &str = "SELECT line_no, line FROM discuss_lines \
     WHERE line_no > $1 AND line_no <= $2 ORDER BY line_no LIMIT $2 - $1";
 
+/// Each discussion's last line among the first lines.
+pub(crate) const LAST_LINE_OF_EACH: &str = "SELECT discussion_id, max(line_no) FROM discuss_lines \
+    WHERE discussion_id IS NOT NULL AND line_no <= $1 GROUP BY discussion_id";
+
 /// The records of some discussions among the first lines.
 pub(crate) const RECORDS_OF: &str = "SELECT line_no, line FROM discuss_lines \
     WHERE discussion_id = ANY($1) AND line_no <= $2 ORDER BY line_no";

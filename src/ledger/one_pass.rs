@@ -1,0 +1,80 @@
+//! Every discussion's records from one pass over the ledger in line order
+//! (`verify`, the first list after the cache is gone): a discussion is
+//! handed on once its last line has been read, so memory holds the
+//! discussions under way at one point of the ledger, not the ledger. Each
+//! backend says where a discussion ends: a file's index, a database's
+//! own count of its rows.
+
+use crate::record::Record;
+use std::collections::HashMap;
+
+/// The discussions under way in a pass over the ledger.
+pub(crate) struct OnePass<L> {
+    /// The last line of a discussion (or of the discussions sharing its
+    /// key in a file's index).
+    last_line: L,
+    /// The last line the pass covers: it takes no record after it.
+    covered_lines: u64,
+    under_way: HashMap<String, Vec<Record>>,
+    /// A record came past the last line it was said to have: where
+    /// discussions end was told wrong, and the pass gives up.
+    misindexed: bool,
+}
+
+/// Where a discussion ends was told wrong: a record came after it.
+#[derive(Debug)]
+pub(crate) struct Misindexed;
+
+impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
+    pub(crate) fn new(last_line: L, covered_lines: u64) -> OnePass<L> {
+        OnePass {
+            last_line,
+            covered_lines,
+            under_way: HashMap::new(),
+            misindexed: false,
+        }
+    }
+
+    /// The next record of a whole operation (`None`: a line that is none);
+    /// `each` gets a discussion's records once its last line came.
+    pub(crate) fn take(&mut self, record: Option<Record>, each: &mut impl FnMut(&str, &[&Record])) {
+        let Some(record) = record else { return };
+        if record.line as u64 > self.covered_lines {
+            return;
+        }
+        let Some(id) = record.discussion_id() else {
+            return;
+        };
+        let last = (self.last_line)(id);
+        if self.misindexed || last.is_none_or(|last| record.line as u64 > last) {
+            self.misindexed = true;
+            return;
+        }
+        let ends = last == Some(record.line as u64);
+        let records = match self.under_way.get_mut(id) {
+            Some(records) => records,
+            None => self.under_way.entry(id.to_owned()).or_default(),
+        };
+        records.push(record);
+        if ends {
+            // Another discussion of the same key (a collision in a file's
+            // index) waits for the end of the pass.
+            let id = records[0].discussion_id().unwrap_or_default().to_owned();
+            if let Some(records) = self.under_way.remove(&id) {
+                each(&id, &records.iter().collect::<Vec<_>>());
+            }
+        }
+    }
+
+    /// At the end of the pass: the discussions still under way (of keys
+    /// that collide) go to `each`.
+    pub(crate) fn finish(self, mut each: impl FnMut(&str, &[&Record])) -> Result<(), Misindexed> {
+        if self.misindexed {
+            return Err(Misindexed);
+        }
+        for (id, records) in self.under_way {
+            each(&id, &records.iter().collect::<Vec<_>>());
+        }
+        Ok(())
+    }
+}
