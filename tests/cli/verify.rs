@@ -105,7 +105,8 @@ fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
 /// `verify` reads each line once: checked, and handed to its discussion.
 /// On one core and with the parse shared by both (three lines a batch,
 /// so many batches each way) it finds every problem, and the same; of a
-/// file and of a database (which has no torn tail).
+/// file and of a database (which has no torn tail). So does the first
+/// list that has to derive every discussion.
 #[test]
 fn one_read_finds_every_problem_on_one_core_and_on_two() {
     let env = Env::new();
@@ -186,4 +187,18 @@ fn one_read_finds_every_problem_on_one_core_and_on_two() {
     ];
     let two = env.run_with(&on_both_cores, &["--json", "verify"], "");
     assert_eq!((two.status, &two.stdout), (one.status, &one.stdout));
+
+    // The first list with nothing derived kept reads the same one pass.
+    env.drop_derived();
+    let listed = env.run(&["--json", "list"]);
+    assert_eq!(listed.status, 0, "{}", listed.stderr);
+    let rows = listed.json()["discussions"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 4);
+    for row in &rows {
+        let invalid = row["discussion_id"] == ids[1].as_str();
+        assert_eq!(row["status"] == "invalid", invalid, "{row}");
+    }
+    env.drop_derived();
+    let listed_on_two = env.run_with(&on_both_cores, &["--json", "list"], "");
+    assert_eq!(listed_on_two.stdout, listed.stdout);
 }

@@ -187,10 +187,10 @@ impl PgLedger {
             let state = self.state_of(tx, tables.state)?;
             let last = state.folded.last_at_ms;
             let mut mapped = Vec::new();
-            each_discussion(tx, state.lines, |id, records| {
-                mapped.extend(map(last, id, records));
+            each_discussion(tx, (state.lines, state.bytes), |id, records| {
+                mapped.extend(map(last, id, records).map(|t| (id.to_owned(), t)));
             })?;
-            Ok(mapped)
+            Ok(by_id(mapped))
         })
     }
 
@@ -244,16 +244,18 @@ impl PgLedger {
                     }
                 }
                 let mut mapped = Vec::new();
-                each_discussion(tx, state.lines, |id, records| {
+                each_discussion(tx, (state.lines, state.bytes), |id, records| {
                     let summary = summarize(id, records);
                     // Settled, its row is its answer: one derivation.
-                    match (summary.settled_from_ms <= now_ms)
+                    let answer = match (summary.settled_from_ms <= now_ms)
                         .then(|| from_row(&summary.row))
                         .and_then(Result::ok)
                     {
-                        Some(kept) => mapped.extend(kept),
-                        None => mapped.extend(map(last, id, records)),
-                    }
+                        Some(kept) => kept,
+                        None => map(last, id, records),
+                    };
+                    // In the order the discussions end: lists sort rows.
+                    mapped.extend(answer);
                     fresh.push((id.to_owned(), summary));
                 })?;
                 Ok((mapped, Some(state.lines)))
@@ -365,18 +367,7 @@ impl PgLedger {
             |tx, tables| {
                 let state = self.state_of(tx, tables.state)?;
                 let last = state.folded.last_at_ms;
-                let mut ends: HashMap<String, u64> = HashMap::new();
-                let mut rows = tx.query_typed_raw(
-                    LAST_LINE_OF_EACH,
-                    [(&(state.lines as i64) as &(dyn ToSql + Sync), Type::INT8)],
-                )?;
-                while let Some(row) = rows.next()? {
-                    ends.insert(
-                        row.get::<_, &str>(0).to_owned(),
-                        row.get::<_, i64>(1) as u64,
-                    );
-                }
-                drop(rows);
+                let ends = last_line_of_each(tx, state.lines)?;
                 let mut pass = OnePass::new(|id: &str| ends.get(id).copied(), state.lines);
                 let mut checker = LineChecker::new(now_ms);
                 let mut mapped = Vec::new();
@@ -585,46 +576,59 @@ impl PgLedger {
     }
 }
 
-/// Hands every discussion among the first `covered` lines to `each`, with
-/// its records, streaming (one discussion in memory at a time).
+/// Hands every discussion among the first `covered` lines (`bytes` of
+/// them) to `each`, with
+/// its records, in the order they end: one read of the rows in line
+/// order, parsed on both cores, a discussion handed on at its last row
+/// (the database counts them first), so memory holds the discussions
+/// under way at one point of the ledger, not the ledger.
 pub(super) fn each_discussion(
     tx: &mut Transaction<'_>,
-    covered: u64,
+    (covered, bytes): (u64, u64),
     mut each: impl FnMut(&str, &[&Record]),
 ) -> Step<()> {
-    let covered = covered as i64;
-    let mut rows = tx.query_typed_raw(
-        "SELECT discussion_id, line_no, line FROM discuss_lines \
-         WHERE discussion_id IS NOT NULL AND line_no <= $1 \
-         ORDER BY discussion_id, line_no",
-        [(&covered as &(dyn ToSql + Sync), Type::INT8)],
-    )?;
-    let mut current: Option<String> = None;
-    let mut records: Vec<Record> = Vec::new();
-    let mut flush = |id: &str, records: &mut Vec<Record>| {
-        if !records.is_empty() {
-            let refs: Vec<&Record> = records.iter().collect();
-            each(id, &refs);
-        }
-        records.clear();
+    let ends = last_line_of_each(tx, covered)?;
+    let mut pass = OnePass::new(|id: &str| ends.get(id).copied(), covered);
+    let mut failed = None;
+    let feed = |line: &mut LineFeed<'_>| {
+        Ok(feed_rows(tx, (0, covered), 0, line).unwrap_or_else(|err| {
+            failed.get_or_insert(err);
+            (0, 0)
+        }))
     };
+    let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
+    let take = |record: Option<Record>| pass.take(record, &mut each);
+    if worth_a_second_core(bytes) {
+        operations_on_both_cores(feed, read, take)
+    } else {
+        operations_of(feed, read, take)
+    }
+    .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+    if let Some(err) = failed {
+        return Err(Fail::Db(err));
+    }
+    pass.finish(&mut each).map_err(|_| {
+        Fail::Discuss(Error::new(
+            ErrorCode::Internal,
+            "a discussion has a row after its last one in the same snapshot",
+        ))
+    })
+}
+
+/// Each discussion's last line among the first `covered`.
+fn last_line_of_each(tx: &mut Transaction<'_>, covered: u64) -> Step<HashMap<String, u64>> {
+    let mut ends = HashMap::new();
+    let mut rows = tx.query_typed_raw(
+        LAST_LINE_OF_EACH,
+        [(&(covered as i64) as &(dyn ToSql + Sync), Type::INT8)],
+    )?;
     while let Some(row) = rows.next()? {
-        let id: &str = row.get(0);
-        if current.as_deref() != Some(id) {
-            if let Some(done) = current.take() {
-                flush(&done, &mut records);
-            }
-            current = Some(id.to_owned());
-        }
-        let line_no: i64 = row.get(1);
-        if let Ok(record) = Record::parse(row.get(2), line_no as usize) {
-            records.push(record);
-        }
+        ends.insert(
+            row.get::<_, &str>(0).to_owned(),
+            row.get::<_, i64>(1) as u64,
+        );
     }
-    if let Some(done) = current {
-        flush(&done, &mut records);
-    }
-    Ok(())
+    Ok(ends)
 }
 
 /// Hands the rows after line `after` up to line `upto` to `line`, with
@@ -720,4 +724,10 @@ pub(super) fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Ste
         None => Vec::new(),
     };
     Ok(Some(Keyed { first, discussion }))
+}
+
+/// What was mapped discussion by discussion, in the order of their ids.
+fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
+    mapped.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    mapped.into_iter().map(|(_, t)| t).collect()
 }
