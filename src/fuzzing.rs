@@ -209,7 +209,8 @@ pub(crate) fn on_two_cores_as_on_one(bytes: &[u8]) {
     let on_two = operations_ahead(feed, read, |r| two.push(r)).expect("bytes in memory");
     assert_eq!(one, two, "the records on two cores");
     let mut both = Vec::new();
-    let on_both = operations_on_both_cores(feed, read, |r| both.push(r)).expect("bytes in memory");
+    let on_both =
+        operations_on_both_cores(u64::MAX, feed, read, |r| both.push(r)).expect("bytes in memory");
     assert_eq!(one, both, "the records read by both cores in turns");
     assert_eq!(
         (on_one.end, on_one.lines, on_one.cut_operation),

@@ -185,12 +185,17 @@ pub(crate) fn operations_ahead<T: Send>(
 /// `take` in ledger order. So the two share the work whatever `take`
 /// costs: the rebuild's light peeks leave nearly every batch to the
 /// helper, `verify`'s derivation most of them. The same items, findings
-/// and end as `operations_of`.
+/// and end as `operations_of`, which it is for lines of fewer `bytes` than
+/// are worth a second core (`worth_a_second_core`).
 pub(crate) fn operations_on_both_cores<T: Send>(
+    bytes: u64,
     feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     read: impl Fn(u64, u64, &[u8]) -> (T, OpMark) + Sync,
     take: impl FnMut(T),
 ) -> io::Result<Streamed> {
+    if !worth_a_second_core(bytes) {
+        return operations_of(feed, read, take);
+    }
     std::thread::scope(|scope| {
         let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch>(1);
         // Room for every answer the helper may owe: it never waits on

@@ -5,8 +5,50 @@
 //! backend says where a discussion ends: a file's index, a database's
 //! own count of its rows.
 
+use super::check::{LineCheck, LineChecker, record_or_unreadable};
+use super::lines::{LineFeed, operations_on_both_cores};
+use super::snapshot::UnreadableLine;
 use crate::record::Record;
 use std::collections::HashMap;
+use std::io;
+
+/// Why a pass gave up.
+#[derive(Debug)]
+pub(crate) enum PassFailed {
+    /// The lines could not be read.
+    Read(io::Error),
+    /// A record came after the last line its discussion was said to have.
+    Misindexed,
+}
+
+/// A pass in line order over the lines `feed` gives (`bytes` of them),
+/// parsed on both cores where that is worth it: each discussion goes to
+/// `each` once `pass` ends it. With a `checker`, every line is checked on
+/// the way and what it found is returned (`feed` reads the lines again
+/// for the few ids that may repeat): `verify` reads each line once.
+pub(crate) fn in_line_order<L: Fn(&str) -> Option<u64>>(
+    bytes: u64,
+    mut feed: impl FnMut(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
+    mut pass: OnePass<L>,
+    mut checker: Option<LineChecker>,
+    mut each: impl FnMut(&str, &[&Record]),
+) -> Result<Option<LineCheck>, PassFailed> {
+    let read = |_, line_no, line: &[u8]| record_or_unreadable(line_no, line);
+    let take = |line: Result<Record, UnreadableLine>| {
+        if let Some(checker) = &mut checker {
+            checker.line(&line);
+        }
+        pass.take(line.ok(), &mut each);
+    };
+    let streamed =
+        operations_on_both_cores(bytes, &mut feed, read, take).map_err(PassFailed::Read)?;
+    pass.finish(&mut each)
+        .map_err(|Misindexed| PassFailed::Misindexed)?;
+    checker
+        .map(|checker| checker.finish(streamed, bytes, feed))
+        .transpose()
+        .map_err(PassFailed::Read)
+}
 
 /// The discussions under way in a pass over the ledger.
 pub(crate) struct OnePass<L> {

@@ -6,13 +6,12 @@ use super::cache::summary::{self, SummaryWriter};
 use super::cache::{Cache, key_of};
 use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
 use crate::error::{Error, Result};
-use crate::ledger::check::{LineCheck, LineChecker, check_lines, record_or_unreadable};
+use crate::ledger::check::{LineCheck, LineChecker, check_lines};
 use crate::ledger::lines::{
-    LineFeed, operations_ahead, operations_of, operations_on_both_cores, record_and_mark,
-    stream_lines, stream_lines_from, worth_a_second_core,
+    LineFeed, operations_ahead, operations_of, record_and_mark, stream_lines, stream_lines_from,
+    worth_a_second_core,
 };
-use crate::ledger::one_pass::{Misindexed, OnePass};
-use crate::ledger::snapshot::UnreadableLine;
+use crate::ledger::one_pass::{OnePass, PassFailed, in_line_order};
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
 use std::fs::File;
@@ -350,26 +349,17 @@ fn check_and_map_all<T>(
 ) -> Option<(LineCheck, Vec<T>)> {
     // Under the shared lock: no writer moves the end meanwhile.
     let len = file.metadata().ok()?.len();
-    let mut pass = file_pass(cache).ok()?;
-    let mut checker = LineChecker::new(now_ms);
     let mut mapped = Vec::new();
-    let mut each = |id: &str, records: &[&Record]| {
-        mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
-    };
-    let feed = |line: &mut LineFeed<'_>| stream_lines(file, len, line);
-    let read = |_, line_no, line: &[u8]| record_or_unreadable(line_no, line);
-    let take = |line: std::result::Result<Record, UnreadableLine>| {
-        checker.line(&line);
-        pass.take(line.ok(), &mut each);
-    };
-    let streamed = if worth_a_second_core(len) {
-        operations_on_both_cores(feed, read, take)
-    } else {
-        operations_of(feed, read, take)
-    }
-    .ok()?;
-    pass.finish(&mut each).ok()?;
-    let check = checker.finish(streamed, len, feed).ok()?;
+    let check = in_line_order(
+        len,
+        |line: &mut LineFeed<'_>| stream_lines(file, len, line),
+        file_pass(cache).ok()?,
+        Some(LineChecker::new(now_ms)),
+        |id: &str, records: &[&Record]| {
+            mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
+        },
+    )
+    .ok()??;
     Some((check, by_id(mapped)))
 }
 
@@ -387,22 +377,18 @@ fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
 /// records are those `Cache::with_records` gives: the records of the
 /// whole operations the cache covers that name the discussion. `Err`
 /// also when the index turns out wrong about where a discussion ends.
-fn in_one_pass(
-    cache: &Cache,
-    file: &File,
-    mut each: impl FnMut(&str, &[&Record]),
-) -> io::Result<()> {
-    let mut pass = file_pass(cache)?;
-    let feed = |line: &mut LineFeed<'_>| stream_lines(file, cache.mark.covered, line);
-    let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
-    let take = |record: Option<Record>| pass.take(record, &mut each);
-    // The parse, most of the work, is shared with a second core.
-    if worth_a_second_core(cache.mark.covered) {
-        operations_on_both_cores(feed, read, take)?;
-    } else {
-        operations_of(feed, read, take)?;
+fn in_one_pass(cache: &Cache, file: &File, each: impl FnMut(&str, &[&Record])) -> io::Result<()> {
+    let covered = cache.mark.covered;
+    let feed = |line: &mut LineFeed<'_>| stream_lines(file, covered, line);
+    match in_line_order(covered, feed, file_pass(cache)?, None, each) {
+        Ok(_) => Ok(()),
+        Err(PassFailed::Read(err)) => Err(err),
+        // The index was wrong about where a discussion ends: it is rebuilt.
+        Err(PassFailed::Misindexed) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a record past the last line its key has in the index",
+        )),
     }
-    pass.finish(each).map_err(misindexed)
 }
 
 /// A pass over the lines the cache covers, ending each discussion at the
@@ -413,14 +399,6 @@ fn file_pass(cache: &Cache) -> io::Result<OnePass<impl Fn(&str) -> Option<u64>>>
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
     let last_line_of = move |id: &str| last_line.get(&key_of(id)).map(|&line| u64::from(line));
     Ok(OnePass::new(last_line_of, cache.mark.lines))
-}
-
-/// The index was wrong about where a discussion ends: it is rebuilt.
-fn misindexed(_: Misindexed) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        "a record past the last line its key has in the index",
-    )
 }
 
 /// Every discussion through the summary of base `base`; `Err` when the

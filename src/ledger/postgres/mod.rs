@@ -60,14 +60,11 @@ use schema::{
     shared_lock_and_tables, tables_exist,
 };
 
-use super::check::{LineCheck, LineChecker, check_lines, record_or_unreadable};
+use super::check::{LineCheck, LineChecker, check_lines};
 use super::excerpt::{Excerpt, Keyed, Plan, Scope};
 use super::failpoint;
-use super::lines::{
-    LineFeed, operations_of, operations_on_both_cores, record_and_mark, worth_a_second_core,
-};
-use super::one_pass::OnePass;
-use super::snapshot::UnreadableLine;
+use super::lines::{LineFeed, operations_of, record_and_mark};
+use super::one_pass::{OnePass, PassFailed, in_line_order};
 use super::summary::{Summarize, Summary, Untrusted};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;

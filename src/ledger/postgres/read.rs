@@ -367,45 +367,14 @@ impl PgLedger {
             |tx, tables| {
                 let state = self.state_of(tx, tables.state)?;
                 let last = state.folded.last_at_ms;
-                let ends = last_line_of_each(tx, state.lines)?;
-                let mut pass = OnePass::new(|id: &str| ends.get(id).copied(), state.lines);
-                let mut checker = LineChecker::new(now_ms);
                 let mut mapped = Vec::new();
-                let mut each =
-                    |id: &str, records: &[&Record]| mapped.extend(map(last, id, records));
-                let mut failed = None;
-                let mut feed = |tx: &mut Transaction<'_>, line: &mut LineFeed<'_>| {
-                    Ok(
-                        feed_rows(tx, (0, i64::MAX as u64), 0, line).unwrap_or_else(|err| {
-                            failed.get_or_insert(err);
-                            (0, 0)
-                        }),
-                    )
-                };
-                let read = |_, line_no, line: &[u8]| record_or_unreadable(line_no, line);
-                let take = |line: std::result::Result<Record, UnreadableLine>| {
-                    checker.line(&line);
-                    pass.take(line.ok(), &mut each);
-                };
-                let streamed = if worth_a_second_core(state.bytes) {
-                    operations_on_both_cores(|line| feed(tx, line), read, take)
-                } else {
-                    operations_of(|line| feed(tx, line), read, take)
-                }
-                .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
-                // The database counted each discussion's rows in this snapshot.
-                pass.finish(&mut each).map_err(|_| {
-                    Fail::Discuss(Error::new(
-                        ErrorCode::Internal,
-                        "a discussion has a row after its last one in the same snapshot",
-                    ))
-                })?;
-                let check = checker
-                    .finish(streamed, state.bytes, |line| feed(tx, line))
-                    .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
-                if let Some(err) = failed {
-                    return Err(Fail::Db(err));
-                }
+                let check = rows_in_line_order(
+                    tx,
+                    (state.lines, state.bytes),
+                    Some(LineChecker::new(now_ms)),
+                    |id, records| mapped.extend(map(last, id, records)),
+                )?
+                .expect("a pass with a checker checks");
                 Ok((check, mapped))
             },
         )
@@ -577,41 +546,52 @@ impl PgLedger {
 }
 
 /// Hands every discussion among the first `covered` lines (`bytes` of
-/// them) to `each`, with
-/// its records, in the order they end: one read of the rows in line
-/// order, parsed on both cores, a discussion handed on at its last row
-/// (the database counts them first), so memory holds the discussions
-/// under way at one point of the ledger, not the ledger.
+/// them) to `each`, with its records, in the order they end
+/// (`rows_in_line_order`).
 pub(super) fn each_discussion(
     tx: &mut Transaction<'_>,
-    (covered, bytes): (u64, u64),
-    mut each: impl FnMut(&str, &[&Record]),
+    covered: (u64, u64),
+    each: impl FnMut(&str, &[&Record]),
 ) -> Step<()> {
+    rows_in_line_order(tx, covered, None, each).map(drop)
+}
+
+/// One read of the rows in line order, parsed on both cores: every
+/// discussion among the first `covered` lines (`bytes` of them) goes to
+/// `each` at its last row (the database counts them first), so memory
+/// holds the discussions under way at one point of the ledger, not the
+/// ledger. With a `checker`, every row is checked too, the last ones
+/// after `covered` included, and what it found is returned.
+fn rows_in_line_order(
+    tx: &mut Transaction<'_>,
+    (covered, bytes): (u64, u64),
+    checker: Option<LineChecker>,
+    each: impl FnMut(&str, &[&Record]),
+) -> Step<Option<LineCheck>> {
     let ends = last_line_of_each(tx, covered)?;
-    let mut pass = OnePass::new(|id: &str| ends.get(id).copied(), covered);
+    let pass = OnePass::new(|id: &str| ends.get(id).copied(), covered);
+    let upto = if checker.is_some() {
+        i64::MAX as u64
+    } else {
+        covered
+    };
     let mut failed = None;
     let feed = |line: &mut LineFeed<'_>| {
-        Ok(feed_rows(tx, (0, covered), 0, line).unwrap_or_else(|err| {
+        Ok(feed_rows(tx, (0, upto), 0, line).unwrap_or_else(|err| {
             failed.get_or_insert(err);
             (0, 0)
         }))
     };
-    let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
-    let take = |record: Option<Record>| pass.take(record, &mut each);
-    if worth_a_second_core(bytes) {
-        operations_on_both_cores(feed, read, take)
-    } else {
-        operations_of(feed, read, take)
-    }
-    .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
+    let found = in_line_order(bytes, feed, pass, checker, each);
     if let Some(err) = failed {
         return Err(Fail::Db(err));
     }
-    pass.finish(&mut each).map_err(|_| {
-        Fail::Discuss(Error::new(
+    found.map_err(|failed| match failed {
+        PassFailed::Read(err) => Fail::Discuss(Error::new(ErrorCode::Internal, err.to_string())),
+        PassFailed::Misindexed => Fail::Discuss(Error::new(
             ErrorCode::Internal,
             "a discussion has a row after its last one in the same snapshot",
-        ))
+        )),
     })
 }
 

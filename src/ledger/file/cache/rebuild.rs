@@ -3,10 +3,7 @@
 
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use crate::global::Global;
-use crate::ledger::lines::{
-    LineFeed, operations_of, operations_on_both_cores, read_line_at, stream_lines,
-    worth_a_second_core,
-};
+use crate::ledger::lines::{LineFeed, operations_on_both_cores, read_line_at, stream_lines};
 use crate::record::{OpMark, ReceiptKind, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -103,12 +100,8 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
     let feed = |line: &mut LineFeed<'_>| stream_lines(ledger, len, line);
     let read = |offset, line_no, line: &[u8]| read_line(line, offset, line_no, exact);
     let commit = |effect| commit(&mut gathered, &mut unchecked, effect);
-    // A long ledger's lines are peeked at by both cores, in turns.
-    let streamed = if worth_a_second_core(len) {
-        operations_on_both_cores(feed, read, commit)
-    } else {
-        operations_of(feed, read, commit)
-    }?;
+    // A long ledger's lines are peeked at by both cores.
+    let streamed = operations_on_both_cores(len, feed, read, commit)?;
     let (covered, lines) = (streamed.end, streamed.lines);
     if exact {
         return Ok(Some((gathered, covered, lines)));
