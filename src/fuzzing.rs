@@ -31,6 +31,11 @@ pub fn replay(bytes: &[u8]) -> Replay {
             let through_value = crate::record::Record::parse_through_value(line, 1);
             assert_eq!(Ok(typed), through_value, "the two passes over a line");
         }
+        // So does the index's peek at a line, or it leaves it to serde.
+        assert!(
+            crate::ledger::peek_as_serde(line),
+            "the index's peek at {line:?}"
+        );
     }
     on_two_cores_as_on_one(bytes);
     let snapshot = Snapshot::parse(bytes);

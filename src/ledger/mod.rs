@@ -33,6 +33,7 @@ pub(crate) use check::{LineCheck, LineFinding};
 pub(crate) use excerpt::{Excerpt, Keyed, Scope};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;
+pub(crate) use file::cache::peek_as_serde;
 pub(crate) use postgres::LOOKUPS as POSTGRES_LOOKUPS;
 pub(crate) use snapshot::{Snapshot, UnreadableLine};
 pub(crate) use storage::{Info, Ledger};

@@ -22,6 +22,7 @@
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
 mod index_file;
+mod peek;
 mod rebuild;
 pub(crate) mod summary;
 
@@ -37,6 +38,7 @@ use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
 pub(crate) use index_file::{LineRef, idempotency_index_key, key_of};
+pub(crate) use peek::peek_as_serde;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -265,8 +267,7 @@ impl Cache {
         let mark = mark_at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
         entries.sort_unstable_by_key(|e| (e.key, e.offset));
-        let mut ids: Vec<String> = gathered.ids.into_iter().collect();
-        ids.sort_unstable();
+        let ids = gathered.ids.into_sorted();
         let mut cache = Cache {
             path: path.to_path_buf(),
             dev: meta.dev(),

@@ -2,52 +2,72 @@
 //! most lines only in part; see `scan_all`.
 
 use super::index_file::{LineRef, idempotency_index_key, key_of};
+use super::peek::peek;
 use crate::global::Global;
 use crate::ledger::lines::{LineFeed, operations_on_both_cores, read_line_at, stream_lines};
 use crate::record::{OpMark, ReceiptKind, Record};
-use serde::Deserialize;
-use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
 /// What a scan of the ledger gathers.
 #[derive(Default)]
 pub(super) struct Gathered {
     pub(super) entries: Vec<LineRef>,
-    pub(super) ids: HashSet<String>,
+    pub(super) ids: Ids,
     pub(super) global: Global,
     pub(super) last_at_ms: Option<i64>,
     pub(super) live: crate::ledger::live::LiveSet,
 }
 
-/// The fields of a line the index needs, read without building the whole
-/// record; the payload is skipped, not copied.
-#[derive(Deserialize)]
-struct Peek<'a> {
-    v: u64,
-    #[serde(borrow)]
-    kind: Cow<'a, str>,
-    at_ms: i64,
-    #[serde(default, borrow)]
-    correlation_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    discussion_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    receipt: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    agent_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[serde(default)]
-    op_lines: Option<u64>,
-    #[serde(default, borrow)]
-    op_id: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    idempotency_key: Option<Cow<'a, str>>,
-    /// Only whether it is there: a key counts only with its digest.
-    #[serde(default, borrow)]
-    request_digest: Option<Cow<'a, str>>,
+/// The discussion ids met, found by the index key each entry carries
+/// already (`key_of`): one lookup of a number per line, not a hash of the
+/// id; the few ids whose key another one has are kept aside.
+#[derive(Default)]
+pub(super) struct Ids {
+    by_key: HashMap<u64, String, BuildHasherDefault<KeyHasher>>,
+    sharing_a_key: HashSet<String>,
+}
+
+impl Ids {
+    fn insert(&mut self, key: u64, id: String) {
+        match self.by_key.entry(key) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(id);
+            }
+            Entry::Occupied(first) if *first.get() != id => {
+                self.sharing_a_key.insert(id);
+            }
+            Entry::Occupied(_) => {}
+        }
+    }
+
+    /// Every id, sorted.
+    pub(super) fn into_sorted(self) -> Vec<String> {
+        let mut ids: Vec<String> = self.by_key.into_values().collect();
+        ids.extend(self.sharing_a_key);
+        ids.sort_unstable();
+        ids
+    }
+}
+
+/// A hasher for keys that are hashes already (`hash64`): the key itself.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are hashed; anything else still hashes soundly.
+        self.0 = crate::ledger::hash::hash64(bytes) ^ self.0.rotate_left(5);
+    }
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
 }
 
 /// What one line adds, held back while its operation is incomplete.
@@ -56,7 +76,8 @@ struct Effect {
     entry: Option<(LineRef, String)>,
     /// The line's entry under its idempotency key, if it carries one.
     keyed: Option<LineRef>,
-    global: Option<Record>,
+    /// Boxed: most lines have none, and an effect is moved a few times.
+    global: Option<Box<Record>>,
     at_ms: Option<i64>,
     /// A reservation peeked at: (agent, at_ms).
     reservation: Option<(String, i64)>,
@@ -152,9 +173,7 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
         if let Some(at_ms) = effect.at_ms {
             gathered.live.touch(&id, at_ms);
         }
-        if !gathered.ids.contains(&id) {
-            gathered.ids.insert(id);
-        }
+        gathered.ids.insert(entry.key, id);
     }
     if let Some(record) = effect.global {
         gathered.global.apply(&record);
@@ -225,11 +244,7 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
         offset,
         exact: true,
     };
-    let peeked = if exact {
-        None
-    } else {
-        peek_message(line).or_else(|| serde_json::from_slice::<Peek>(line).ok())
-    };
+    let peeked = if exact { None } else { peek(line) };
     let whole = match &peeked {
         Some(peek) => {
             peek.v != 1
@@ -251,7 +266,7 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
                     .as_ref()
                     .map(|i| line_ref(idempotency_index_key(&i.key)));
                 effect.at_ms = Some(record.at_ms);
-                effect.global = Some(record);
+                effect.global = Some(Box::new(record));
                 (effect, mark)
             }
             Err(_) => (effect, OpMark::Alone),
@@ -278,51 +293,4 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
     }
     let mark = OpMark::of(&peek.id, peek.op_lines, peek.op_id.as_deref());
     (effect, mark)
-}
-
-/// The fast way through a message line as `discuss` writes it: the fields
-/// before `payload` are parsed as JSON on their own and the payload is not
-/// read at all. Only a line whose payload is its last field takes this
-/// way; any other gets `None` and is peeked at whole. A line that is not
-/// valid JSON after all is indexed anyway and skipped when read back, as
-/// replay skips it.
-fn peek_message(line: &[u8]) -> Option<Peek<'static>> {
-    const PREFIX: &[u8] = br#"{"v":1,"kind":"message","#;
-    const PAYLOAD: &[u8] = br#","payload":""#;
-    if !line.starts_with(PREFIX) || !line.ends_with(b"\"}") {
-        return None;
-    }
-    let at = memchr::memmem::find(line, PAYLOAD)?;
-    // The payload must run to the end: no quote inside it that is not
-    // escaped, or another field follows it (one this way would not see).
-    let payload = &line[at + PAYLOAD.len()..line.len() - 2];
-    let unescaped_quote = memchr::memchr_iter(b'"', payload).any(|q| {
-        let backslashes = payload[..q]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        backslashes % 2 == 0
-    });
-    if unescaped_quote || payload.iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1 {
-        return None;
-    }
-    let mut head = Vec::with_capacity(at + 1);
-    head.extend_from_slice(&line[..at]);
-    head.push(b'}');
-    let peek: Peek = serde_json::from_slice(&head).ok()?;
-    Some(Peek {
-        v: peek.v,
-        kind: Cow::Borrowed("message"),
-        id: Cow::Owned(peek.id.into_owned()),
-        at_ms: peek.at_ms,
-        correlation_id: peek.correlation_id.map(|c| Cow::Owned(c.into_owned())),
-        discussion_id: None,
-        receipt: None,
-        agent_id: None,
-        op_lines: peek.op_lines,
-        op_id: peek.op_id.map(|o| Cow::Owned(o.into_owned())),
-        idempotency_key: peek.idempotency_key.map(|k| Cow::Owned(k.into_owned())),
-        request_digest: peek.request_digest.map(|d| Cow::Owned(d.into_owned())),
-    })
 }

@@ -1,0 +1,372 @@
+//! The fields of a line the index needs, read without building the whole
+//! record (`Peek`). Most lines are read by `flat`, a scanner for the one
+//! shape `discuss` writes; any other line is read by serde, whose answer
+//! `flat` gives exactly whenever it gives one.
+
+use serde::Deserialize;
+use std::borrow::Cow;
+
+/// The fields of a line the index needs; the payload is skipped, not
+/// copied.
+#[derive(Deserialize, Debug, PartialEq)]
+pub(super) struct Peek<'a> {
+    pub(super) v: u64,
+    #[serde(borrow)]
+    pub(super) kind: Cow<'a, str>,
+    pub(super) at_ms: i64,
+    #[serde(default, borrow)]
+    pub(super) correlation_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) discussion_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) receipt: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) agent_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(super) id: Cow<'a, str>,
+    #[serde(default)]
+    pub(super) op_lines: Option<u64>,
+    #[serde(default, borrow)]
+    pub(super) op_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) idempotency_key: Option<Cow<'a, str>>,
+    /// Only whether it is there: a key counts only with its digest.
+    #[serde(default, borrow)]
+    pub(super) request_digest: Option<Cow<'a, str>>,
+}
+
+/// The line's `Peek`, or `None` when it is not a JSON object with the
+/// fields `Peek` needs (what serde says of it).
+pub(super) fn peek(line: &[u8]) -> Option<Peek<'_>> {
+    flat(line).or_else(|| serde_json::from_slice(line).ok())
+}
+
+/// `peek` of a line the way `discuss` writes one: a JSON object without
+/// whitespace whose values are strings, integers, `true`, `false` or
+/// `null`, the strings `Peek` keeps without escapes, the whole line valid
+/// UTF-8. `None` for any other line, even a valid one; for a line it
+/// reads, exactly what serde reads (`peek_as_serde` checks it, and the
+/// fuzz target runs that check on every line).
+fn flat(line: &[u8]) -> Option<Peek<'_>> {
+    // No byte below a space (JSON allows none in a string, and whitespace
+    // is left to serde), and text: so a string is a slice of it.
+    if line.iter().fold(false, |low, &b| low | (b < 0x20)) {
+        return None;
+    }
+    let text = std::str::from_utf8(line).ok()?;
+    let mut scan = Scan { text, at: 0 };
+    scan.byte(b'{')?;
+    let mut fields = Fields::default();
+    loop {
+        let key = scan.plain_string()?;
+        scan.byte(b':')?;
+        match key {
+            "v" => once(&mut fields.v, scan.unsigned()?)?,
+            "kind" => once(&mut fields.kind, scan.plain_string()?)?,
+            "at_ms" => once(&mut fields.at_ms, scan.signed()?)?,
+            "id" => once(&mut fields.id, scan.plain_string()?)?,
+            "correlation_id" => once(&mut fields.correlation_id, scan.nullable_string()?)?,
+            "discussion_id" => once(&mut fields.discussion_id, scan.nullable_string()?)?,
+            "receipt" => once(&mut fields.receipt, scan.nullable_string()?)?,
+            "agent_id" => once(&mut fields.agent_id, scan.nullable_string()?)?,
+            "op_id" => once(&mut fields.op_id, scan.nullable_string()?)?,
+            "idempotency_key" => once(&mut fields.idempotency_key, scan.nullable_string()?)?,
+            "request_digest" => once(&mut fields.request_digest, scan.nullable_string()?)?,
+            "op_lines" => {
+                let lines = if scan.literal("null") {
+                    None
+                } else {
+                    Some(scan.unsigned()?)
+                };
+                once(&mut fields.op_lines, lines)?
+            }
+            _ => scan.skip_value()?,
+        }
+        match scan.next()? {
+            b',' => {}
+            b'}' if scan.at == line.len() => break,
+            _ => return None,
+        }
+    }
+    Some(Peek {
+        v: fields.v?,
+        kind: Cow::Borrowed(fields.kind?),
+        at_ms: fields.at_ms?,
+        correlation_id: borrowed(fields.correlation_id),
+        discussion_id: borrowed(fields.discussion_id),
+        receipt: borrowed(fields.receipt),
+        agent_id: borrowed(fields.agent_id),
+        id: Cow::Borrowed(fields.id?),
+        op_lines: fields.op_lines.flatten(),
+        op_id: borrowed(fields.op_id),
+        idempotency_key: borrowed(fields.idempotency_key),
+        request_digest: borrowed(fields.request_digest),
+    })
+}
+
+/// The fields seen so far: `Some` once a field is there (serde refuses a
+/// field twice, even `null` twice).
+#[derive(Default)]
+struct Fields<'a> {
+    v: Option<u64>,
+    kind: Option<&'a str>,
+    at_ms: Option<i64>,
+    id: Option<&'a str>,
+    correlation_id: Option<Option<&'a str>>,
+    discussion_id: Option<Option<&'a str>>,
+    receipt: Option<Option<&'a str>>,
+    agent_id: Option<Option<&'a str>>,
+    op_lines: Option<Option<u64>>,
+    op_id: Option<Option<&'a str>>,
+    idempotency_key: Option<Option<&'a str>>,
+    request_digest: Option<Option<&'a str>>,
+}
+
+fn borrowed(field: Option<Option<&str>>) -> Option<Cow<'_, str>> {
+    field.flatten().map(Cow::Borrowed)
+}
+
+/// Sets a field seen for the first time; `None` for the second.
+fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
+    field.is_none().then(|| *field = Some(value))
+}
+
+/// A position in a line's text.
+struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn next(&mut self) -> Option<u8> {
+        let b = *self.text.as_bytes().get(self.at)?;
+        self.at += 1;
+        Some(b)
+    }
+
+    fn byte(&mut self, want: u8) -> Option<()> {
+        (self.next()? == want).then_some(())
+    }
+
+    fn literal(&mut self, word: &str) -> bool {
+        let found = self.text.as_bytes()[self.at..].starts_with(word.as_bytes());
+        if found {
+            self.at += word.len();
+        }
+        found
+    }
+
+    /// A string without escapes, which is then its own text.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        self.byte(b'"')?;
+        let rest = &self.text.as_bytes()[self.at..];
+        let end = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[end] != b'"' {
+            return None;
+        }
+        let s = &self.text[self.at..self.at + end];
+        self.at += end + 1;
+        Some(s)
+    }
+
+    fn nullable_string(&mut self) -> Option<Option<&'a str>> {
+        if self.literal("null") {
+            return Some(None);
+        }
+        self.plain_string().map(Some)
+    }
+
+    /// The digits of an integer, as JSON writes them (no leading zero);
+    /// `None` when a fraction or an exponent follows (serde reads a float
+    /// there, which is no integer).
+    fn digits(&mut self) -> Option<&'a [u8]> {
+        let bytes = self.text.as_bytes();
+        let from = self.at;
+        let len = bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let digits = &bytes[from..from + len];
+        if len == 0 || (digits[0] == b'0' && len > 1) {
+            return None;
+        }
+        if matches!(bytes.get(from + len), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.at += len;
+        Some(digits)
+    }
+
+    /// A non-negative integer that fits a `u64`.
+    fn unsigned(&mut self) -> Option<u64> {
+        self.digits()?.iter().try_fold(0u64, |n, &d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+    }
+
+    /// An integer that fits an `i64`; not `-0`, which serde reads as a
+    /// float.
+    fn signed(&mut self) -> Option<i64> {
+        if !self.literal("-") {
+            return i64::try_from(self.unsigned()?).ok();
+        }
+        let digits = self.digits()?;
+        if digits == b"0" {
+            return None;
+        }
+        digits.iter().try_fold(0i64, |n, &d| {
+            n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))
+        })
+    }
+
+    /// A value `Peek` does not keep: a string (escapes checked as serde
+    /// checks them), an integer, `true`, `false` or `null`. An object, an
+    /// array or a float is left to serde.
+    fn skip_value(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        match *bytes.get(self.at)? {
+            b'"' => {
+                self.at += 1;
+                loop {
+                    let end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
+                    self.at = end + 1;
+                    if bytes[end] == b'"' {
+                        return Some(());
+                    }
+                    match *bytes.get(self.at)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                        b'u' => {
+                            let hex = bytes.get(self.at + 1..self.at + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.at += 5;
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'-' => {
+                self.at += 1;
+                self.digits().map(drop)
+            }
+            b'0'..=b'9' => self.digits().map(drop),
+            _ => ["true", "false", "null"]
+                .iter()
+                .any(|word| self.literal(word))
+                .then_some(()),
+        }
+    }
+}
+
+/// Whether `flat` reads `line` as serde does: the same `Peek`, or none
+/// at all from `flat`. The fuzz target asks it of every line.
+pub(crate) fn peek_as_serde(line: &[u8]) -> bool {
+    flat(line).is_none_or(|peeked| serde_json::from_slice::<Peek>(line).ok() == Some(peeked))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MESSAGE: &str = r#"{"v":1,"kind":"message","id":"msg_1","at_ms":1792540809442,"by":"bench","fleet_id":"f","from_agent_id":"a","to_agent_id":"b","correlation_id":"dsc_1","payload":"{\"schema\":\"discussion/v1\",\"body\":\"a \\\"quoted\\\" é\\n\\u00e9\"}"}"#;
+    const RECEIPT: &str = r#"{"v":1,"kind":"receipt","id":"rcp_1","at_ms":-5,"by":"x","receipt":"discussion.attempt.reserved","discussion_id":"dsc_1","agent_id":"agent-00","turn":2,"close":false,"x":true,"y":null,"op_lines":3,"op_id":"rcp_1","idempotency_key":"k","request_digest":"d"}"#;
+
+    #[test]
+    fn lines_as_discuss_writes_them_are_read_without_serde() {
+        for line in [MESSAGE, RECEIPT] {
+            let peeked = flat(line.as_bytes()).expect("read by flat");
+            assert_eq!(
+                Some(&peeked),
+                serde_json::from_str::<Peek>(line).ok().as_ref()
+            );
+        }
+        let receipt = flat(RECEIPT.as_bytes()).unwrap();
+        assert_eq!((receipt.at_ms, receipt.op_lines), (-5, Some(3)));
+        assert_eq!(receipt.agent_id.as_deref(), Some("agent-00"));
+    }
+
+    /// What `flat` leaves to serde: lines serde refuses, and valid lines
+    /// outside the one shape, each of which serde still reads.
+    #[test]
+    fn any_other_line_is_left_to_serde() {
+        let refused = [
+            r#"{"v":1,"kind":"a","kind":"b","at_ms":1,"id":"x"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","op_id":null,"op_id":null}"#,
+            r#"{"v":1,"kind":"a","at_ms":-0,"id":"x"}"#,
+            r#"{"v":1,"kind":"a","at_ms":01,"id":"x"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1.0,"id":"x"}"#,
+            r#"{"v":-1,"kind":"a","at_ms":1,"id":"x"}"#,
+            r#"{"v":1,"kind":"a","at_ms":9223372036854775808,"id":"x"}"#,
+            r#"{"v":1,"kind":null,"at_ms":1,"id":"x"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","p":"\q"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","p":"\u12"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","p":01}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x"}x"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x",}"#,
+            "{\"v\":1,\"kind\":\"a\u{1}\",\"at_ms\":1,\"id\":\"x\"}",
+        ];
+        for line in refused {
+            assert_eq!(flat(line.as_bytes()), None, "{line}");
+            assert!(serde_json::from_str::<Peek>(line).is_err(), "{line}");
+        }
+        let valid_elsewhere = [
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x\u0041"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","p":{"q":1}}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","p":[1]}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x","p":1.5}"#,
+            r#"{"v":1, "kind":"a","at_ms":1,"id":"x"}"#,
+            r#"{"v":1,"kind":"a","at_ms":1,"id":"x"} "#,
+            r#"{"v":1,"k\u0069nd":"a","at_ms":1,"id":"x"}"#,
+        ];
+        for line in valid_elsewhere {
+            assert_eq!(flat(line.as_bytes()), None, "{line}");
+            assert!(serde_json::from_str::<Peek>(line).is_ok(), "{line}");
+        }
+        let mut not_text = RECEIPT.as_bytes().to_vec();
+        not_text[40] = 0xff;
+        assert_eq!(flat(&not_text), None);
+    }
+
+    /// Every corpus line, and each of them with one byte changed at every
+    /// place to each byte that matters to the scanner: `flat` reads each
+    /// as serde does or leaves it.
+    #[test]
+    fn flat_reads_what_serde_reads_or_nothing() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/replay");
+        let mut lines: Vec<Vec<u8>> = vec![MESSAGE.into(), RECEIPT.into()];
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let ledger = std::fs::read(entry.unwrap().path()).unwrap();
+            lines.extend(ledger.split(|&b| b == b'\n').map(<[u8]>::to_vec));
+        }
+        lines.sort();
+        lines.dedup();
+        // Most of the corpus is the fuzzer's wreckage; of its records,
+        // those written compact are most.
+        let by_serde = lines
+            .iter()
+            .filter(|line| serde_json::from_slice::<Peek>(line).is_ok())
+            .count();
+        let by_flat = lines.iter().filter(|line| flat(line).is_some()).count();
+        assert!(by_flat * 2 > by_serde, "{by_flat} of {by_serde} lines");
+        let bytes = b"\"\\,:{}[]-0123456789.eEuntrfalse \x01\xc3\xff";
+        let mut edits = 0;
+        for line in lines.iter().filter(|line| line.len() < 400).take(300) {
+            assert!(peek_as_serde(line), "{}", String::from_utf8_lossy(line));
+            for at in 0..line.len() {
+                for &b in bytes {
+                    let mut edited = line.clone();
+                    edited[at] = b;
+                    assert!(
+                        peek_as_serde(&edited),
+                        "{}",
+                        String::from_utf8_lossy(&edited)
+                    );
+                    edits += 1;
+                }
+            }
+        }
+        assert!(edits > 100_000, "{edits} edits");
+    }
+}
