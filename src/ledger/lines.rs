@@ -197,15 +197,16 @@ pub(crate) fn operations_on_both_cores<T: Send>(
         return operations_of(feed, read, take);
     }
     std::thread::scope(|scope| {
-        let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch>(1);
+        let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch>(OFFERED_AT_MOST);
         // Room for every answer the helper may owe: it never waits on
         // this thread while this thread waits for it.
         let (helper_out, read_by_helper) =
-            std::sync::mpsc::sync_channel::<Vec<Read<T>>>(MOST_PENDING + 2);
+            std::sync::mpsc::sync_channel::<(Vec<Read<T>>, LineBatch)>(MOST_PENDING + 2);
         let read = &read;
         let helper = scope.spawn(move || {
             for batch in batches {
-                if helper_out.send(batch.read(read)).is_err() {
+                // The batch goes back too, to be filled again.
+                if helper_out.send((batch.read(read), batch)).is_err() {
                     return;
                 }
             }
@@ -218,6 +219,7 @@ pub(crate) fn operations_on_both_cores<T: Send>(
             read_by_helper,
             pending: std::collections::VecDeque::new(),
             batch: LineBatch::default(),
+            spare: Vec::new(),
             operations: Operations::default(),
             take,
         };
@@ -235,7 +237,12 @@ type Read<T> = (u64, u64, T, OpMark);
 
 /// Batches read or being read and not yet handed on, at most: past it,
 /// this thread waits for the helper's oldest one.
-const MOST_PENDING: usize = 4;
+const MOST_PENDING: usize = 6;
+
+/// Batches offered to the helper and not yet taken, at most: a few, so
+/// that it has work queued while this thread reads a batch of its own
+/// (with one, it sat idle a third of a rebuild).
+const OFFERED_AT_MOST: usize = 3;
 
 /// Lines copied out of the read buffer to be read on another thread.
 #[derive(Default)]
@@ -279,10 +286,13 @@ struct Shared<'r, T, R, F> {
     fixed_turns: Option<usize>,
     read: &'r R,
     to_helper: std::sync::mpsc::SyncSender<LineBatch>,
-    read_by_helper: std::sync::mpsc::Receiver<Vec<Read<T>>>,
+    read_by_helper: std::sync::mpsc::Receiver<(Vec<Read<T>>, LineBatch)>,
     pending: std::collections::VecDeque<Pending<T>>,
     /// The lines of the batch being gathered.
     batch: LineBatch,
+    /// Batches read, to be filled again: their memory is the pages they
+    /// had, not new ones the system must clear.
+    spare: Vec<LineBatch>,
     operations: Operations<T>,
     take: F,
 }
@@ -295,19 +305,29 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
             .push((start, line_no, self.batch.bytes.len()));
         if self.batch.lines.len() == self.lines_a_batch {
             // The next batch has the room this one needed: no growing.
-            let room = LineBatch {
+            let room = self.spare.pop().unwrap_or_else(|| LineBatch {
                 bytes: Vec::with_capacity(self.batch.bytes.capacity()),
                 lines: Vec::with_capacity(self.lines_a_batch),
-            };
+            });
             let batch = std::mem::replace(&mut self.batch, room);
             match self.offer(batch) {
                 Ok(()) => self.pending.push_back(Pending::Helpers),
                 Err(batch) => {
                     let read = batch.read(self.read);
                     self.pending.push_back(Pending::Mine(read));
+                    self.keep_spare(batch);
                 }
             }
             self.hand_on_what_is_read(false);
+        }
+    }
+
+    /// Keeps a batch that was read, emptied, to be filled again.
+    fn keep_spare(&mut self, mut batch: LineBatch) {
+        if self.spare.len() < MOST_PENDING + OFFERED_AT_MOST {
+            batch.bytes.clear();
+            batch.lines.clear();
+            self.spare.push(batch);
         }
     }
 
@@ -345,8 +365,9 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
                         self.read_by_helper.try_recv().ok()
                     };
                     match answer {
-                        Some(read) => {
+                        Some((read, batch)) => {
                             self.pending.pop_front();
+                            self.keep_spare(batch);
                             read
                         }
                         // Not yet read; or no answer at all, from a helper
