@@ -197,22 +197,22 @@ pub(crate) fn operations_on_both_cores<T: Send>(
         return operations_of(feed, read, take);
     }
     std::thread::scope(|scope| {
-        let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch>(OFFERED_AT_MOST);
+        let (to_helper, batches) = std::sync::mpsc::sync_channel::<LineBatch<T>>(OFFERED_AT_MOST);
         // Room for every answer the helper may owe: it never waits on
         // this thread while this thread waits for it.
         let (helper_out, read_by_helper) =
-            std::sync::mpsc::sync_channel::<(Vec<Read<T>>, LineBatch)>(MOST_PENDING + 2);
+            std::sync::mpsc::sync_channel::<LineBatch<T>>(MOST_PENDING + 2);
         let read = &read;
         let helper = scope.spawn(move || {
-            for batch in batches {
-                // The batch goes back too, to be filled again.
-                if helper_out.send((batch.read(read), batch)).is_err() {
+            for mut batch in batches {
+                batch.read_all(read);
+                if helper_out.send(batch).is_err() {
                     return;
                 }
             }
         });
         let mut shared = Shared {
-            lines_a_batch: super::failpoint::batch_lines(LineBatch::LINES),
+            lines_a_batch: super::failpoint::batch_lines(LineBatch::<T>::LINES),
             fixed_turns: super::failpoint::batch_lines_set().then_some(0),
             read,
             to_helper,
@@ -244,36 +244,46 @@ const MOST_PENDING: usize = 6;
 /// (with one, it sat idle a third of a rebuild).
 const OFFERED_AT_MOST: usize = 3;
 
-/// Lines copied out of the read buffer to be read on another thread.
-#[derive(Default)]
-struct LineBatch {
+/// Lines copied out of the read buffer to be read on another thread, and
+/// once read, what they were read into. A batch handed on is filled
+/// again: its memory stays the pages it had, not new ones the system
+/// must clear.
+struct LineBatch<T> {
     bytes: Vec<u8>,
     /// (start, number, end in `bytes`) of each line.
     lines: Vec<(u64, u64, usize)>,
+    read: Vec<Read<T>>,
 }
 
-impl LineBatch {
+impl<T> Default for LineBatch<T> {
+    fn default() -> Self {
+        LineBatch {
+            bytes: Vec::new(),
+            lines: Vec::new(),
+            read: Vec::new(),
+        }
+    }
+}
+
+impl<T> LineBatch<T> {
     /// Lines a batch holds: enough to make handing one over cheap, few
     /// enough that a few of them are a few MiB.
     const LINES: usize = 1024;
 
-    fn read<T>(&self, read: impl Fn(u64, u64, &[u8]) -> (T, OpMark)) -> Vec<Read<T>> {
+    fn read_all(&mut self, read: impl Fn(u64, u64, &[u8]) -> (T, OpMark)) {
         let mut from = 0;
-        self.lines
-            .iter()
-            .map(|&(start, line_no, to)| {
-                let (item, mark) = read(start, line_no, &self.bytes[from..to]);
-                from = to;
-                (start, line_no, item, mark)
-            })
-            .collect()
+        for &(start, line_no, to) in &self.lines {
+            let (item, mark) = read(start, line_no, &self.bytes[from..to]);
+            from = to;
+            self.read.push((start, line_no, item, mark));
+        }
     }
 }
 
 /// A batch not yet handed on, in ledger order.
 enum Pending<T> {
     /// Read by this thread.
-    Mine(Vec<Read<T>>),
+    Mine(LineBatch<T>),
     /// Offered to the helper: its answers come in the order offered.
     Helpers,
 }
@@ -285,14 +295,13 @@ struct Shared<'r, T, R, F> {
     /// this thread's, whether the helper is busy or not.
     fixed_turns: Option<usize>,
     read: &'r R,
-    to_helper: std::sync::mpsc::SyncSender<LineBatch>,
-    read_by_helper: std::sync::mpsc::Receiver<(Vec<Read<T>>, LineBatch)>,
+    to_helper: std::sync::mpsc::SyncSender<LineBatch<T>>,
+    read_by_helper: std::sync::mpsc::Receiver<LineBatch<T>>,
     pending: std::collections::VecDeque<Pending<T>>,
     /// The lines of the batch being gathered.
-    batch: LineBatch,
-    /// Batches read, to be filled again: their memory is the pages they
-    /// had, not new ones the system must clear.
-    spare: Vec<LineBatch>,
+    batch: LineBatch<T>,
+    /// Batches handed on, emptied, to be filled again.
+    spare: Vec<LineBatch<T>>,
     operations: Operations<T>,
     take: F,
 }
@@ -308,31 +317,22 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
             let room = self.spare.pop().unwrap_or_else(|| LineBatch {
                 bytes: Vec::with_capacity(self.batch.bytes.capacity()),
                 lines: Vec::with_capacity(self.lines_a_batch),
+                read: Vec::with_capacity(self.lines_a_batch),
             });
             let batch = std::mem::replace(&mut self.batch, room);
             match self.offer(batch) {
                 Ok(()) => self.pending.push_back(Pending::Helpers),
-                Err(batch) => {
-                    let read = batch.read(self.read);
-                    self.pending.push_back(Pending::Mine(read));
-                    self.keep_spare(batch);
+                Err(mut batch) => {
+                    batch.read_all(self.read);
+                    self.pending.push_back(Pending::Mine(batch));
                 }
             }
             self.hand_on_what_is_read(false);
         }
     }
 
-    /// Keeps a batch that was read, emptied, to be filled again.
-    fn keep_spare(&mut self, mut batch: LineBatch) {
-        if self.spare.len() < MOST_PENDING + OFFERED_AT_MOST {
-            batch.bytes.clear();
-            batch.lines.clear();
-            self.spare.push(batch);
-        }
-    }
-
     /// Gives `batch` to the helper, or back when this thread reads it.
-    fn offer(&mut self, batch: LineBatch) -> Result<(), LineBatch> {
+    fn offer(&mut self, batch: LineBatch<T>) -> Result<(), LineBatch<T>> {
         use std::sync::mpsc::TrySendError;
         if let Some(turn) = &mut self.fixed_turns {
             *turn += 1;
@@ -352,9 +352,9 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
     /// waiting for the helper's when `all` or when too many are pending.
     fn hand_on_what_is_read(&mut self, all: bool) {
         while let Some(oldest) = self.pending.front() {
-            let read = match oldest {
+            let batch = match oldest {
                 Pending::Mine(_) => match self.pending.pop_front() {
-                    Some(Pending::Mine(read)) => read,
+                    Some(Pending::Mine(batch)) => batch,
                     _ => unreachable!("the oldest is this thread's"),
                 },
                 Pending::Helpers => {
@@ -365,10 +365,9 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
                         self.read_by_helper.try_recv().ok()
                     };
                     match answer {
-                        Some((read, batch)) => {
+                        Some(batch) => {
                             self.pending.pop_front();
-                            self.keep_spare(batch);
-                            read
+                            batch
                         }
                         // Not yet read; or no answer at all, from a helper
                         // that panicked, which the join passes on.
@@ -380,20 +379,29 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
                     }
                 }
             };
-            for (start, line_no, item, mark) in read {
-                self.operations
-                    .line(start, line_no, mark, item, &mut self.take);
-            }
+            self.hand_on(batch);
+        }
+    }
+
+    /// Hands on the lines of a batch that was read, and keeps it to be
+    /// filled again.
+    fn hand_on(&mut self, mut batch: LineBatch<T>) {
+        for (start, line_no, item, mark) in batch.read.drain(..) {
+            self.operations
+                .line(start, line_no, mark, item, &mut self.take);
+        }
+        if self.spare.len() < MOST_PENDING + OFFERED_AT_MOST {
+            batch.bytes.clear();
+            batch.lines.clear();
+            self.spare.push(batch);
         }
     }
 
     fn finish(mut self, lines_end: (u64, u64)) -> Streamed {
         self.hand_on_what_is_read(true);
-        let gathered = std::mem::take(&mut self.batch).read(self.read);
-        for (start, line_no, item, mark) in gathered {
-            self.operations
-                .line(start, line_no, mark, item, &mut self.take);
-        }
+        let mut last = std::mem::take(&mut self.batch);
+        last.read_all(self.read);
+        self.hand_on(last);
         self.operations.streamed(lines_end)
     }
 }

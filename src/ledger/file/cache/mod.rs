@@ -266,7 +266,11 @@ impl Cache {
         let (gathered, covered, lines) = rebuild::scan_all(ledger, meta.len())?;
         let mark = mark_at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
-        entries.sort_unstable_by_key(|e| (e.key, e.offset));
+        let halves = sort_in_halves(&mut entries);
+        let sorted = || MergeSorted {
+            a: entries[..halves].iter().copied().peekable(),
+            b: entries[halves..].iter().copied().peekable(),
+        };
         let ids = gathered.ids.into_sorted();
         let mut cache = Cache {
             path: path.to_path_buf(),
@@ -287,20 +291,12 @@ impl Cache {
         };
         cache.remove_leftovers();
         let total = entries.len() as u64;
-        match write_base(
-            path,
-            cache.dev,
-            cache.ino,
-            &mark,
-            entries.iter().copied(),
-            total,
-            &ids,
-        ) {
+        match write_base(path, cache.dev, cache.ino, &mark, sorted(), total, &ids) {
             Ok(base) => cache.use_base(base),
             Err(_) => {
                 // The folder is not writable (an operator reading someone
                 // else's ledger, a full disk): answer from memory instead.
-                cache.delta = entries;
+                cache.delta = sorted().collect();
                 cache.new_ids = ids.into_iter().collect();
                 cache.dirty = false;
             }
@@ -808,5 +804,57 @@ impl Cache {
         }
         let text = String::from_utf8(bytes).map_err(|_| Damaged)?;
         Ok(text.lines().map(str::to_string).collect())
+    }
+}
+
+/// Sorts the two halves of `entries` by (key, offset), one on each core
+/// when there are many, and returns where the second starts: merged as
+/// they are read (`MergeSorted`), they are all of them in order.
+fn sort_in_halves(entries: &mut [LineRef]) -> usize {
+    /// Below this many, a second thread costs more than it saves.
+    const ON_TWO_CORES_FROM: usize = 1 << 16;
+    let by_key = |e: &LineRef| (e.key, e.offset);
+    if entries.len() < ON_TWO_CORES_FROM {
+        entries.sort_unstable_by_key(by_key);
+        return entries.len();
+    }
+    let half = entries.len() / 2;
+    let (first, second) = entries.split_at_mut(half);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| first.sort_unstable_by_key(by_key));
+        second.sort_unstable_by_key(by_key);
+        if let Err(panic) = other.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    half
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Enough entries for both cores, keys repeating as a discussion's do:
+    /// the two halves merged are the entries sorted on one core.
+    #[test]
+    fn halves_sorted_on_two_cores_merge_into_the_order_of_one() {
+        let mut entries: Vec<LineRef> = (0..200_003u64)
+            .map(|i| LineRef {
+                key: crate::ledger::hash::hash64(&(i % 7_919).to_le_bytes()),
+                offset: i * 100,
+                len: 99,
+                line: i as u32 + 1,
+            })
+            .collect();
+        let mut on_one = entries.clone();
+        on_one.sort_unstable_by_key(|e| (e.key, e.offset));
+        let halves = sort_in_halves(&mut entries);
+        assert!(halves > 0 && halves < entries.len(), "two halves");
+        let merged: Vec<LineRef> = MergeSorted {
+            a: entries[..halves].iter().copied().peekable(),
+            b: entries[halves..].iter().copied().peekable(),
+        }
+        .collect();
+        assert_eq!(merged, on_one);
     }
 }

@@ -43,36 +43,35 @@ pub(super) fn peek(line: &[u8]) -> Option<Peek<'_>> {
 
 /// `peek` of a line the way `discuss` writes one: a JSON object without
 /// whitespace whose values are strings, integers, `true`, `false` or
-/// `null`, the strings `Peek` keeps without escapes, the whole line valid
-/// UTF-8. `None` for any other line, even a valid one; for a line it
+/// `null`, the keys and the strings `Peek` keeps without escapes. `None`
+/// for any other line, even a valid one; for a line it
 /// reads, exactly what serde reads (`peek_as_serde` checks it, and the
 /// fuzz target runs that check on every line).
 fn flat(line: &[u8]) -> Option<Peek<'_>> {
-    // No byte below a space (JSON allows none in a string, and whitespace
-    // is left to serde), and text: so a string is a slice of it.
+    // No byte below a space: JSON allows none in a string, and whitespace
+    // is left to serde. (Like serde, only the strings read must be UTF-8.)
     if line.iter().fold(false, |low, &b| low | (b < 0x20)) {
         return None;
     }
-    let text = std::str::from_utf8(line).ok()?;
-    let mut scan = Scan { text, at: 0 };
+    let mut scan = Scan { bytes: line, at: 0 };
     scan.byte(b'{')?;
     let mut fields = Fields::default();
     loop {
-        let key = scan.plain_string()?;
+        let key = scan.plain_bytes()?;
         scan.byte(b':')?;
         match key {
-            "v" => once(&mut fields.v, scan.unsigned()?)?,
-            "kind" => once(&mut fields.kind, scan.plain_string()?)?,
-            "at_ms" => once(&mut fields.at_ms, scan.signed()?)?,
-            "id" => once(&mut fields.id, scan.plain_string()?)?,
-            "correlation_id" => once(&mut fields.correlation_id, scan.nullable_string()?)?,
-            "discussion_id" => once(&mut fields.discussion_id, scan.nullable_string()?)?,
-            "receipt" => once(&mut fields.receipt, scan.nullable_string()?)?,
-            "agent_id" => once(&mut fields.agent_id, scan.nullable_string()?)?,
-            "op_id" => once(&mut fields.op_id, scan.nullable_string()?)?,
-            "idempotency_key" => once(&mut fields.idempotency_key, scan.nullable_string()?)?,
-            "request_digest" => once(&mut fields.request_digest, scan.nullable_string()?)?,
-            "op_lines" => {
+            b"v" => once(&mut fields.v, scan.unsigned()?)?,
+            b"kind" => once(&mut fields.kind, scan.plain_string()?)?,
+            b"at_ms" => once(&mut fields.at_ms, scan.signed()?)?,
+            b"id" => once(&mut fields.id, scan.plain_string()?)?,
+            b"correlation_id" => once(&mut fields.correlation_id, scan.nullable_string()?)?,
+            b"discussion_id" => once(&mut fields.discussion_id, scan.nullable_string()?)?,
+            b"receipt" => once(&mut fields.receipt, scan.nullable_string()?)?,
+            b"agent_id" => once(&mut fields.agent_id, scan.nullable_string()?)?,
+            b"op_id" => once(&mut fields.op_id, scan.nullable_string()?)?,
+            b"idempotency_key" => once(&mut fields.idempotency_key, scan.nullable_string()?)?,
+            b"request_digest" => once(&mut fields.request_digest, scan.nullable_string()?)?,
+            b"op_lines" => {
                 let lines = if scan.literal("null") {
                     None
                 } else {
@@ -80,7 +79,13 @@ fn flat(line: &[u8]) -> Option<Peek<'_>> {
                 };
                 once(&mut fields.op_lines, lines)?
             }
-            _ => scan.skip_value()?,
+            // A key serde reads must be UTF-8, even one it ignores.
+            _ => {
+                if !key.is_ascii() {
+                    std::str::from_utf8(key).ok()?;
+                }
+                scan.skip_value()?
+            }
         }
         match scan.next()? {
             b',' => {}
@@ -131,15 +136,15 @@ fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
     field.is_none().then(|| *field = Some(value))
 }
 
-/// A position in a line's text.
+/// A position in a line.
 struct Scan<'a> {
-    text: &'a str,
+    bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Scan<'a> {
     fn next(&mut self) -> Option<u8> {
-        let b = *self.text.as_bytes().get(self.at)?;
+        let b = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(b)
     }
@@ -149,24 +154,28 @@ impl<'a> Scan<'a> {
     }
 
     fn literal(&mut self, word: &str) -> bool {
-        let found = self.text.as_bytes()[self.at..].starts_with(word.as_bytes());
+        let found = self.bytes[self.at..].starts_with(word.as_bytes());
         if found {
             self.at += word.len();
         }
         found
     }
 
-    /// A string without escapes, which is then its own text.
-    fn plain_string(&mut self) -> Option<&'a str> {
+    /// The bytes of a string without escapes.
+    fn plain_bytes(&mut self) -> Option<&'a [u8]> {
         self.byte(b'"')?;
-        let rest = &self.text.as_bytes()[self.at..];
+        let rest = &self.bytes[self.at..];
         let end = memchr::memchr2(b'"', b'\\', rest)?;
         if rest[end] != b'"' {
             return None;
         }
-        let s = &self.text[self.at..self.at + end];
         self.at += end + 1;
-        Some(s)
+        Some(&rest[..end])
+    }
+
+    /// A string without escapes, which is then its own text (if UTF-8).
+    fn plain_string(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.plain_bytes()?).ok()
     }
 
     fn nullable_string(&mut self) -> Option<Option<&'a str>> {
@@ -180,7 +189,7 @@ impl<'a> Scan<'a> {
     /// `None` when a fraction or an exponent follows (serde reads a float
     /// there, which is no integer).
     fn digits(&mut self) -> Option<&'a [u8]> {
-        let bytes = self.text.as_bytes();
+        let bytes = self.bytes;
         let from = self.at;
         let len = bytes[from..]
             .iter()
@@ -223,7 +232,7 @@ impl<'a> Scan<'a> {
     /// checks them), an integer, `true`, `false` or `null`. An object, an
     /// array or a float is left to serde.
     fn skip_value(&mut self) -> Option<()> {
-        let bytes = self.text.as_bytes();
+        let bytes = self.bytes;
         match *bytes.get(self.at)? {
             b'"' => {
                 self.at += 1;
@@ -324,9 +333,23 @@ mod tests {
             assert_eq!(flat(line.as_bytes()), None, "{line}");
             assert!(serde_json::from_str::<Peek>(line).is_ok(), "{line}");
         }
+        // Not UTF-8 where a string is read (serde reads the payload's
+        // bytes without asking).
         let mut not_text = RECEIPT.as_bytes().to_vec();
         not_text[40] = 0xff;
         assert_eq!(flat(&not_text), None);
+        assert!(serde_json::from_slice::<Peek>(&not_text).is_err());
+        let mut payload_not_text = MESSAGE.as_bytes().to_vec();
+        let at = MESSAGE.find("quoted").unwrap();
+        payload_not_text[at] = 0xff;
+        assert_eq!(
+            flat(&payload_not_text),
+            serde_json::from_slice(&payload_not_text).ok()
+        );
+        assert!(flat(&payload_not_text).is_some());
+        let unknown_key_not_text = b"{\"v\":1,\"kind\":\"a\",\"at_ms\":1,\"id\":\"x\",\"\xff\":1}";
+        assert_eq!(flat(unknown_key_not_text), None);
+        assert!(serde_json::from_slice::<Peek>(unknown_key_not_text).is_err());
     }
 
     /// Every corpus line, and each of them with one byte changed at every
