@@ -86,6 +86,12 @@ pub fn replay(bytes: &[u8]) -> Replay {
             last.saturating_add(86_400_000),
         ] {
             let discussion = derive(id, &records, now).expect("records name it");
+            // `verify`'s fold without the contents comes to the same status.
+            assert_eq!(
+                crate::discussion::derive_status(id, &records, now),
+                Some(discussion.status),
+                "{id} at {now}"
+            );
             let (json, _, _) = crate::output::render_all(discussion, now);
             assert!(json.is_object());
         }
@@ -108,6 +114,10 @@ pub fn replay(bytes: &[u8]) -> Replay {
             .iter()
             .all(|r| r.at_ms > i64::MIN + crate::clock::MAX_SKEW_MS);
         assert_eq!(derive(id, &records, i64::MIN).is_none(), ahead_of_all);
+        assert_eq!(
+            crate::discussion::derive_status(id, &records, i64::MIN).is_none(),
+            ahead_of_all
+        );
         // A reader an hour before the last record leaves out what is
         // stamped after it, and counts it as clock_skew.
         let early = last.saturating_sub(3_600_000);

@@ -4,9 +4,7 @@ use super::Context;
 use crate::discussion::{Discussion, Status};
 use crate::error::Result;
 use crate::ledger::LineCheck;
-use crate::operations::lists::{
-    check_and_derive_all as check_and_derive, derive_all, newest_first,
-};
+use crate::operations::lists::{check_and_find_invalid, derive_all, newest_first};
 use crate::output::{Answer, VerifyView};
 use crate::progress::Progress;
 use clap::Args;
@@ -87,9 +85,7 @@ fn check_and_derive_all(
     ctx: &Context,
     now_ms: i64,
 ) -> Result<(LineCheck, (usize, Vec<Discussion>))> {
-    let (lines, all, _) = check_and_derive(ctx, now_ms, |d| {
-        Some((d.status == Status::Invalid).then(|| Box::new(d)))
-    })?;
+    let (lines, all) = check_and_find_invalid(ctx, now_ms)?;
     Ok((lines, invalid_of(all)))
 }
 

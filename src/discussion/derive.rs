@@ -22,6 +22,18 @@ use std::collections::{HashMap, HashSet};
 /// Derives the discussion `id` from its records (in ledger order). `None`
 /// when no record names it.
 pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
+    derive_keeping(id, all, now_ms, true)
+}
+
+/// The status `derive` gives, without keeping the messages' bodies or
+/// copies of the receipts on the way (`verify` looks only for the invalid
+/// discussions among all of them).
+pub fn derive_status(id: &str, all: &[&Record], now_ms: i64) -> Option<Status> {
+    derive_keeping(id, all, now_ms, false).map(|d| d.status)
+}
+
+/// `derive`, keeping the contents or not (`Fold::contents`).
+fn derive_keeping(id: &str, all: &[&Record], now_ms: i64, contents: bool) -> Option<Discussion> {
     let limit = now_ms.saturating_add(crate::clock::MAX_SKEW_MS);
     let (records, ahead): (Vec<&Record>, Vec<&Record>) =
         all.iter().copied().partition(|r| r.at_ms <= limit);
@@ -31,6 +43,7 @@ pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
         return None;
     };
     let mut fold = Fold::new(id, first.at_ms);
+    fold.contents = contents;
     for record in &ahead {
         fold.finding(
             FindingKind::ClockSkew,

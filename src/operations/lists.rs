@@ -2,7 +2,7 @@
 //! MCP tools, shell completion): from the live set, from the summary the
 //! cache keeps, or derived; and what the cache keeps of a discussion.
 
-use crate::discussion::{Discussion, Row, Status, derive};
+use crate::discussion::{Discussion, Row, Status, derive, derive_status};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::ledger::live::MAX_CONVERSATION_MS;
@@ -41,21 +41,27 @@ pub(crate) fn derive_all<T>(
     Ok((mapped, instant.taken()))
 }
 
-/// `derive_all` with every line of the ledger checked (`verify`), in one
-/// read of it where the ledger can: the lines checked at `now_ms`, what
-/// `f` kept, and the instant the discussions were derived at.
-pub(crate) fn check_and_derive_all<T>(
+/// The lines checked and, of every discussion, `Some` with the discussion
+/// itself when it is invalid (`verify`), from one read of the ledger: a
+/// status is folded without the contents, and only an invalid discussion
+/// is derived whole.
+pub(crate) fn check_and_find_invalid(
     session: &Session,
     now_ms: i64,
-    mut f: impl FnMut(Discussion) -> Option<T>,
-) -> Result<(LineCheck, Vec<T>, i64)> {
+) -> Result<(LineCheck, Vec<Option<Box<Discussion>>>)> {
     let instant = Instant::new(session);
     let (lines, mapped) = session
         .ledger
         .check_and_map(now_ms, |last_at_ms, id, records| {
-            derive(id, records, instant.at(last_at_ms)).and_then(&mut f)
+            let at = instant.at(last_at_ms);
+            let invalid = derive_status(id, records, at)? == Status::Invalid;
+            Some(
+                invalid
+                    .then(|| derive(id, records, at).map(Box::new))
+                    .flatten(),
+            )
         })?;
-    Ok((lines, mapped, instant.taken()))
+    Ok((lines, mapped))
 }
 
 /// One instant for every discussion of a list, taken when the ledger is
