@@ -86,12 +86,15 @@ pub fn replay(bytes: &[u8]) -> Replay {
             last.saturating_add(86_400_000),
         ] {
             let discussion = derive(id, &records, now).expect("records name it");
-            // `verify`'s fold without the contents comes to the same status.
+            // The fold without the contents (`verify`, `list`) comes to
+            // the same status and row.
             assert_eq!(
                 crate::discussion::derive_status(id, &records, now),
                 Some(discussion.status),
                 "{id} at {now}"
             );
+            let lean = crate::discussion::derive_lean(id, &records, now).map(|d| Row::of(&d));
+            assert_eq!(lean, Some(Row::of(&discussion)), "{id} at {now}");
             let (json, _, _) = crate::output::render_all(discussion, now);
             assert!(json.is_object());
         }

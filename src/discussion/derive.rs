@@ -25,11 +25,17 @@ pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
     derive_keeping(id, all, now_ms, true)
 }
 
-/// The status `derive` gives, without keeping the messages' bodies or
-/// copies of the receipts on the way (`verify` looks only for the invalid
-/// discussions among all of them).
+/// The status `derive` gives (`verify` looks only for the invalid
+/// discussions among all of them), by `derive_lean`.
 pub fn derive_status(id: &str, all: &[&Record], now_ms: i64) -> Option<Status> {
-    derive_keeping(id, all, now_ms, false).map(|d| d.status)
+    derive_lean(id, all, now_ms).map(|d| d.status)
+}
+
+/// `derive` without keeping the messages' bodies (each `null`) or copies
+/// of the receipts on the way: the same status, root, transcript entries,
+/// attempts, findings and spend, all a row shows (`list`), for less.
+pub fn derive_lean(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
+    derive_keeping(id, all, now_ms, false)
 }
 
 /// `derive`, keeping the contents or not (`Fold::contents`).

@@ -8,7 +8,7 @@ pub mod envelope;
 mod row;
 mod state;
 
-pub use derive::{StatusAfterEach, derive, derive_status};
+pub use derive::{StatusAfterEach, derive, derive_lean, derive_status};
 pub use envelope::{Envelope, MessageType, Policy};
 pub use row::Row;
 pub use state::*;

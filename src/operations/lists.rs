@@ -2,7 +2,7 @@
 //! MCP tools, shell completion): from the live set, from the summary the
 //! cache keeps, or derived; and what the cache keeps of a discussion.
 
-use crate::discussion::{Discussion, Row, Status, derive, derive_status};
+use crate::discussion::{Discussion, Row, Status, derive, derive_lean, derive_status};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::ledger::live::MAX_CONVERSATION_MS;
@@ -107,7 +107,7 @@ pub(crate) fn summarize(id: &str, records: &[&Record]) -> Summary {
     // Every deadline of a discussion is within its conversation deadline,
     // at most MAX_CONVERSATION_MS after its root, itself not after `newest`.
     let beyond = newest.saturating_add(MAX_CONVERSATION_MS + 1);
-    let settled = derive(id, records, beyond);
+    let settled = derive_lean(id, records, beyond);
     let deadline = settled
         .as_ref()
         .and_then(|d| d.root.as_ref())
@@ -132,7 +132,7 @@ fn rows_of(
 ) -> Result<(Vec<Row>, i64)> {
     let instant = Instant::new(session);
     let mut derived = |last_at_ms: Option<i64>, id: &str, records: &[&Record]| {
-        derive(id, records, instant.at(last_at_ms))
+        derive_lean(id, records, instant.at(last_at_ms))
             .map(|d| Row::of(&d))
             .filter(&keep)
     };
