@@ -24,6 +24,51 @@ pub(crate) fn hash64(bytes: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// A `Hasher` by `hash64`, for maps keyed by the ledger's own ids (the
+/// discussions under way in a pass): cheaper than the default SipHash,
+/// with the same caveat as the index's keys.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash64(bytes) ^ self.0.rotate_left(17);
+    }
+    // A `str` ends its bytes with 0xff: folded in without a second hash.
+    fn write_u8(&mut self, byte: u8) {
+        self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(MULTIPLIER);
+    }
+}
+
+/// A `Hasher` for keys that are `hash64`s already (the index's keys): the
+/// key itself.
+#[derive(Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are hashed; anything else still hashes soundly.
+        self.0 = hash64(bytes) ^ self.0.rotate_left(5);
+    }
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+}
+
+/// Maps by the index's keys (`KeyHasher`).
+pub(crate) type KeyHashMap<V> =
+    std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// Maps by `IdHasher`.
+pub(crate) type IdHashMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,5 +81,23 @@ mod tests {
         assert_eq!(hash64(b"same"), hash64(b"same"));
         // Zeros, as a crash may leave in a file, do not hash to zero.
         assert_ne!(hash64(&[0; 64]), 0);
+    }
+
+    #[test]
+    fn map_hashers_tell_keys_apart() {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let by_key = BuildHasherDefault::<KeyHasher>::default();
+        assert_eq!(by_key.hash_one(0xDEAD_BEEF_u64), 0xDEAD_BEEF);
+        let by_id = BuildHasherDefault::<IdHasher>::default();
+        // A string's end is part of its hash: ("a", "bc") is not ("ab", "c").
+        assert_ne!(by_id.hash_one(("a", "bc")), by_id.hash_one(("ab", "c")));
+        assert_ne!(by_id.hash_one("dsc_0001"), by_id.hash_one("dsc_0002"));
+        let mut map: IdHashMap<String, u32> = IdHashMap::default();
+        map.insert("dsc_1".into(), 1);
+        map.insert("dsc_2".into(), 2);
+        assert_eq!(
+            (map.get("dsc_1"), map.get("dsc_2"), map.get("dsc_3")),
+            (Some(&1), Some(&2), None)
+        );
     }
 }

@@ -6,10 +6,10 @@
 //! own count of its rows.
 
 use super::check::{LineCheck, LineChecker, record_or_unreadable};
+use super::hash::IdHashMap;
 use super::lines::{LineFeed, operations_on_both_cores};
 use super::snapshot::UnreadableLine;
 use crate::record::Record;
-use std::collections::HashMap;
 use std::io;
 
 /// Why a pass gave up.
@@ -57,7 +57,7 @@ pub(crate) struct OnePass<L> {
     last_line: L,
     /// The last line the pass covers: it takes no record after it.
     covered_lines: u64,
-    under_way: HashMap<String, Vec<Record>>,
+    under_way: IdHashMap<String, Vec<Record>>,
     /// A record came past the last line it was said to have: where
     /// discussions end was told wrong, and the pass gives up.
     misindexed: bool,
@@ -72,7 +72,7 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
         OnePass {
             last_line,
             covered_lines,
-            under_way: HashMap::new(),
+            under_way: IdHashMap::default(),
             misindexed: false,
         }
     }

@@ -522,8 +522,8 @@ impl Cache {
     /// was written with.
     pub(crate) fn last_line_of_each_key(
         &self,
-    ) -> Result<std::collections::HashMap<u64, u32>, Damaged> {
-        let mut last = std::collections::HashMap::new();
+    ) -> Result<crate::ledger::hash::KeyHashMap<u32>, Damaged> {
+        let mut last = crate::ledger::hash::KeyHashMap::default();
         let mut base = self.base_stream();
         for entry in base.by_ref().chain(self.delta.iter().copied()) {
             let line = last.entry(entry.key).or_insert(entry.line);

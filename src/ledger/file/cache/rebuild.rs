@@ -4,12 +4,12 @@
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use super::peek::peek;
 use crate::global::Global;
+use crate::ledger::hash::KeyHashMap;
 use crate::ledger::lines::{LineFeed, operations_on_both_cores, read_line_at, stream_lines};
 use crate::record::{OpMark, ReceiptKind, Record};
+use std::collections::HashSet;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 
 /// What a scan of the ledger gathers.
@@ -27,7 +27,7 @@ pub(super) struct Gathered {
 /// id; the few ids whose key another one has are kept aside.
 #[derive(Default)]
 pub(super) struct Ids {
-    by_key: HashMap<u64, String, BuildHasherDefault<KeyHasher>>,
+    by_key: KeyHashMap<String>,
     sharing_a_key: HashSet<String>,
 }
 
@@ -50,23 +50,6 @@ impl Ids {
         ids.extend(self.sharing_a_key);
         ids.sort_unstable();
         ids
-    }
-}
-
-/// A hasher for keys that are hashes already (`hash64`): the key itself.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `u64` keys are hashed; anything else still hashes soundly.
-        self.0 = crate::ledger::hash::hash64(bytes) ^ self.0.rotate_left(5);
-    }
-    fn write_u64(&mut self, key: u64) {
-        self.0 = key;
     }
 }
 
