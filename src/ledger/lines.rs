@@ -239,6 +239,9 @@ type Read<T> = (u64, u64, T, OpMark);
 /// this thread waits for the helper's oldest one.
 const MOST_PENDING: usize = 6;
 
+/// Batches kept to be filled again, at most.
+const SPARE_AT_MOST: usize = 2;
+
 /// Batches offered to the helper and not yet taken, at most: a few, so
 /// that it has work queued while this thread reads a batch of its own
 /// (with one, it sat idle a third of a rebuild).
@@ -390,7 +393,9 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
             self.operations
                 .line(start, line_no, mark, item, &mut self.take);
         }
-        if self.spare.len() < MOST_PENDING + OFFERED_AT_MOST {
+        // A couple to fill next are enough: each batch handed on is the
+        // room of one to come; more would only hold memory.
+        if self.spare.len() < SPARE_AT_MOST {
             batch.bytes.clear();
             batch.lines.clear();
             self.spare.push(batch);
