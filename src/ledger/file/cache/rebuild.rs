@@ -277,3 +277,24 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
     let mark = OpMark::of(&peek.id, peek.op_lines, peek.op_id.as_deref());
     (effect, mark)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Ids;
+
+    /// Ids whose keys collide are all kept, each once.
+    #[test]
+    fn ids_sharing_a_key_are_each_kept_once() {
+        let mut ids = Ids::default();
+        for (key, id) in [
+            (7, "dsc_b"),
+            (7, "dsc_a"),
+            (7, "dsc_b"),
+            (9, "dsc_c"),
+            (7, "dsc_a"),
+        ] {
+            ids.insert(key, id.to_string());
+        }
+        assert_eq!(ids.into_sorted(), ["dsc_a", "dsc_b", "dsc_c"]);
+    }
+}
