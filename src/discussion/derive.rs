@@ -48,8 +48,7 @@ fn derive_keeping(id: &str, all: &[&Record], now_ms: i64, contents: bool) -> Opt
         // yet for this reader.
         return None;
     };
-    let mut fold = Fold::new(id, first.at_ms);
-    fold.contents = contents;
+    let mut fold = Fold::new(id, first.at_ms, contents);
     for record in &ahead {
         fold.finding(
             FindingKind::ClockSkew,
@@ -167,8 +166,7 @@ impl StatusAfterEach {
                 // as `derive` does.
                 let records = all();
                 let envelopes: Vec<_> = records.iter().map(|r| envelope_of(r, &self.id)).collect();
-                let mut fold = Fold::new(&self.id, records[0].at_ms);
-                fold.contents = false;
+                let mut fold = Fold::new(&self.id, records[0].at_ms, false);
                 fold.choose_root(&records, &envelopes);
                 self.clock = fold.steps(&records, &envelopes);
                 fold.advance(self.clock);
@@ -183,7 +181,8 @@ impl StatusAfterEach {
                 Some(fold.status())
             }
             _ => {
-                let derived = derive(&self.id, &all(), at_ms);
+                // Only its status and root are asked for: lean will do.
+                let derived = derive_lean(&self.id, &all(), at_ms);
                 let status = derived.as_ref().map(|d| d.status);
                 self.derived = Some(derived);
                 status
@@ -218,7 +217,7 @@ struct Fold {
 }
 
 impl Fold {
-    fn new(id: &str, at_ms: i64) -> Fold {
+    fn new(id: &str, at_ms: i64, contents: bool) -> Fold {
         Fold {
             d: Discussion {
                 id: id.to_owned(),
@@ -240,7 +239,7 @@ impl Fold {
             claimed_turns: HashSet::new(),
             attempt_index: HashMap::new(),
             live: None,
-            contents: true,
+            contents,
         }
     }
 

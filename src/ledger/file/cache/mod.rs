@@ -267,10 +267,7 @@ impl Cache {
         let mark = mark_at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
         let halves = sort_in_halves(&mut entries);
-        let sorted = || MergeSorted {
-            a: entries[..halves].iter().copied().peekable(),
-            b: entries[halves..].iter().copied().peekable(),
-        };
+        let sorted = || merged(&entries, halves);
         let ids = gathered.ids.into_sorted();
         let mut cache = Cache {
             path: path.to_path_buf(),
@@ -808,8 +805,8 @@ impl Cache {
 }
 
 /// Sorts the two halves of `entries` by (key, offset), one on each core
-/// when there are many, and returns where the second starts: merged as
-/// they are read (`MergeSorted`), they are all of them in order.
+/// when there are many, and returns where the second starts: `merged`,
+/// they are all of them in order.
 fn sort_in_halves(entries: &mut [LineRef]) -> usize {
     /// Below this many, a second thread costs more than it saves.
     const ON_TWO_CORES_FROM: usize = 1 << 16;
@@ -828,6 +825,15 @@ fn sort_in_halves(entries: &mut [LineRef]) -> usize {
         }
     });
     half
+}
+
+/// The entries of two sorted halves, the second from `halves` on, in
+/// order (`sort_in_halves`).
+fn merged(entries: &[LineRef], halves: usize) -> impl Iterator<Item = LineRef> + '_ {
+    MergeSorted {
+        a: entries[..halves].iter().copied().peekable(),
+        b: entries[halves..].iter().copied().peekable(),
+    }
 }
 
 #[cfg(test)]
@@ -850,11 +856,7 @@ mod tests {
         on_one.sort_unstable_by_key(|e| (e.key, e.offset));
         let halves = sort_in_halves(&mut entries);
         assert!(halves > 0 && halves < entries.len(), "two halves");
-        let merged: Vec<LineRef> = MergeSorted {
-            a: entries[..halves].iter().copied().peekable(),
-            b: entries[halves..].iter().copied().peekable(),
-        }
-        .collect();
-        assert_eq!(merged, on_one);
+        let in_order: Vec<LineRef> = merged(&entries, halves).collect();
+        assert_eq!(in_order, on_one);
     }
 }
