@@ -5,9 +5,10 @@
 use crate::discussion::{MessageType, Status, StatusAfterEach};
 use crate::error::Result;
 use crate::ledger::Record;
+use crate::ledger::hash::IdHashMap;
 use crate::session::Session;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::BinaryHeap;
 
 /// What the stream remembers: the records of discussions that may still
 /// change, to derive each one's status after each record.
@@ -17,7 +18,7 @@ pub(crate) struct EventStream {
     /// Reads bound to one agent (a `serve` agent token): only the records
     /// of its discussions, and no global record.
     viewer: Option<String>,
-    open: HashMap<String, Held>,
+    open: IdHashMap<String, Held>,
     /// The most discussions `open` holds: past it, the one that moved
     /// longest ago is let go (read back from the ledger if it moves again),
     /// so a stream's memory is bounded whatever the ledger holds.
@@ -28,7 +29,7 @@ pub(crate) struct EventStream {
     settles: BinaryHeap<Reverse<(i64, String)>>,
     /// Every discussion held so far: one not among them has no records
     /// before this one (the stream starts at the first line).
-    seen: HashSet<String>,
+    seen: IdHashMap<String, ()>,
     /// The last line handled: a batch cut short by a lost database is
     /// read again from its start, and nothing is printed twice.
     through: usize,
@@ -73,10 +74,10 @@ impl EventStream {
             discussion,
             agent,
             viewer,
-            open: HashMap::new(),
+            open: IdHashMap::default(),
             most_held: most_held.max(1),
             settles: BinaryHeap::new(),
-            seen: HashSet::new(),
+            seen: IdHashMap::default(),
             through: usize::try_from(after).unwrap_or(usize::MAX),
             resumed: after > 0,
         }
@@ -104,7 +105,7 @@ impl EventStream {
     }
 
     fn handle(&mut self, session: &Session, record: Record, emit: &mut Emit<'_>) -> Result<()> {
-        let Some(id) = record.discussion_id().map(str::to_owned) else {
+        let Some(id) = record.discussion_id() else {
             if self.discussion.is_none() && self.agent.is_none() && self.viewer.is_none() {
                 emit(&Event {
                     record: &record,
@@ -114,7 +115,7 @@ impl EventStream {
             }
             return Ok(());
         };
-        if self.discussion.as_ref().is_some_and(|d| *d != id) {
+        if self.discussion.as_deref().is_some_and(|d| d != id) {
             return Ok(());
         }
         // Let go of what is settled by now, in the stream's time.
@@ -126,15 +127,18 @@ impl EventStream {
             };
             self.open.remove(&settled);
         }
-        let fresh = !self.open.contains_key(&id);
-        if fresh {
+        // Owned only for a discussion newly held: most records belong to
+        // one held already, and are looked up by the borrowed id.
+        let fresh = (!self.open.contains_key(id)).then(|| id.to_owned());
+        if let Some(id) = &fresh {
             // Let go earlier: what came before, from the ledger.
-            let before: Vec<Record> = if self.seen.insert(id.clone()) && !self.resumed {
+            let first_met = self.seen.insert(id.clone(), ()).is_none();
+            let before: Vec<Record> = if first_met && !self.resumed {
                 Vec::new()
             } else {
                 let line = record.line;
-                let view = session.ledger.view(&[&id])?;
-                view.discussion(&id)
+                let view = session.ledger.view(&[id])?;
+                view.discussion(id)
                     .into_iter()
                     .filter(|r| r.line < line)
                     .cloned()
@@ -152,7 +156,7 @@ impl EventStream {
             }
             let mut held = Held {
                 records: Vec::with_capacity(before.len() + 1),
-                status: StatusAfterEach::new(&id),
+                status: StatusAfterEach::new(id),
             };
             for record in before {
                 held.records.push(record);
@@ -160,16 +164,16 @@ impl EventStream {
             }
             self.open.insert(id.clone(), held);
         }
-        let held = self.open.get_mut(&id).expect("just inserted");
+        let held = self.open.get_mut(id).expect("held, or just inserted");
         let at = record.at_ms;
         held.records.push(record);
         let status = held.status.push(&held.records);
         let root = held.status.root();
-        if fresh {
+        if let Some(id) = fresh {
             // Newly held: settled by its conversation deadline (every
             // attempt's is within it), or at once without a root.
             let settles = root.map_or(at, |r| r.deadline_ms);
-            self.settles.push(Reverse((settles, id.clone())));
+            self.settles.push(Reverse((settles, id)));
         }
         for agent in [&self.agent, &self.viewer].into_iter().flatten() {
             let takes_part = root.is_some_and(|r| r.asker == *agent || r.peer == *agent);
