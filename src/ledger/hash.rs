@@ -69,6 +69,10 @@ pub(crate) type KeyHashMap<V> =
 pub(crate) type IdHashMap<K, V> =
     std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
 
+/// Sets by `IdHasher`.
+pub(crate) type IdHashSet<K> =
+    std::collections::HashSet<K, std::hash::BuildHasherDefault<IdHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 use crate::discussion::{MessageType, Status, StatusAfterEach};
 use crate::error::Result;
 use crate::ledger::Record;
-use crate::ledger::hash::IdHashMap;
+use crate::ledger::hash::{IdHashMap, IdHashSet};
 use crate::session::Session;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,7 +29,7 @@ pub(crate) struct EventStream {
     settles: BinaryHeap<Reverse<(i64, String)>>,
     /// Every discussion held so far: one not among them has no records
     /// before this one (the stream starts at the first line).
-    seen: IdHashMap<String, ()>,
+    seen: IdHashSet<String>,
     /// The last line handled: a batch cut short by a lost database is
     /// read again from its start, and nothing is printed twice.
     through: usize,
@@ -77,7 +77,7 @@ impl EventStream {
             open: IdHashMap::default(),
             most_held: most_held.max(1),
             settles: BinaryHeap::new(),
-            seen: IdHashMap::default(),
+            seen: IdHashSet::default(),
             through: usize::try_from(after).unwrap_or(usize::MAX),
             resumed: after > 0,
         }
@@ -132,8 +132,7 @@ impl EventStream {
         let fresh = (!self.open.contains_key(id)).then(|| id.to_owned());
         if let Some(id) = &fresh {
             // Let go earlier: what came before, from the ledger.
-            let first_met = self.seen.insert(id.clone(), ()).is_none();
-            let before: Vec<Record> = if first_met && !self.resumed {
+            let before: Vec<Record> = if self.seen.insert(id.clone()) && !self.resumed {
                 Vec::new()
             } else {
                 let line = record.line;
