@@ -8,11 +8,14 @@
 #   cargo build --release --examples && cargo build --release
 #   bench/with-postgres.sh                      # 1,000 vs 1,000,000 records
 #   bench/with-postgres.sh --large 20000 --runs 5
+#   BUILD=target/debug bench/with-postgres.sh --large 20000   # the test
+#       build's binaries (CI: the harness runs, its numbers mean nothing)
 #   bench/with-postgres.sh --contention         # writers side by side:
 #       1, 4 and 16 writers on a file, on the server and with sqlite3
 #       (bench/contention.py; SECONDS_EACH=6 to change how long each runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=${BUILD:-target/release}
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$bin/initdb" ] || { echo "no PostgreSQL server binaries (apt-get install postgresql)" >&2; exit 2; }
 dir=$(mktemp -d)
@@ -54,11 +57,11 @@ if [ "${1:-}" = --contention ]; then
     for writers in 1 4 16; do
         psql() { "${as_owner[@]}" "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -q "$@"; }
         psql -c "CREATE DATABASE w$writers"
-        printf 'file      '; bench/contention.py target/release/discuss "$work/w$writers.jsonl" "$writers" "$seconds"
-        printf 'postgres  '; bench/contention.py target/release/discuss "postgresql://postgres@127.0.0.1:$port/w$writers" "$writers" "$seconds"
+        printf 'file      '; bench/contention.py "$build/discuss" "$work/w$writers.jsonl" "$writers" "$seconds"
+        printf 'postgres  '; bench/contention.py "$build/discuss" "postgresql://postgres@127.0.0.1:$port/w$writers" "$writers" "$seconds"
         printf 'sqlite3   '; bench/contention.py sqlite3 "$work/w$writers.sqlite" "$writers" "$seconds"
     done
     rm -rf "$work"
     exit 0
 fi
-target/release/examples/bench --postgres "postgresql://postgres@127.0.0.1:$port/postgres" "${pooler[@]}" "$@"
+"$build/examples/bench" --postgres "postgresql://postgres@127.0.0.1:$port/postgres" "${pooler[@]}" "$@"
