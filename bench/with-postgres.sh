@@ -8,7 +8,7 @@
 #   cargo build --release --examples && cargo build --release
 #   bench/with-postgres.sh                      # 1,000 vs 1,000,000 records
 #   bench/with-postgres.sh --large 20000 --runs 5
-#   BUILD=target/debug bench/with-postgres.sh --large 20000   # the test
+#   BUILD=target/debug bench/with-postgres.sh --test-build --large 20000   # the test
 #       build's binaries (CI: the harness runs, its numbers mean nothing)
 #   bench/with-postgres.sh --contention         # writers side by side:
 #       1, 4 and 16 writers on a file, on the server and with sqlite3
