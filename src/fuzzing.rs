@@ -31,6 +31,11 @@ pub fn replay(bytes: &[u8]) -> Replay {
             let through_value = crate::record::Record::parse_through_value(line, 1);
             assert_eq!(Ok(typed), through_value, "the two passes over a line");
         }
+        // The typed pass's scanner reads it as serde does, or leaves it.
+        assert!(
+            crate::record::Record::typed_scan_as_serde(line),
+            "the typed scan of {line:?}"
+        );
         // So does the index's peek at a line, or it leaves it to serde.
         assert!(
             crate::ledger::peek_as_serde(line),

@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub(crate) mod scan;
 mod typed;
 
 pub const FORMAT_VERSION: u64 = 1;
@@ -408,6 +409,12 @@ impl Record {
     /// pass. For the fuzz target, which checks that the two agree.
     pub fn parse_typed(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
         typed::parse(line, line_no)
+    }
+
+    /// Whether the typed pass's scanner, where it reads a line, reads what
+    /// serde reads. For the fuzz target.
+    pub fn typed_scan_as_serde(line: &[u8]) -> bool {
+        typed::flat_as_serde(line)
     }
 
     /// `parse_with_mark` through a `serde_json::Value`: the reference the

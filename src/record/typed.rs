@@ -8,12 +8,15 @@
 use super::*;
 use std::borrow::Cow;
 
+mod flat;
+pub(super) use flat::flat_as_serde;
+
 /// Lines with this many brackets or more may nest past serde_json's
 /// recursion limit, which the ignored fields of a typed pass do not count:
 /// left to the `Value` pass, which does.
 const MOST_BRACKETS: usize = 100;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 struct Line<'a> {
     v: u64,
     #[serde(borrow)]
@@ -108,7 +111,10 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
     if *first != b'{' || memchr::memchr2_iter(b'[', b'{', line).count() >= MOST_BRACKETS {
         return None;
     }
-    let l: Line<'_> = serde_json::from_slice(line).ok()?;
+    let l = match flat::line(line) {
+        Some(l) => l,
+        None => serde_json::from_slice::<Line<'_>>(line).ok()?,
+    };
     if l.v != FORMAT_VERSION {
         return None;
     }

@@ -3,6 +3,7 @@
 //! shape `discuss` writes; any other line is read by serde, whose answer
 //! `flat` gives exactly whenever it gives one.
 
+use crate::record::scan::{Scan, once};
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -48,12 +49,10 @@ pub(super) fn peek(line: &[u8]) -> Option<Peek<'_>> {
 /// reads, exactly what serde reads (`peek_as_serde` checks it, and the
 /// fuzz target runs that check on every line).
 fn flat(line: &[u8]) -> Option<Peek<'_>> {
-    // No byte below a space: JSON allows none in a string, and whitespace
-    // is left to serde. (Like serde, only the strings read must be UTF-8.)
-    if line.iter().fold(false, |low, &b| low | (b < 0x20)) {
+    if !Scan::compact(line) {
         return None;
     }
-    let mut scan = Scan { bytes: line, at: 0 };
+    let mut scan = Scan::new(line);
     scan.byte(b'{')?;
     let mut fields = Fields::default();
     loop {
@@ -79,17 +78,11 @@ fn flat(line: &[u8]) -> Option<Peek<'_>> {
                 };
                 once(&mut fields.op_lines, lines)?
             }
-            // A key serde reads must be UTF-8, even one it ignores.
-            _ => {
-                if !key.is_ascii() {
-                    std::str::from_utf8(key).ok()?;
-                }
-                scan.skip_value()?
-            }
+            _ => scan.skip_value_of(key)?,
         }
         match scan.next()? {
             b',' => {}
-            b'}' if scan.at == line.len() => break,
+            b'}' if scan.at_end() => break,
             _ => return None,
         }
     }
@@ -129,143 +122,6 @@ struct Fields<'a> {
 
 fn borrowed(field: Option<Option<&str>>) -> Option<Cow<'_, str>> {
     field.flatten().map(Cow::Borrowed)
-}
-
-/// Sets a field seen for the first time; `None` for the second.
-fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
-    field.is_none().then(|| *field = Some(value))
-}
-
-/// A position in a line.
-struct Scan<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Scan<'a> {
-    fn next(&mut self) -> Option<u8> {
-        let b = *self.bytes.get(self.at)?;
-        self.at += 1;
-        Some(b)
-    }
-
-    fn byte(&mut self, want: u8) -> Option<()> {
-        (self.next()? == want).then_some(())
-    }
-
-    fn literal(&mut self, word: &str) -> bool {
-        let found = self.bytes[self.at..].starts_with(word.as_bytes());
-        if found {
-            self.at += word.len();
-        }
-        found
-    }
-
-    /// The bytes of a string without escapes.
-    fn plain_bytes(&mut self) -> Option<&'a [u8]> {
-        self.byte(b'"')?;
-        let rest = &self.bytes[self.at..];
-        let end = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[end] != b'"' {
-            return None;
-        }
-        self.at += end + 1;
-        Some(&rest[..end])
-    }
-
-    /// A string without escapes, which is then its own text (if UTF-8).
-    fn plain_string(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.plain_bytes()?).ok()
-    }
-
-    fn nullable_string(&mut self) -> Option<Option<&'a str>> {
-        if self.literal("null") {
-            return Some(None);
-        }
-        self.plain_string().map(Some)
-    }
-
-    /// The digits of an integer, as JSON writes them (no leading zero);
-    /// `None` when a fraction or an exponent follows (serde reads a float
-    /// there, which is no integer).
-    fn digits(&mut self) -> Option<&'a [u8]> {
-        let bytes = self.bytes;
-        let from = self.at;
-        let len = bytes[from..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        let digits = &bytes[from..from + len];
-        if len == 0 || (digits[0] == b'0' && len > 1) {
-            return None;
-        }
-        if matches!(bytes.get(from + len), Some(b'.' | b'e' | b'E')) {
-            return None;
-        }
-        self.at += len;
-        Some(digits)
-    }
-
-    /// A non-negative integer that fits a `u64`.
-    fn unsigned(&mut self) -> Option<u64> {
-        self.digits()?.iter().try_fold(0u64, |n, &d| {
-            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-        })
-    }
-
-    /// An integer that fits an `i64`; not `-0`, which serde reads as a
-    /// float.
-    fn signed(&mut self) -> Option<i64> {
-        if !self.literal("-") {
-            return i64::try_from(self.unsigned()?).ok();
-        }
-        let digits = self.digits()?;
-        if digits == b"0" {
-            return None;
-        }
-        digits.iter().try_fold(0i64, |n, &d| {
-            n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))
-        })
-    }
-
-    /// A value `Peek` does not keep: a string (escapes checked as serde
-    /// checks them), an integer, `true`, `false` or `null`. An object, an
-    /// array or a float is left to serde.
-    fn skip_value(&mut self) -> Option<()> {
-        let bytes = self.bytes;
-        match *bytes.get(self.at)? {
-            b'"' => {
-                self.at += 1;
-                loop {
-                    let end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
-                    self.at = end + 1;
-                    if bytes[end] == b'"' {
-                        return Some(());
-                    }
-                    match *bytes.get(self.at)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
-                        b'u' => {
-                            let hex = bytes.get(self.at + 1..self.at + 5)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return None;
-                            }
-                            self.at += 5;
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'-' => {
-                self.at += 1;
-                self.digits().map(drop)
-            }
-            b'0'..=b'9' => self.digits().map(drop),
-            _ => ["true", "false", "null"]
-                .iter()
-                .any(|word| self.literal(word))
-                .then_some(()),
-        }
-    }
 }
 
 /// Whether `flat` reads `line` as serde does: the same `Peek`, or none

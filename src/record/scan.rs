@@ -1,0 +1,279 @@
+//! A scanner for a line the way `discuss` writes one: a JSON object
+//! without whitespace, its values strings, integers, `true`, `false` or
+//! `null`. What it reads, it reads exactly as serde does; anything it is
+//! not sure of, it does not read (`None`), and serde reads the line. The
+//! index's peek (`ledger/file/cache/peek.rs`) and the record's typed pass
+//! (`typed/flat.rs`) are made of it.
+
+use std::borrow::Cow;
+
+/// Sets a field seen for the first time; `None` for the second (serde
+/// refuses a field twice, even `null` twice).
+pub(crate) fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
+    field.is_none().then(|| *field = Some(value))
+}
+
+/// A position in a line.
+pub(crate) struct Scan<'a> {
+    bytes: &'a [u8],
+    pub(crate) at: usize,
+}
+
+impl<'a> Scan<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Scan<'a> {
+        Scan { bytes, at: 0 }
+    }
+
+    /// No byte below a space: JSON allows none in a string, and
+    /// whitespace is left to serde. (Like serde, only the strings read
+    /// must be UTF-8.)
+    pub(crate) fn compact(line: &[u8]) -> bool {
+        !line.iter().fold(false, |low, &b| low | (b < 0x20))
+    }
+
+    pub(crate) fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    pub(crate) fn next(&mut self) -> Option<u8> {
+        let b = *self.bytes.get(self.at)?;
+        self.at += 1;
+        Some(b)
+    }
+
+    pub(crate) fn byte(&mut self, want: u8) -> Option<()> {
+        (self.next()? == want).then_some(())
+    }
+
+    pub(crate) fn literal(&mut self, word: &str) -> bool {
+        let found = self.bytes[self.at..].starts_with(word.as_bytes());
+        if found {
+            self.at += word.len();
+        }
+        found
+    }
+
+    /// The bytes of a string without escapes.
+    pub(crate) fn plain_bytes(&mut self) -> Option<&'a [u8]> {
+        self.byte(b'"')?;
+        let rest = &self.bytes[self.at..];
+        let end = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[end] != b'"' {
+            return None;
+        }
+        self.at += end + 1;
+        Some(&rest[..end])
+    }
+
+    /// A string without escapes, which is then its own text (if UTF-8).
+    pub(crate) fn plain_string(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.plain_bytes()?).ok()
+    }
+
+    pub(crate) fn nullable_string(&mut self) -> Option<Option<&'a str>> {
+        if self.literal("null") {
+            return Some(None);
+        }
+        self.plain_string().map(Some)
+    }
+
+    /// A string, its escapes decoded as serde decodes them: borrowed from
+    /// the line when it has none. An escaped surrogate is left to serde.
+    pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.byte(b'"')?;
+        let bytes = self.bytes;
+        let first = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
+        if bytes[first] == b'"' {
+            let text = std::str::from_utf8(&bytes[self.at..first]).ok()?;
+            self.at = first + 1;
+            return Some(Cow::Borrowed(text));
+        }
+        let mut text = Vec::with_capacity(first - self.at + 32);
+        let mut end = first;
+        loop {
+            text.extend_from_slice(&bytes[self.at..end]);
+            if bytes[end] == b'"' {
+                self.at = end + 1;
+                // Checked whole, as serde checks a string it unescaped.
+                return String::from_utf8(text).ok().map(Cow::Owned);
+            }
+            let escaped = *bytes.get(end + 1)?;
+            self.at = end + 2;
+            let plain = match escaped {
+                b'"' | b'\\' | b'/' => escaped,
+                b'b' => 0x08,
+                b'f' => 0x0c,
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'u' => {
+                    let hex = bytes.get(self.at..self.at + 4)?;
+                    let hex = std::str::from_utf8(hex).ok()?;
+                    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        return None;
+                    }
+                    let unit = u32::from_str_radix(hex, 16).ok()?;
+                    // None for a surrogate, paired or not.
+                    let c = char::from_u32(unit)?;
+                    self.at += 4;
+                    text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
+                    continue;
+                }
+                _ => return None,
+            };
+            text.push(plain);
+            end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
+        }
+    }
+
+    /// A string read into one of its own.
+    pub(crate) fn owned(&mut self) -> Option<String> {
+        self.string().map(Cow::into_owned)
+    }
+
+    /// `null`, or what `read` reads.
+    pub(crate) fn nullable<T>(
+        &mut self,
+        read: impl FnOnce(&mut Scan<'a>) -> Option<T>,
+    ) -> Option<Option<T>> {
+        if self.literal("null") {
+            return Some(None);
+        }
+        read(self).map(Some)
+    }
+
+    /// The digits of an integer, as JSON writes them (no leading zero);
+    /// `None` when a fraction or an exponent follows (serde reads a float
+    /// there, which is no integer).
+    fn digits(&mut self) -> Option<&'a [u8]> {
+        let bytes = self.bytes;
+        let from = self.at;
+        let len = bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let digits = &bytes[from..from + len];
+        if len == 0 || (digits[0] == b'0' && len > 1) {
+            return None;
+        }
+        if matches!(bytes.get(from + len), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.at += len;
+        Some(digits)
+    }
+
+    /// A non-negative integer that fits a `u64`.
+    pub(crate) fn unsigned(&mut self) -> Option<u64> {
+        self.digits()?.iter().try_fold(0u64, |n, &d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+    }
+
+    /// An integer that fits an `i64`; not `-0`, which serde reads as a
+    /// float.
+    pub(crate) fn signed(&mut self) -> Option<i64> {
+        if !self.literal("-") {
+            return i64::try_from(self.unsigned()?).ok();
+        }
+        let digits = self.digits()?;
+        if digits == b"0" {
+            return None;
+        }
+        digits.iter().try_fold(0i64, |n, &d| {
+            n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))
+        })
+    }
+
+    /// `true` or `false`.
+    pub(crate) fn boolean(&mut self) -> Option<bool> {
+        if self.literal("true") {
+            Some(true)
+        } else if self.literal("false") {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The bytes of an object or an array, brackets and strings matched
+    /// (not checked: serde reads them).
+    pub(crate) fn nested(&mut self) -> Option<&'a [u8]> {
+        let bytes = self.bytes;
+        let from = self.at;
+        if !matches!(bytes.get(from), Some(b'{' | b'[')) {
+            return None;
+        }
+        let mut depth = 0usize;
+        let mut at = from;
+        loop {
+            match *bytes.get(at)? {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.at = at + 1;
+                        return Some(&bytes[from..=at]);
+                    }
+                }
+                b'"' => {
+                    self.at = at;
+                    self.skip_value()?;
+                    at = self.at;
+                    continue;
+                }
+                _ => {}
+            }
+            at += 1;
+        }
+    }
+
+    /// The value of a key that is not read: a key serde reads must be
+    /// UTF-8, even one it ignores.
+    pub(crate) fn skip_value_of(&mut self, key: &[u8]) -> Option<()> {
+        if !key.is_ascii() {
+            std::str::from_utf8(key).ok()?;
+        }
+        self.skip_value()
+    }
+
+    /// A value that is not kept: a string (escapes checked as serde
+    /// checks them), an integer, `true`, `false` or `null`. An object, an
+    /// array or a float is left to serde.
+    fn skip_value(&mut self) -> Option<()> {
+        let bytes = self.bytes;
+        match *bytes.get(self.at)? {
+            b'"' => {
+                self.at += 1;
+                loop {
+                    let end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
+                    self.at = end + 1;
+                    if bytes[end] == b'"' {
+                        return Some(());
+                    }
+                    match *bytes.get(self.at)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                        b'u' => {
+                            let hex = bytes.get(self.at + 1..self.at + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.at += 5;
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'-' => {
+                self.at += 1;
+                self.digits().map(drop)
+            }
+            b'0'..=b'9' => self.digits().map(drop),
+            _ => ["true", "false", "null"]
+                .iter()
+                .any(|word| self.literal(word))
+                .then_some(()),
+        }
+    }
+}
