@@ -37,23 +37,30 @@ pub(crate) fn stream_lines_from(
 ) -> io::Result<(u64, u64)> {
     // No more than is read: a follower reading a few new lines (hundreds
     // of them at once in `serve`) holds a few pages, not a whole chunk.
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK.min((len.saturating_sub(from)) as usize));
+    // Read into again in place: cleared once, not before every read.
+    let mut buf = vec![0u8; CHUNK.min((len.saturating_sub(from)) as usize)];
+    // The bytes of a line not yet ended, at the start of `buf`.
+    let mut carried = 0;
     let mut buf_start = from; // ledger offset of buf[0]
     let mut read_to = from;
     let mut line_no = lines_before;
     while read_to < len {
-        let want = ((len - read_to) as usize).min(CHUNK);
-        let old = buf.len();
-        buf.resize(old + want, 0);
-        file.read_exact_at(&mut buf[old..], read_to)?;
+        if carried == buf.len() {
+            // A line longer than the buffer.
+            buf.resize((buf.len() * 2).max(CHUNK), 0);
+        }
+        let want = ((len - read_to) as usize).min(buf.len() - carried);
+        file.read_exact_at(&mut buf[carried..carried + want], read_to)?;
         read_to += want as u64;
+        let filled = carried + want;
         let mut start = 0usize;
-        for end in memchr_iter(b'\n', &buf) {
+        for end in memchr_iter(b'\n', &buf[..filled]) {
             line_no += 1;
             f(buf_start + start as u64, line_no, &buf[start..end]);
             start = end + 1;
         }
-        buf.drain(..start);
+        buf.copy_within(start..filled, 0);
+        carried = filled - start;
         buf_start += start as u64;
     }
     Ok((buf_start, line_no))
@@ -616,6 +623,56 @@ pub(crate) fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> (Vec<Pa
 
 #[cfg(test)]
 mod tests {
+    /// Lines across the chunks read, lines longer than a chunk (the
+    /// buffer grows) and a tail without its `\n`, streamed from each of
+    /// several lines on: each line's start, number and bytes, as a plain
+    /// split of the file finds them.
+    #[test]
+    fn streamed_lines_are_the_files_lines_across_chunks() {
+        use std::io::Write;
+        let mut bytes = Vec::new();
+        for (i, len) in [
+            10,
+            super::CHUNK - 3,
+            1,
+            0,
+            3 * super::CHUNK + 7,
+            200,
+            super::CHUNK,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            bytes.extend(std::iter::repeat_n(b'a' + i as u8, len));
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(b"torn");
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&bytes).unwrap();
+        let mut lines = Vec::new();
+        let mut start = 0u64;
+        for line in bytes.split(|&b| b == b'\n') {
+            lines.push((start, line.to_vec()));
+            start += line.len() as u64 + 1;
+        }
+        let torn = lines.pop().unwrap();
+        for from in 0..lines.len() {
+            let mut got = Vec::new();
+            let end = super::stream_lines_from(
+                &file,
+                (lines[from].0, from as u64),
+                bytes.len() as u64,
+                |at, no, line| got.push((at, no, line.to_vec())),
+            )
+            .unwrap();
+            let want: Vec<_> = (from..lines.len())
+                .map(|i| (lines[i].0, i as u64 + 1, lines[i].1.clone()))
+                .collect();
+            assert!(got == want, "from line {from}");
+            assert_eq!(end, (torn.0, lines.len() as u64));
+        }
+    }
+
     /// Every corpus ledger's complete lines one after another, three
     /// times: thousands of lines, operations across the batches handed
     /// between the cores, lines that are no records, and a cut operation

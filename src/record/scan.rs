@@ -20,6 +20,7 @@ pub(crate) struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    #[inline]
     pub(crate) fn new(bytes: &'a [u8]) -> Scan<'a> {
         Scan { bytes, at: 0 }
     }
@@ -27,24 +28,29 @@ impl<'a> Scan<'a> {
     /// No byte below a space: JSON allows none in a string, and
     /// whitespace is left to serde. (Like serde, only the strings read
     /// must be UTF-8.)
+    #[inline]
     pub(crate) fn compact(line: &[u8]) -> bool {
         !line.iter().fold(false, |low, &b| low | (b < 0x20))
     }
 
+    #[inline]
     pub(crate) fn at_end(&self) -> bool {
         self.at == self.bytes.len()
     }
 
+    #[inline]
     pub(crate) fn next(&mut self) -> Option<u8> {
         let b = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(b)
     }
 
+    #[inline]
     pub(crate) fn byte(&mut self, want: u8) -> Option<()> {
         (self.next()? == want).then_some(())
     }
 
+    #[inline]
     pub(crate) fn literal(&mut self, word: &str) -> bool {
         let found = self.bytes[self.at..].starts_with(word.as_bytes());
         if found {
@@ -54,6 +60,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The bytes of a string without escapes.
+    #[inline]
     pub(crate) fn plain_bytes(&mut self) -> Option<&'a [u8]> {
         self.byte(b'"')?;
         let rest = &self.bytes[self.at..];
@@ -66,10 +73,12 @@ impl<'a> Scan<'a> {
     }
 
     /// A string without escapes, which is then its own text (if UTF-8).
+    #[inline]
     pub(crate) fn plain_string(&mut self) -> Option<&'a str> {
         std::str::from_utf8(self.plain_bytes()?).ok()
     }
 
+    #[inline]
     pub(crate) fn nullable_string(&mut self) -> Option<Option<&'a str>> {
         if self.literal("null") {
             return Some(None);
@@ -79,6 +88,7 @@ impl<'a> Scan<'a> {
 
     /// A string, its escapes decoded as serde decodes them: borrowed from
     /// the line when it has none. An escaped surrogate is left to serde.
+    #[inline]
     pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
         self.byte(b'"')?;
         let bytes = self.bytes;
@@ -128,11 +138,13 @@ impl<'a> Scan<'a> {
     }
 
     /// A string read into one of its own.
+    #[inline]
     pub(crate) fn owned(&mut self) -> Option<String> {
         self.string().map(Cow::into_owned)
     }
 
     /// `null`, or what `read` reads.
+    #[inline]
     pub(crate) fn nullable<T>(
         &mut self,
         read: impl FnOnce(&mut Scan<'a>) -> Option<T>,
@@ -146,6 +158,7 @@ impl<'a> Scan<'a> {
     /// The digits of an integer, as JSON writes them (no leading zero);
     /// `None` when a fraction or an exponent follows (serde reads a float
     /// there, which is no integer).
+    #[inline]
     fn digits(&mut self) -> Option<&'a [u8]> {
         let bytes = self.bytes;
         let from = self.at;
@@ -165,6 +178,7 @@ impl<'a> Scan<'a> {
     }
 
     /// A non-negative integer that fits a `u64`.
+    #[inline]
     pub(crate) fn unsigned(&mut self) -> Option<u64> {
         self.digits()?.iter().try_fold(0u64, |n, &d| {
             n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
@@ -173,6 +187,7 @@ impl<'a> Scan<'a> {
 
     /// An integer that fits an `i64`; not `-0`, which serde reads as a
     /// float.
+    #[inline]
     pub(crate) fn signed(&mut self) -> Option<i64> {
         if !self.literal("-") {
             return i64::try_from(self.unsigned()?).ok();
@@ -187,6 +202,7 @@ impl<'a> Scan<'a> {
     }
 
     /// `true` or `false`.
+    #[inline]
     pub(crate) fn boolean(&mut self) -> Option<bool> {
         if self.literal("true") {
             Some(true)
@@ -231,6 +247,7 @@ impl<'a> Scan<'a> {
 
     /// The value of a key that is not read: a key serde reads must be
     /// UTF-8, even one it ignores.
+    #[inline]
     pub(crate) fn skip_value_of(&mut self, key: &[u8]) -> Option<()> {
         if !key.is_ascii() {
             std::str::from_utf8(key).ok()?;
@@ -241,6 +258,7 @@ impl<'a> Scan<'a> {
     /// A value that is not kept: a string (escapes checked as serde
     /// checks them), an integer, `true`, `false` or `null`. An object, an
     /// array or a float is left to serde.
+    #[inline]
     fn skip_value(&mut self) -> Option<()> {
         let bytes = self.bytes;
         match *bytes.get(self.at)? {
