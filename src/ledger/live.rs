@@ -15,8 +15,8 @@
 //! derives every discussion, as without the set. No clock is involved in
 //! keeping it, so the cache stays a pure function of the ledger.
 
+use super::hash::IdHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// How many discussions the set holds (`DISCUSS_CACHE_LIVE_CAPACITY` in
 /// the tests).
@@ -27,8 +27,9 @@ pub(crate) const MAX_CONVERSATION_MS: i64 = crate::discussion::envelope::TIMEOUT
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LiveSet {
-    /// Discussion id → the newest `at_ms` of its records.
-    touched: HashMap<String, i64>,
+    /// Discussion id → the newest `at_ms` of its records (a rebuild
+    /// touches it at every line: hashed by `hash64`, not SipHash).
+    touched: IdHashMap<String, i64>,
     /// The newest `at_ms` of a discussion let go to keep the set small.
     let_go: Option<i64>,
 }

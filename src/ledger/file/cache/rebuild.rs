@@ -4,7 +4,7 @@
 use super::index_file::{LineRef, idempotency_index_key, key_of};
 use super::peek::peek;
 use crate::global::Global;
-use crate::ledger::hash::KeyHashMap;
+use crate::ledger::hash::{IdHashMap, KeyHashMap};
 use crate::ledger::lines::{LineFeed, operations_on_both_cores, read_line_at, stream_lines};
 use crate::record::{OpMark, ReceiptKind, Record};
 use std::collections::HashSet;
@@ -181,12 +181,12 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
 /// Drops the reservations that `Global::forget_old_reservations` would:
 /// those an hour older than the same agent's newest one.
 fn forget_old(reservations: &mut Vec<(u64, String, i64)>) {
-    let mut newest: std::collections::HashMap<&str, i64> = Default::default();
+    let mut newest: IdHashMap<&str, i64> = Default::default();
     for (_, agent, t) in reservations.iter() {
         let n = newest.entry(agent.as_str()).or_insert(*t);
         *n = (*n).max(*t);
     }
-    let horizon: std::collections::HashMap<String, i64> = newest
+    let horizon: IdHashMap<String, i64> = newest
         .into_iter()
         .map(|(agent, t)| {
             (
