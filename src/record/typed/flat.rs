@@ -10,15 +10,10 @@ use std::borrow::Cow;
 
 /// The line's `Line`, or `None` for serde to read it.
 pub(super) fn line(bytes: &[u8]) -> Option<Line<'_>> {
-    if !Scan::compact(bytes) {
-        return None;
-    }
-    let mut scan = Scan::new(bytes);
-    scan.byte(b'{')?;
+    let mut scan = Scan::object(bytes)?;
     let mut f = Fields::default();
     loop {
-        let key = scan.plain_bytes()?;
-        scan.byte(b':')?;
+        let key = scan.key()?;
         let s = &mut scan;
         match key {
             b"v" => once(&mut f.v, s.unsigned()?)?,
@@ -66,10 +61,8 @@ pub(super) fn line(bytes: &[u8]) -> Option<Line<'_>> {
             b"role" => once(&mut f.role, s.nullable(|_| None)?)?,
             _ => s.skip_value_of(key)?,
         }
-        match scan.next()? {
-            b',' => {}
-            b'}' if scan.at_end() => break,
-            _ => return None,
+        if scan.object_ends()? {
+            break;
         }
     }
     Some(Line {
@@ -183,6 +176,7 @@ pub(in crate::record) fn flat_as_serde(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::scan::testing;
 
     const MESSAGE: &str = r#"{"v":1,"kind":"message","id":"msg_1","at_ms":1792540809442,"by":"bench","fleet_id":"f","from_agent_id":"a","to_agent_id":"b","correlation_id":"dsc_1","payload":"{\"schema\":\"discussion/v1\",\"body\":\"a \\\"quoted\\\" é\\n\\u00e9 \u00e9\/\b\f\r\t\u20ac\"}","op_lines":2,"op_id":"msg_1","idempotency_key":"k","request_digest":"d"}"#;
     const RECEIPT: &str = r#"{"v":1,"kind":"receipt","id":"rcp_1","at_ms":-5,"by":"x","receipt":"discussion.attempt.completed","discussion_id":"dsc_1","attempt_id":"att_1","agent_id":"agent-00","turn":2,"head_message_id":"msg_1","deadline_ms":-9223372036854775808,"pid":4294967295,"message_id":null,"reason":"r","exit_code":-2147483648,"signal":9,"turns_used":3,"detail":"d","usage":{"input_tokens":10,"cost_usd":"0.25","x":[1.5,{"y":null}]},"escalation_receipt_id":null,"close":false,"x":true,"y":null,"z":-3}"#;
@@ -282,41 +276,15 @@ mod tests {
     /// as serde does or leaves it.
     #[test]
     fn the_scan_reads_what_serde_reads_or_nothing() {
-        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/replay");
-        let mut lines: Vec<Vec<u8>> = [MESSAGE, RECEIPT]
-            .into_iter()
-            .chain(OTHERS)
-            .map(Vec::from)
-            .collect();
-        for entry in std::fs::read_dir(folder).unwrap() {
-            let ledger = std::fs::read(entry.unwrap().path()).unwrap();
-            lines.extend(ledger.split(|&b| b == b'\n').map(<[u8]>::to_vec));
-        }
-        lines.sort();
-        lines.dedup();
+        let mut extra = vec![MESSAGE, RECEIPT];
+        extra.extend(OTHERS);
+        let lines = testing::corpus_lines(&extra);
         let by_serde = lines
             .iter()
             .filter(|text| serde_json::from_slice::<Line>(text).is_ok())
             .count();
         let by_scan = lines.iter().filter(|text| line(text).is_some()).count();
         assert!(by_scan * 2 > by_serde, "{by_scan} of {by_serde} lines");
-        let bytes = b"\"\\,:{}[]-0123456789.eEuntrfalse \x01\xc3\xff";
-        let mut edits = 0;
-        for text in lines.iter().filter(|text| text.len() < 400).take(300) {
-            assert!(flat_as_serde(text), "{}", String::from_utf8_lossy(text));
-            for at in 0..text.len() {
-                for &b in bytes {
-                    let mut edited = text.clone();
-                    edited[at] = b;
-                    assert!(
-                        flat_as_serde(&edited),
-                        "{}",
-                        String::from_utf8_lossy(&edited)
-                    );
-                    edits += 1;
-                }
-            }
-        }
-        assert!(edits > 100_000, "{edits} edits");
+        testing::assert_agrees_under_edits(&lines, flat_as_serde);
     }
 }
