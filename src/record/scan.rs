@@ -43,24 +43,24 @@ impl<'a> Scan<'a> {
     }
 
     #[inline]
-    pub(crate) fn at_end(&self) -> bool {
+    fn at_end(&self) -> bool {
         self.at == self.bytes.len()
     }
 
     #[inline]
-    pub(crate) fn next(&mut self) -> Option<u8> {
+    fn next(&mut self) -> Option<u8> {
         let b = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(b)
     }
 
     #[inline]
-    pub(crate) fn byte(&mut self, want: u8) -> Option<()> {
+    fn byte(&mut self, want: u8) -> Option<()> {
         (self.next()? == want).then_some(())
     }
 
     #[inline]
-    pub(crate) fn literal(&mut self, word: &str) -> bool {
+    fn literal(&mut self, word: &str) -> bool {
         let found = self.bytes[self.at..].starts_with(word.as_bytes());
         if found {
             self.at += word.len();
@@ -81,7 +81,7 @@ impl<'a> Scan<'a> {
 
     /// The bytes of a string without escapes.
     #[inline]
-    pub(crate) fn plain_bytes(&mut self) -> Option<&'a [u8]> {
+    fn plain_bytes(&mut self) -> Option<&'a [u8]> {
         self.byte(b'"')?;
         let rest = &self.bytes[self.at..];
         let end = memchr::memchr2(b'"', b'\\', rest)?;
@@ -96,14 +96,6 @@ impl<'a> Scan<'a> {
     #[inline]
     pub(crate) fn plain_string(&mut self) -> Option<&'a str> {
         std::str::from_utf8(self.plain_bytes()?).ok()
-    }
-
-    #[inline]
-    pub(crate) fn nullable_string(&mut self) -> Option<Option<&'a str>> {
-        if self.literal("null") {
-            return Some(None);
-        }
-        self.plain_string().map(Some)
     }
 
     /// A string, its escapes decoded as serde decodes them: borrowed from
@@ -129,30 +121,26 @@ impl<'a> Scan<'a> {
             }
             let escaped = *bytes.get(end + 1)?;
             self.at = end + 2;
-            let plain = match escaped {
-                b'"' | b'\\' | b'/' => escaped,
-                b'b' => 0x08,
-                b'f' => 0x0c,
-                b'n' => b'\n',
-                b'r' => b'\r',
-                b't' => b'\t',
+            match escaped {
+                b'"' | b'\\' | b'/' => text.push(escaped),
+                b'b' => text.push(0x08),
+                b'f' => text.push(0x0c),
+                b'n' => text.push(b'\n'),
+                b'r' => text.push(b'\r'),
+                b't' => text.push(b'\t'),
                 b'u' => {
                     let hex = bytes.get(self.at..self.at + 4)?;
-                    let hex = std::str::from_utf8(hex).ok()?;
-                    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    if !hex.iter().all(u8::is_ascii_hexdigit) {
                         return None;
                     }
-                    let unit = u32::from_str_radix(hex, 16).ok()?;
+                    let unit = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
                     // None for a surrogate, paired or not.
                     let c = char::from_u32(unit)?;
                     self.at += 4;
                     text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-                    end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
-                    continue;
                 }
                 _ => return None,
-            };
-            text.push(plain);
+            }
             end = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
         }
     }

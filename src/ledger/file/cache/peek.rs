@@ -58,13 +58,25 @@ fn flat(line: &[u8]) -> Option<Peek<'_>> {
             b"kind" => once(&mut fields.kind, scan.plain_string()?)?,
             b"at_ms" => once(&mut fields.at_ms, scan.signed()?)?,
             b"id" => once(&mut fields.id, scan.plain_string()?)?,
-            b"correlation_id" => once(&mut fields.correlation_id, scan.nullable_string()?)?,
-            b"discussion_id" => once(&mut fields.discussion_id, scan.nullable_string()?)?,
-            b"receipt" => once(&mut fields.receipt, scan.nullable_string()?)?,
-            b"agent_id" => once(&mut fields.agent_id, scan.nullable_string()?)?,
-            b"op_id" => once(&mut fields.op_id, scan.nullable_string()?)?,
-            b"idempotency_key" => once(&mut fields.idempotency_key, scan.nullable_string()?)?,
-            b"request_digest" => once(&mut fields.request_digest, scan.nullable_string()?)?,
+            b"correlation_id" => once(
+                &mut fields.correlation_id,
+                scan.nullable(Scan::plain_string)?,
+            )?,
+            b"discussion_id" => once(
+                &mut fields.discussion_id,
+                scan.nullable(Scan::plain_string)?,
+            )?,
+            b"receipt" => once(&mut fields.receipt, scan.nullable(Scan::plain_string)?)?,
+            b"agent_id" => once(&mut fields.agent_id, scan.nullable(Scan::plain_string)?)?,
+            b"op_id" => once(&mut fields.op_id, scan.nullable(Scan::plain_string)?)?,
+            b"idempotency_key" => once(
+                &mut fields.idempotency_key,
+                scan.nullable(Scan::plain_string)?,
+            )?,
+            b"request_digest" => once(
+                &mut fields.request_digest,
+                scan.nullable(Scan::plain_string)?,
+            )?,
             b"op_lines" => once(&mut fields.op_lines, scan.nullable(Scan::unsigned)?)?,
             _ => scan.skip_value_of(key)?,
         }
