@@ -56,8 +56,9 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     let mut read_on = |from| {
         ctx.out.items(|item| {
             let mut print = |event: &Event<'_>| item(&EventView::of(event));
-            ctx.ledger
-                .stream_records(from, |record| stream.record(ctx, record, &mut print))
+            ctx.ledger.stream_records(from, |record, spent| {
+                stream.record(ctx, record, spent, &mut print)
+            })
         })
     };
     let mut at = read_on(from)?;

@@ -25,6 +25,7 @@ pub(crate) mod live;
 mod one_pass;
 mod postgres;
 mod snapshot;
+pub(crate) mod spent;
 mod storage;
 pub(crate) mod summary;
 

@@ -11,6 +11,7 @@ use super::check::LineCheck;
 use super::excerpt::{Excerpt, Plan, Scope};
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
+use super::spent::Spent;
 use super::summary::{Summarize, Untrusted};
 use crate::error::{Error, ErrorCode, Result};
 use crate::record::Record;
@@ -106,11 +107,13 @@ pub(crate) trait Storage {
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)>;
     /// The records of whole operations after position `from` (bytes, lines)
-    /// to `take`, in order; the position after them.
+    /// to `take`, in order; the position after them. `take` gives the
+    /// records it is done with to the `Spent` it is handed (they are
+    /// dropped on the thread that parsed them).
     fn stream_records(
         &self,
         from: (u64, u64),
-        take: impl FnMut(Record) -> Result<()>,
+        take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)>;
     /// The position to pass `stream_records` for the records after line
     /// `after`: at or before the start of the operation that holds it,
@@ -321,7 +324,7 @@ impl Ledger {
     pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
-        take: impl FnMut(Record) -> Result<()>,
+        take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)> {
         on_backend!(self, backend => Storage::stream_records(backend, from, take))
     }

@@ -6,6 +6,7 @@ use crate::discussion::{MessageType, Status, StatusAfterEach};
 use crate::error::Result;
 use crate::ledger::Record;
 use crate::ledger::hash::{IdHashMap, IdHashSet};
+use crate::ledger::spent::Spent;
 use crate::session::Session;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -89,22 +90,31 @@ impl EventStream {
     }
 
     /// Handles the next record read: emitted when it passes the filters.
+    /// What the stream does not keep goes to `spent`.
     pub(crate) fn record(
         &mut self,
         session: &Session,
         record: Record,
+        spent: &mut Spent,
         emit: &mut Emit<'_>,
     ) -> Result<()> {
         if record.line <= self.through {
+            spent.give(record);
             return Ok(());
         }
         let line = record.line;
-        self.handle(session, record, emit)?;
+        self.handle(session, record, spent, emit)?;
         self.through = line;
         Ok(())
     }
 
-    fn handle(&mut self, session: &Session, record: Record, emit: &mut Emit<'_>) -> Result<()> {
+    fn handle(
+        &mut self,
+        session: &Session,
+        record: Record,
+        spent: &mut Spent,
+        emit: &mut Emit<'_>,
+    ) -> Result<()> {
         let Some(id) = record.discussion_id() else {
             if self.discussion.is_none() && self.agent.is_none() && self.viewer.is_none() {
                 emit(&Event {
@@ -113,9 +123,11 @@ impl EventStream {
                     message: None,
                 })?;
             }
+            spent.give(record);
             return Ok(());
         };
         if self.discussion.as_deref().is_some_and(|d| d != id) {
+            spent.give(record);
             return Ok(());
         }
         // Let go of what is settled by now, in the stream's time.
@@ -125,7 +137,9 @@ impl EventStream {
             let Some(Reverse((_, settled))) = self.settles.pop() else {
                 break;
             };
-            self.open.remove(&settled);
+            if let Some(held) = self.open.remove(&settled) {
+                spent.give_all(held.records);
+            }
         }
         // Owned only for a discussion newly held: most records belong to
         // one held already, and are looked up by the borrowed id.
@@ -149,8 +163,8 @@ impl EventStream {
                     .iter()
                     .min_by_key(|(_, held)| held.records.last().map_or(0, |r| r.line))
                     .map(|(id, _)| id.clone());
-                if let Some(stalest) = stalest {
-                    self.open.remove(&stalest);
+                if let Some(held) = stalest.and_then(|stalest| self.open.remove(&stalest)) {
+                    spent.give_all(held.records);
                 }
             }
             let mut held = Held {

@@ -138,10 +138,9 @@ fn follow(
                     .blocking_send(Ok(Bytes::from(event)))
                     .map_err(|_| gone())
             };
-            match session
-                .ledger
-                .stream_records(at, |record| events.record(session, record, &mut emit))
-            {
+            match session.ledger.stream_records(at, |record, spent| {
+                events.record(session, record, spent, &mut emit)
+            }) {
                 Ok(next) => {
                     at = next;
                     version = now;

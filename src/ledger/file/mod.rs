@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::excerpt::{Excerpt, Keyed, Plan};
 use crate::ledger::failpoint;
 use crate::ledger::lines::read_line_at;
+use crate::ledger::spent::Spent;
 use crate::ledger::summary::Summarize;
 use crate::record::Record;
 use cache::Cache;
@@ -808,7 +809,7 @@ impl crate::ledger::storage::Storage for FileLedger {
     fn stream_records(
         &self,
         from: (u64, u64),
-        take: impl FnMut(Record) -> Result<()>,
+        take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)> {
         FileLedger::stream_records(self, from, take)
     }

@@ -12,6 +12,7 @@ use crate::ledger::lines::{
     worth_a_second_core,
 };
 use crate::ledger::one_pass::{OnePass, PassFailed, in_line_order};
+use crate::ledger::spent::Spent;
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
 use std::fs::File;
@@ -154,7 +155,7 @@ impl FileLedger {
     pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
-        mut take: impl FnMut(Record) -> Result<()>,
+        mut take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)> {
         // No lock: lines are only ever appended, only whole operations are
         // handed on, and `take` may read the ledger itself (`events` does),
@@ -204,20 +205,34 @@ impl FileLedger {
             return Ok(from);
         }
         let mut refused = None;
-        let mut take_one = |record: Option<Record>| {
-            if let (None, Some(record)) = (&refused, record)
-                && let Err(err) = take(record)
-            {
-                refused = Some(err);
-            }
-        };
         let feed = |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line);
-        let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
-        // A long stretch is parsed on a second core while `take` works.
+        // A long stretch is parsed on a second core while `take` works,
+        // and the records `take` is done with are dropped there.
         let streamed = if worth_a_second_core(len - from.0) {
-            operations_ahead(feed, read, &mut take_one)
+            let (mut spent, home) = Spent::sent_home();
+            let read = move |_, line_no, line: &[u8]| {
+                if line_no % 256 == 0 {
+                    home.drop_returned();
+                }
+                record_and_mark(line_no, line)
+            };
+            operations_ahead(feed, read, |record: Option<Record>| {
+                if let (None, Some(record)) = (&refused, record)
+                    && let Err(err) = take(record, &mut spent)
+                {
+                    refused = Some(err);
+                }
+            })
         } else {
-            operations_of(feed, read, &mut take_one)
+            let mut spent = Spent::here();
+            let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
+            operations_of(feed, read, |record: Option<Record>| {
+                if let (None, Some(record)) = (&refused, record)
+                    && let Err(err) = take(record, &mut spent)
+                {
+                    refused = Some(err);
+                }
+            })
         }
         .map_err(|e| self.unreadable(&e))?;
         if let Some(err) = refused {

@@ -65,6 +65,7 @@ use super::excerpt::{Excerpt, Keyed, Plan, Scope};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
 use super::one_pass::{OnePass, PassFailed, in_line_order};
+use super::spent::Spent;
 use super::summary::{Summarize, Summary, Untrusted};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
@@ -324,7 +325,7 @@ impl crate::ledger::storage::Storage for PgLedger {
     fn stream_records(
         &self,
         from: (u64, u64),
-        take: impl FnMut(Record) -> Result<()>,
+        take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)> {
         PgLedger::stream_records(self, from, take)
     }

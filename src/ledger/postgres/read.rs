@@ -16,11 +16,14 @@ struct Batch {
 /// `take`; where the last one ends.
 fn hand_on(
     mut batch: Batch,
-    mut take: impl FnMut(Record) -> Result<()>,
+    mut take: impl FnMut(Record, &mut Spent) -> Result<()>,
+    spent: &mut Spent,
     mut next: impl FnMut((u64, u64)) -> Result<Batch>,
 ) -> Result<(u64, u64)> {
     loop {
-        batch.records.into_iter().try_for_each(&mut take)?;
+        for record in batch.records {
+            take(record, spent)?;
+        }
         if !batch.more {
             return Ok(batch.end);
         }
@@ -390,7 +393,7 @@ impl PgLedger {
     pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
-        take: impl FnMut(Record) -> Result<()>,
+        take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)> {
         let batch = self.batch_after(from)?;
         if batch.more && self.read_ahead {
@@ -399,8 +402,12 @@ impl PgLedger {
                 // two in memory at most.
                 let (send, receive) = std::sync::mpsc::sync_channel::<Result<Batch>>(0);
                 let mut at = batch.end;
+                // What `take` is done with is dropped on the thread that
+                // parsed most of it.
+                let (mut spent, home) = Spent::sent_home();
                 scope.spawn(move || {
                     loop {
+                        home.drop_returned();
                         let next = self.batch_after(at);
                         let more = next.as_ref().is_ok_and(|next| next.more);
                         if let Ok(next) = &next {
@@ -412,14 +419,14 @@ impl PgLedger {
                         }
                     }
                 });
-                hand_on(batch, take, |_| {
+                hand_on(batch, take, &mut spent, |_| {
                     receive.recv().map_err(|_| {
                         Error::new(ErrorCode::Internal, "the ledger's reader stopped")
                     })?
                 })
             });
         }
-        hand_on(batch, take, |end| self.batch_after(end))
+        hand_on(batch, take, &mut Spent::here(), |end| self.batch_after(end))
     }
 
     /// The records of whole operations in the batch of rows after
