@@ -82,6 +82,21 @@ pub fn replay(bytes: &[u8]) -> Replay {
                 _ => None,
             };
             assert_eq!(after_each.last_message(), message, "{id} after {seen}");
+            // What a fold without contents reads of the envelope: all but
+            // the body, and refused where the whole parse refuses.
+            if let crate::record::Body::Message(m) = &so_far[seen - 1].body {
+                let whole = crate::discussion::Envelope::parse(&m.payload, id).map(|e| {
+                    crate::discussion::Envelope {
+                        body: serde_json::Value::Null,
+                        ..e
+                    }
+                });
+                assert_eq!(
+                    crate::discussion::Envelope::parse_without_body(&m.payload, id),
+                    whole,
+                    "{id} after {seen}"
+                );
+            }
         }
         // Before, at and long after the last record: deadlines fire in
         // between.

@@ -63,8 +63,10 @@ fn derive_keeping(id: &str, all: &[&Record], now_ms: i64, contents: bool) -> Opt
         );
     }
     let records = &records[..];
-    let envelopes: Vec<Option<Result<Envelope, String>>> =
-        records.iter().map(|r| envelope_of(r, id)).collect();
+    let envelopes: Vec<Option<Result<Envelope, String>>> = records
+        .iter()
+        .map(|r| envelope_of(r, id, contents))
+        .collect();
     fold.choose_root(records, &envelopes);
 
     // Without a root there is nothing to fold against: the one
@@ -79,9 +81,11 @@ fn derive_keeping(id: &str, all: &[&Record], now_ms: i64, contents: bool) -> Opt
     Some(fold.finish())
 }
 
-fn envelope_of(record: &Record, id: &str) -> Option<Result<Envelope, String>> {
+/// A message's envelope; its body only when the fold keeps `contents`.
+fn envelope_of(record: &Record, id: &str, contents: bool) -> Option<Result<Envelope, String>> {
     match &record.body {
-        Body::Message(m) => Some(Envelope::parse(&m.payload, id)),
+        Body::Message(m) if contents => Some(Envelope::parse(&m.payload, id)),
+        Body::Message(m) => Some(Envelope::parse_without_body(&m.payload, id)),
         _ => None,
     }
 }
@@ -139,7 +143,7 @@ impl StatusAfterEach {
         let all = || records.iter().map(R::borrow).collect::<Vec<&Record>>();
         let at_ms = record.at_ms;
         self.latest_at_ms = self.latest_at_ms.max(at_ms);
-        let envelope = envelope_of(record, &self.id);
+        let envelope = envelope_of(record, &self.id, false);
         self.message = match &envelope {
             Some(Ok(envelope)) => Some((envelope.kind, envelope.turn)),
             _ => None,
@@ -165,7 +169,10 @@ impl StatusAfterEach {
                 // The root: what came before it is folded against it now,
                 // as `derive` does.
                 let records = all();
-                let envelopes: Vec<_> = records.iter().map(|r| envelope_of(r, &self.id)).collect();
+                let envelopes: Vec<_> = records
+                    .iter()
+                    .map(|r| envelope_of(r, &self.id, false))
+                    .collect();
                 let mut fold = Fold::new(&self.id, records[0].at_ms, false);
                 fold.choose_root(&records, &envelopes);
                 self.clock = fold.steps(&records, &envelopes);

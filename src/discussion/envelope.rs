@@ -112,8 +112,9 @@ pub fn check_range(field: &str, value: i64, (min, max): (i64, i64)) -> Result<()
     }
 }
 
+/// `B`: the body as kept (`Value`), or read and not kept (`Unkept`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Envelope {
+pub struct Envelope<B = Value> {
     pub schema: String,
     pub discussion_id: String,
     pub turn: u32,
@@ -125,7 +126,7 @@ pub struct Envelope {
     pub close: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<Policy>,
-    pub body: Value,
+    pub body: B,
 }
 
 impl Envelope {
@@ -148,6 +149,39 @@ impl Envelope {
     pub fn parse(payload: &str, discussion_id: &str) -> Result<Envelope, String> {
         let envelope: Envelope =
             serde_json::from_str(payload).map_err(|e| format!("envelope does not parse: {e}"))?;
+        envelope.check(discussion_id)?;
+        Ok(envelope)
+    }
+
+    /// `parse` with the body read and not kept (`null`): what a fold that
+    /// keeps no contents needs, without building the body. The same
+    /// answer as `parse` but for the body: `Unkept` takes what `Value`
+    /// takes, and what it refuses is parsed again by `parse` for its
+    /// words.
+    pub fn parse_without_body(payload: &str, discussion_id: &str) -> Result<Envelope, String> {
+        let Ok(envelope) = serde_json::from_str::<Envelope<Unkept>>(payload) else {
+            return Envelope::parse(payload, discussion_id);
+        };
+        envelope.check(discussion_id)?;
+        Ok(Envelope {
+            schema: envelope.schema,
+            discussion_id: envelope.discussion_id,
+            turn: envelope.turn,
+            kind: envelope.kind,
+            reply_to_message_id: envelope.reply_to_message_id,
+            attempt_id: envelope.attempt_id,
+            close: envelope.close,
+            policy: envelope.policy,
+            body: Value::Null,
+        })
+    }
+}
+
+impl<B> Envelope<B> {
+    /// The shape its type requires, and the discussion it names: what
+    /// `parse` checks past the JSON.
+    fn check(&self, discussion_id: &str) -> Result<(), String> {
+        let envelope = self;
         if envelope.schema != SCHEMA {
             return Err(format!("unknown schema {:?}", envelope.schema));
         }
@@ -172,9 +206,11 @@ impl Envelope {
                 return Err("only the root carries a policy".into());
             }
         }
-        Ok(envelope)
+        Ok(())
     }
+}
 
+impl Envelope {
     /// Problems that make this envelope unfit to be a root, if any.
     pub fn root_problem(&self) -> Option<String> {
         if self.turn != 1 {
@@ -365,6 +401,70 @@ pub fn nesting_depth(json: &[u8]) -> usize {
     deepest
 }
 
+/// A JSON value read as `Value` reads one, and not kept: the same
+/// deserializer calls (`deserialize_any` all the way down, so the same
+/// recursion limit, the same numbers and strings refused), none of the
+/// allocations. (`serde::de::IgnoredAny` is not that: it skips nesting
+/// past the limit and numbers out of range.)
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unkept;
+
+impl<'de> Deserialize<'de> for Unkept {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Unkept, D::Error> {
+        deserializer.deserialize_any(Unkept)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unkept {
+    type Value = Unkept;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_none<E>(self) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Unkept, D::Error> {
+        Unkept::deserialize(deserializer)
+    }
+
+    fn visit_unit<E>(self) -> Result<Unkept, E> {
+        Ok(Unkept)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unkept, A::Error> {
+        while seq.next_element::<Unkept>()?.is_some() {}
+        Ok(Unkept)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unkept, A::Error> {
+        while map.next_entry::<Unkept, Unkept>()?.is_some() {}
+        Ok(Unkept)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,6 +509,62 @@ mod tests {
             assert_eq!(inexact_number(inexact), Some(inexact), "{inexact}");
         }
         assert_eq!(inexact_number(r#"{"n":[1, 1e999]}"#), Some("1e999"));
+    }
+
+    /// `parse_without_body` answers as `parse` does, but for the body:
+    /// bodies at the edges of what `Value` takes (nesting at serde_json's
+    /// limit, numbers out of range, escapes, repeated keys) and envelopes
+    /// refused for other reasons.
+    #[test]
+    fn an_envelope_without_its_body_is_parsed_as_with_it() {
+        let head = r#"{"schema":"discussion/v1","discussion_id":"dsc_1","turn":2,"type":"result","reply_to_message_id":"m","attempt_id":"a","close":true,"body":"#;
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let mut bodies: Vec<String> = [
+            r#"{"a":[1,-2,3.5e10,true,null,"x\u00e9\n"],"a":{}}"#,
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "18446744073709551616",
+            "-9223372036854775809",
+            r#""\ud800""#,
+            r#""\ud83d\ude00""#,
+            r#""\q""#,
+            r#"{"k":}"#,
+            r#"{1:2}"#,
+            "[1,]",
+            "nul",
+            "",
+        ]
+        .map(String::from)
+        .to_vec();
+        bodies.extend([120, 125, 126, 127, 128, 200].map(nested));
+        bodies.push(format!(r#"{{"a":{}}}"#, nested(126)));
+        let mut payloads: Vec<String> = bodies.iter().map(|b| format!("{head}{b}}}")).collect();
+        payloads.extend([
+            format!("{head}1,\"body\":2}}"),
+            format!("{head}1,\"turn\":3}}"),
+            head.replace("dsc_1", "dsc_2") + "1}",
+            head.replace(r#","body":"#, "}"),
+            head.replace(r#""result""#, r#""ask""#) + "1}",
+            head.replace("discussion/v1", "discussion/v2") + "1}",
+            format!("{head}1}} "),
+            format!("{head}1}}x"),
+        ]);
+        let mut refused = 0;
+        for payload in &payloads {
+            let whole = Envelope::parse(payload, "dsc_1").map(|e| Envelope {
+                body: Value::Null,
+                ..e
+            });
+            refused += usize::from(whole.is_err());
+            assert_eq!(
+                Envelope::parse_without_body(payload, "dsc_1"),
+                whole,
+                "{payload}"
+            );
+        }
+        // Both kinds are among them.
+        assert!(refused > 10 && refused < payloads.len() - 5, "{refused}");
     }
 
     #[test]
