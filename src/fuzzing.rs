@@ -44,6 +44,15 @@ pub fn replay(bytes: &[u8]) -> Replay {
     }
     on_two_cores_as_on_one(bytes);
     let snapshot = Snapshot::parse(bytes);
+    // Every record's event line, written by hand, is serde's.
+    for record in &snapshot.records {
+        let event = crate::operations::events::Event {
+            record,
+            status: None,
+            message: None,
+        };
+        assert!(crate::output::json_by_hand_as_serde(&event), "{record:?}");
+    }
     let global = Global::derive(&snapshot.records);
     let last = snapshot.last_at_ms.unwrap_or(0);
     for agent in global.reservations.keys().chain(global.spent.keys()) {
@@ -82,6 +91,15 @@ pub fn replay(bytes: &[u8]) -> Replay {
                 _ => None,
             };
             assert_eq!(after_each.last_message(), message, "{id} after {seen}");
+            let event = crate::operations::events::Event {
+                record: so_far[seen - 1],
+                status,
+                message,
+            };
+            assert!(
+                crate::output::json_by_hand_as_serde(&event),
+                "{id} after {seen}"
+            );
             // What a fold without contents reads of the envelope: all but
             // the body, and refused where the whole parse refuses.
             if let crate::record::Body::Message(m) = &so_far[seen - 1].body {

@@ -1,5 +1,6 @@
 //! `events`: one record of the ledger with its discussion's status after it.
 
+use super::json_line::JsonObject;
 use super::text::{clock_time, printable};
 use super::{At, Sink, Style, View};
 use crate::discussion::Status;
@@ -134,7 +135,116 @@ impl<'a> EventView<'a> {
     }
 }
 
+impl EventView<'_> {
+    /// Its JSON by hand, as serde writes the fields above: flattened,
+    /// `None` as `null` but where serde skips it.
+    fn write_json(&self, out: &mut Vec<u8>) -> bool {
+        let mut o = JsonObject::open(out);
+        o.uint("line", self.line as u64);
+        o.str("at", &crate::clock::format_ms(self.at.0));
+        o.str("kind", self.kind);
+        o.str("record_id", self.record_id);
+        o.opt_str("discussion_id", self.discussion_id);
+        o.opt_str("status", self.status.map(Status::as_str));
+        match &self.what {
+            What::Message {
+                message_id,
+                agent_id,
+                kind,
+                turn,
+            } => {
+                o.str("message_id", message_id);
+                o.str("agent_id", agent_id);
+                if let Some(kind) = kind {
+                    o.str("type", kind);
+                }
+                if let Some(turn) = turn {
+                    o.uint("turn", u64::from(*turn));
+                }
+            }
+            What::Receipt {
+                receipt,
+                attempt_id,
+                agent_id,
+                turn,
+                message_id,
+                usage,
+                escalation_receipt_id,
+            } => {
+                o.str("receipt", receipt);
+                o.opt_str("attempt_id", *attempt_id);
+                o.opt_str("agent_id", *agent_id);
+                if let Some(turn) = turn {
+                    o.uint("turn", u64::from(*turn));
+                }
+                if let Some(message_id) = message_id {
+                    o.str("message_id", message_id);
+                }
+                if let Some(usage) = usage
+                    && !o.value("usage", usage)
+                {
+                    return false;
+                }
+                if let Some(id) = escalation_receipt_id {
+                    o.str("escalation_receipt_id", id);
+                }
+            }
+            What::Fleet {
+                op,
+                fleet_id,
+                agent_id,
+            } => {
+                o.str("op", op);
+                o.str("fleet_id", fleet_id);
+                o.str("agent_id", agent_id);
+            }
+            What::KillSwitch { engaged, reason } => {
+                o.bool("engaged", *engaged);
+                o.opt_str("reason", *reason);
+            }
+            What::Quota {
+                agent_id,
+                wakes_per_hour,
+                tokens_per_hour,
+                cost_usd_per_day,
+            } => {
+                o.opt_str("agent_id", *agent_id);
+                o.opt_uint("wakes_per_hour", wakes_per_hour.map(u64::from));
+                if let Some(tokens) = tokens_per_hour {
+                    o.uint("tokens_per_hour", *tokens);
+                }
+                if let Some(cost) = cost_usd_per_day
+                    && !o.value("cost_usd_per_day", cost)
+                {
+                    return false;
+                }
+            }
+            What::Credential {
+                op,
+                token_id,
+                agent_id,
+                role,
+            } => {
+                o.str("op", op);
+                o.str("token_id", token_id);
+                if let Some(agent_id) = agent_id {
+                    o.str("agent_id", agent_id);
+                }
+                if let Some(role) = role {
+                    o.str("role", role);
+                }
+            }
+        }
+        o.close();
+        true
+    }
+}
+
 impl View for EventView<'_> {
+    fn json_by_hand(&self, out: &mut Vec<u8>) -> bool {
+        self.write_json(out)
+    }
+
     /// One line: line, time, discussion, what happened, status.
     fn human(&self, _style: &Style, out: &mut Sink) {
         let what = match &self.what {
@@ -207,5 +317,54 @@ impl View for EventView<'_> {
             printable(what.trim_end(), false),
             self.status.map_or("", Status::as_str)
         ));
+    }
+}
+
+/// Whether the JSON of `event` written by hand is serde's, byte for byte:
+/// the fuzz target asks it of every record of every input.
+pub(crate) fn json_by_hand_as_serde(event: &Event<'_>) -> bool {
+    let view = EventView::of(event);
+    let mut by_hand = Vec::new();
+    view.write_json(&mut by_hand) && serde_json::to_vec(&view).ok() == Some(by_hand)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discussion::MessageType;
+    use crate::record::Record;
+
+    /// Every kind of record, with the fields serde skips and the ones it
+    /// writes as `null`, and strings with something to escape.
+    #[test]
+    fn event_lines_by_hand_are_serdes() {
+        let lines = [
+            r#"{"v":1,"kind":"message","id":"msg_\"1\"","at_ms":1792540809442,"by":"b","fleet_id":"f","from_agent_id":"a\\b","to_agent_id":"c","correlation_id":"dsc_1","payload":"{}"}"#,
+            r#"{"v":1,"kind":"message","id":"msg_2","at_ms":-5,"by":"b","fleet_id":"f","from_agent_id":"a","to_agent_id":"c","payload":"{}"}"#,
+            r#"{"v":1,"kind":"receipt","id":"r1","at_ms":1,"by":"b","receipt":"discussion.attempt.completed","discussion_id":"dsc_1","attempt_id":"att_1","agent_id":"b","turn":2,"message_id":"msg_2","usage":{"input_tokens":10,"cost_usd":"0.25","x":[1.5,{"y":null}]}}"#,
+            r#"{"v":1,"kind":"receipt","id":"r2","at_ms":1,"by":"b","receipt":"discussion.escalation.delivered","discussion_id":"dsc_1","escalation_receipt_id":"r9"}"#,
+            r#"{"v":1,"kind":"fleet","id":"f1","at_ms":1,"by":"op","op":"remove","fleet_id":"f","agent_id":"a"}"#,
+            r#"{"v":1,"kind":"kill_switch","id":"k1","at_ms":1,"by":"op","engaged":true,"reason":"tab\there \u0001"}"#,
+            r#"{"v":1,"kind":"kill_switch","id":"k2","at_ms":1,"by":"op","engaged":false}"#,
+            r#"{"v":1,"kind":"quota","id":"q1","at_ms":1,"by":"op","agent_id":"a","wakes_per_hour":7,"tokens_per_hour":18446744073709551615,"cost_usd_per_day":12.50}"#,
+            r#"{"v":1,"kind":"quota","id":"q2","at_ms":1,"by":"op","tokens_per_hour":5}"#,
+            r#"{"v":1,"kind":"credential","id":"c1","at_ms":1,"by":"op","op":"issue","token_id":"t","agent_id":"a","role":"agent","sha256":"ab","expires_ms":5}"#,
+            r#"{"v":1,"kind":"credential","id":"c2","at_ms":1,"by":"op","op":"revoke","token_id":"t"}"#,
+        ];
+        for line in lines {
+            let record =
+                Record::parse(line.as_bytes(), 12).unwrap_or_else(|e| panic!("{e}: {line}"));
+            for (status, message) in [
+                (None, None),
+                (Some(Status::Active), Some((MessageType::Question, 3))),
+            ] {
+                let event = Event {
+                    record: &record,
+                    status,
+                    message,
+                };
+                assert!(json_by_hand_as_serde(&event), "{line}");
+            }
+        }
     }
 }
