@@ -16,6 +16,9 @@ pub(crate) fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
 /// A position in a line.
 pub(crate) struct Scan<'a> {
     bytes: &'a [u8],
+    /// The line as text, when it is all UTF-8 (nearly always): its
+    /// strings are then slices of it, not each checked again.
+    text: Option<&'a str>,
     at: usize,
 }
 
@@ -29,7 +32,11 @@ impl<'a> Scan<'a> {
         if line.iter().fold(false, |low, &b| low | (b < 0x20)) {
             return None;
         }
-        let mut scan = Scan { bytes: line, at: 0 };
+        let mut scan = Scan {
+            bytes: line,
+            text: std::str::from_utf8(line).ok(),
+            at: 0,
+        };
         scan.byte(b'{')?;
         Some(scan)
     }
@@ -95,7 +102,22 @@ impl<'a> Scan<'a> {
     /// A string without escapes, which is then its own text (if UTF-8).
     #[inline]
     pub(crate) fn plain_string(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.plain_bytes()?).ok()
+        let from = self.at + 1;
+        let bytes = self.plain_bytes()?;
+        self.text_of(from, from + bytes.len())
+    }
+
+    /// The bytes from `from` to `to` as text, if UTF-8: a slice of the
+    /// line's text when it is all UTF-8 (they start and end at ASCII
+    /// bytes, so at its characters' bounds). Checking each run between
+    /// escapes is checking the string whole, as serde does: an escape
+    /// decodes to whole characters.
+    #[inline]
+    fn text_of(&self, from: usize, to: usize) -> Option<&'a str> {
+        match self.text {
+            Some(text) => text.get(from..to),
+            None => std::str::from_utf8(&self.bytes[from..to]).ok(),
+        }
     }
 
     /// A string, its escapes decoded as serde decodes them: borrowed from
@@ -106,28 +128,27 @@ impl<'a> Scan<'a> {
         let bytes = self.bytes;
         let first = self.at + memchr::memchr2(b'"', b'\\', &bytes[self.at..])?;
         if bytes[first] == b'"' {
-            let text = std::str::from_utf8(&bytes[self.at..first]).ok()?;
+            let text = self.text_of(self.at, first)?;
             self.at = first + 1;
             return Some(Cow::Borrowed(text));
         }
-        let mut text = Vec::with_capacity(first - self.at + 32);
+        let mut text = String::with_capacity(first - self.at + 32);
         let mut end = first;
         loop {
-            text.extend_from_slice(&bytes[self.at..end]);
+            text.push_str(self.text_of(self.at, end)?);
             if bytes[end] == b'"' {
                 self.at = end + 1;
-                // Checked whole, as serde checks a string it unescaped.
-                return String::from_utf8(text).ok().map(Cow::Owned);
+                return Some(Cow::Owned(text));
             }
             let escaped = *bytes.get(end + 1)?;
             self.at = end + 2;
             match escaped {
-                b'"' | b'\\' | b'/' => text.push(escaped),
-                b'b' => text.push(0x08),
-                b'f' => text.push(0x0c),
-                b'n' => text.push(b'\n'),
-                b'r' => text.push(b'\r'),
-                b't' => text.push(b'\t'),
+                b'"' | b'\\' | b'/' => text.push(char::from(escaped)),
+                b'b' => text.push('\u{8}'),
+                b'f' => text.push('\u{c}'),
+                b'n' => text.push('\n'),
+                b'r' => text.push('\r'),
+                b't' => text.push('\t'),
                 b'u' => {
                     let hex = bytes.get(self.at..self.at + 4)?;
                     if !hex.iter().all(u8::is_ascii_hexdigit) {
@@ -137,7 +158,7 @@ impl<'a> Scan<'a> {
                     // None for a surrogate, paired or not.
                     let c = char::from_u32(unit)?;
                     self.at += 4;
-                    text.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    text.push(c);
                 }
                 _ => return None,
             }
