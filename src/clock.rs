@@ -60,23 +60,32 @@ pub(crate) fn parse_time(value: &str) -> Result<i64> {
 
 /// RFC 3339 UTC with millisecond precision, as every `*_at` field shows.
 pub(crate) fn format_ms(ms: i64) -> String {
-    // Years of four digits by arithmetic (an event stream prints one time
-    // a record, and jiff's formatter reads its pattern each time); others
-    // through jiff.
-    const FROM_YEAR_1000: i64 = -30_610_224_000_000;
-    // jiff's last instant (late on 9999-12-30): past it, no time.
-    const THROUGH_JIFFS_LAST: i64 = 253_402_207_200_000;
-    if (FROM_YEAR_1000..=THROUGH_JIFFS_LAST).contains(&ms) {
-        return rfc3339_ms(ms);
-    }
-    match jiff::Timestamp::from_millisecond(ms) {
-        Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-        Err(_) => format!("{ms}ms"),
+    match rfc3339_ms(ms) {
+        // ASCII: never the fallback.
+        Some(text) => String::from_utf8(text.to_vec()).unwrap_or_else(|_| format_ms_otherwise(ms)),
+        None => format_ms_otherwise(ms),
     }
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ` of a time whose year has four digits.
-fn rfc3339_ms(ms: i64) -> String {
+/// `format_ms` written at the end of `out` (the event stream's JSON, a
+/// time a record, with nothing made on the way).
+pub(crate) fn write_ms(ms: i64, out: &mut Vec<u8>) {
+    match rfc3339_ms(ms) {
+        Some(text) => out.extend_from_slice(&text),
+        None => out.extend_from_slice(format_ms_otherwise(ms).as_bytes()),
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` of a time whose year has four digits, by
+/// arithmetic (jiff's formatter reads its pattern each time); `None` for
+/// another year.
+fn rfc3339_ms(ms: i64) -> Option<[u8; 24]> {
+    const FROM_YEAR_1000: i64 = -30_610_224_000_000;
+    // jiff's last instant (late on 9999-12-30): past it, no time.
+    const THROUGH_JIFFS_LAST: i64 = 253_402_207_200_000;
+    if !(FROM_YEAR_1000..=THROUGH_JIFFS_LAST).contains(&ms) {
+        return None;
+    }
     let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
     let (year, month, day) = civil_from_days(days);
     let mut text = [0u8; 24];
@@ -105,7 +114,16 @@ fn rfc3339_ms(ms: i64) -> String {
     ] {
         text[at] = mark;
     }
-    text.iter().map(|&b| b as char).collect()
+    Some(text)
+}
+
+/// A time of another year, through jiff (or as milliseconds past its
+/// range).
+fn format_ms_otherwise(ms: i64) -> String {
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(ts) => ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        Err(_) => format!("{ms}ms"),
+    }
 }
 
 /// The proleptic Gregorian (year, month, day) of a day counted from
@@ -161,8 +179,15 @@ mod tests {
             x ^= x << 17;
             times.push((x % 284_012_431_200_001) as i64 - 30_610_224_000_000);
         }
+        times.extend([i64::MAX, i64::MIN, -30_610_224_000_001, 253_402_207_200_001]);
+        let mut written = Vec::new();
         for ms in times {
-            assert_eq!(format_ms(ms), jiff(ms), "{ms}");
+            if (-30_610_224_000_000..=253_402_207_200_000).contains(&ms) {
+                assert_eq!(format_ms(ms), jiff(ms), "{ms}");
+            }
+            written.clear();
+            write_ms(ms, &mut written);
+            assert_eq!(written, format_ms(ms).as_bytes(), "{ms}");
         }
         assert_eq!(format_ms(i64::MAX), format!("{}ms", i64::MAX));
         assert_eq!(format_ms(i64::MIN), format!("{}ms", i64::MIN));

@@ -141,7 +141,7 @@ impl EventView<'_> {
     fn write_json(&self, out: &mut Vec<u8>) -> bool {
         let mut o = JsonObject::open(out);
         o.uint("line", self.line as u64);
-        o.str("at", &crate::clock::format_ms(self.at.0));
+        o.time("at", self.at.0);
         o.str("kind", self.kind);
         o.str("record_id", self.record_id);
         o.opt_str("discussion_id", self.discussion_id);

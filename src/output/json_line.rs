@@ -33,6 +33,14 @@ impl<'o> JsonObject<'o> {
         string(self.out, value);
     }
 
+    /// A time of the contract (`clock::format_ms`): nothing to escape.
+    pub(crate) fn time(&mut self, key: &'static str, ms: i64) {
+        self.key(key);
+        self.out.push(b'"');
+        crate::clock::write_ms(ms, self.out);
+        self.out.push(b'"');
+    }
+
     /// A string, or `null`.
     pub(crate) fn opt_str(&mut self, key: &'static str, value: Option<&str>) {
         self.key(key);
