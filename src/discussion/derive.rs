@@ -12,12 +12,12 @@
 //! left out with a `clock_skew` finding, so one far-future stamp cannot
 //! expire a discussion or freeze its time.
 
-use super::envelope::{Envelope, MessageType};
+use super::envelope::{Envelope, MessageType, Policy};
 use super::state::*;
+use crate::ledger::hash::{IdHashMap, IdHashSet};
 use crate::record::{Body, Record};
 use crate::record::{Message, Receipt, ReceiptKind};
 use crate::spend::{Spend, Usage};
-use std::collections::{HashMap, HashSet};
 
 /// Derives the discussion `id` from its records (in ledger order). `None`
 /// when no record names it.
@@ -207,15 +207,33 @@ impl StatusAfterEach {
     }
 }
 
+/// What of the root a step checks against, copied (not the root's
+/// strings, cloned at every step).
+#[derive(Clone, Copy)]
+struct Limits {
+    policy: Policy,
+    deadline_ms: i64,
+}
+
+impl Limits {
+    fn of(root: &Root) -> Limits {
+        Limits {
+            policy: root.policy,
+            deadline_ms: root.deadline_ms,
+        }
+    }
+}
+
 struct Fold {
     d: Discussion,
     root_record: Option<String>,
     root_ready: bool,
-    /// Messages that a valid message answers.
-    answered: HashSet<String>,
+    /// Messages that a valid message answers. (Hashed by `hash64`, not
+    /// SipHash: a fold per discussion, a million records a pass.)
+    answered: IdHashSet<String>,
     /// Turns taken by valid messages or reservations.
-    claimed_turns: HashSet<u32>,
-    attempt_index: HashMap<String, usize>,
+    claimed_turns: IdHashSet<u32>,
+    attempt_index: IdHashMap<String, usize>,
     live: Option<usize>,
     /// Whether the discussion keeps what only its readers need: the
     /// messages' bodies and the receipts themselves. A fold for statuses
@@ -242,9 +260,9 @@ impl Fold {
             },
             root_record: None,
             root_ready: false,
-            answered: HashSet::new(),
-            claimed_turns: HashSet::new(),
-            attempt_index: HashMap::new(),
+            answered: IdHashSet::default(),
+            claimed_turns: IdHashSet::default(),
+            attempt_index: IdHashMap::default(),
             live: None,
             contents,
         }
@@ -421,7 +439,7 @@ impl Fold {
             }
             return; // a second root was flagged by choose_root
         }
-        let Some(root) = self.d.root.clone() else {
+        let Some(root) = &self.d.root else {
             return self.finding(
                 FindingKind::ContradictoryReceipts,
                 record,
@@ -429,24 +447,21 @@ impl Fold {
                 "a reply before the root",
             );
         };
+        let limits = Limits::of(root);
         let participants_ok = (message.from_agent_id == root.asker
             && message.to_agent_id == root.peer)
             || (message.from_agent_id == root.peer && message.to_agent_id == root.asker);
         if message.fleet_id != root.fleet_id || !participants_ok {
-            return self.finding(
-                FindingKind::Foreign,
-                record,
-                Some(&record.id),
-                format!(
-                    "{} -> {} in fleet {} is not between the participants {} and {} of fleet {}",
-                    message.from_agent_id,
-                    message.to_agent_id,
-                    message.fleet_id,
-                    root.asker,
-                    root.peer,
-                    root.fleet_id
-                ),
+            let detail = format!(
+                "{} -> {} in fleet {} is not between the participants {} and {} of fleet {}",
+                message.from_agent_id,
+                message.to_agent_id,
+                message.fleet_id,
+                root.asker,
+                root.peer,
+                root.fleet_id
             );
+            return self.finding(FindingKind::Foreign, record, Some(&record.id), detail);
         }
         let reply_to = envelope.reply_to_message_id.clone().unwrap_or_default();
         let attempt_id = envelope.attempt_id.clone().unwrap_or_default();
@@ -506,7 +521,7 @@ impl Fold {
         self.live = None;
         if envelope.close {
             self.reach(Status::Closed, t);
-        } else if self.d.turns_used >= root.policy.max_turns {
+        } else if self.d.turns_used >= limits.policy.max_turns {
             self.reach(Status::Exhausted, t);
         }
     }
@@ -546,17 +561,17 @@ impl Fold {
     }
 
     fn on_receipt(&mut self, record: &Record, receipt: &Receipt, t: i64) {
-        let Some(root) = self.d.root.clone() else {
+        let Some(limits) = self.d.root.as_ref().map(Limits::of) else {
             return self.contradiction(record, receipt, "a receipt before the root".into());
         };
         let outcome = match receipt.kind() {
-            Some(ReceiptKind::Reserved) => self.on_reserved(receipt, &root, t),
+            Some(ReceiptKind::Reserved) => self.on_reserved(receipt, limits, t),
             Some(
                 kind @ (ReceiptKind::Started
                 | ReceiptKind::Completed
                 | ReceiptKind::Failed
                 | ReceiptKind::Deadman),
-            ) => self.on_attempt_receipt(kind, receipt, &root, t),
+            ) => self.on_attempt_receipt(kind, receipt, limits, t),
             Some(ReceiptKind::Escalated) => self.on_escalated(record, receipt),
             Some(
                 kind @ (ReceiptKind::EscalationClaimed
@@ -591,7 +606,7 @@ impl Fold {
     fn on_reserved(
         &mut self,
         r: &Receipt,
-        root: &Root,
+        limits: Limits,
         t: i64,
     ) -> Result<(), (FindingKind, String)> {
         let contradiction = |detail: String| Err((FindingKind::ContradictoryReceipts, detail));
@@ -638,15 +653,15 @@ impl Fold {
                 head.to_agent_id
             ));
         }
-        if turn != self.d.turns_used + 1 || turn > root.policy.max_turns {
+        if turn != self.d.turns_used + 1 || turn > limits.policy.max_turns {
             return contradiction(format!(
                 "turn {turn} does not follow {} turns used of {}",
-                self.d.turns_used, root.policy.max_turns
+                self.d.turns_used, limits.policy.max_turns
             ));
         }
         let deadline = deadline_ms
-            .min(t.saturating_add(root.policy.turn_timeout_ms))
-            .min(root.deadline_ms);
+            .min(t.saturating_add(limits.policy.turn_timeout_ms))
+            .min(limits.deadline_ms);
         self.claimed_turns.insert(turn);
         self.d.turns_used += 1;
         self.attempt_index
@@ -684,7 +699,7 @@ impl Fold {
         &mut self,
         kind: ReceiptKind,
         r: &Receipt,
-        root: &Root,
+        limits: Limits,
         t: i64,
     ) -> Result<(), (FindingKind, String)> {
         let contradiction = |detail: String| Err((FindingKind::ContradictoryReceipts, detail));
@@ -742,7 +757,7 @@ impl Fold {
                     ));
                 }
                 attempt.terminal_receipt = true;
-                self.spent(usage, root, t, index);
+                self.spent(usage, limits, t, index);
             }
             _ => {
                 let failed = r.kind() == Some(ReceiptKind::Failed);
@@ -761,7 +776,7 @@ impl Fold {
                     if !failed {
                         attempt.reason = r.reason.clone().or(attempt.reason.take());
                     }
-                    self.spent(usage, root, t, index);
+                    self.spent(usage, limits, t, index);
                     return Ok(());
                 }
                 attempt.state = if failed {
@@ -777,10 +792,10 @@ impl Fold {
                 self.live = None;
                 if !failed {
                     self.reach(Status::Deadman, t);
-                } else if self.d.turns_used >= root.policy.max_turns {
+                } else if self.d.turns_used >= limits.policy.max_turns {
                     self.reach(Status::Exhausted, t);
                 }
-                self.spent(usage, root, t, index);
+                self.spent(usage, limits, t, index);
             }
         }
         Ok(())
@@ -790,11 +805,11 @@ impl Fold {
     /// grows, and a spend budget it reaches exhausts the discussion (a
     /// terminal state reached first, `closed` by that same reply
     /// included, stays).
-    fn spent(&mut self, usage: Option<Usage>, root: &Root, t: i64, index: usize) {
+    fn spent(&mut self, usage: Option<Usage>, limits: Limits, t: i64, index: usize) {
         let Some(usage) = usage else { return };
         self.d.attempts[index].usage = Some(usage);
         self.d.spend.add(&usage);
-        if self.d.spend_reached(&root.policy).is_some() {
+        if self.d.spend_reached(&limits.policy).is_some() {
             self.reach(Status::Exhausted, t);
         }
     }
