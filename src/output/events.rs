@@ -155,12 +155,8 @@ impl EventView<'_> {
             } => {
                 o.str("message_id", message_id);
                 o.str("agent_id", agent_id);
-                if let Some(kind) = kind {
-                    o.str("type", kind);
-                }
-                if let Some(turn) = turn {
-                    o.uint("turn", u64::from(*turn));
-                }
+                o.str_if("type", *kind);
+                o.uint_if("turn", turn.map(u64::from));
             }
             What::Receipt {
                 receipt,
@@ -174,20 +170,14 @@ impl EventView<'_> {
                 o.str("receipt", receipt);
                 o.opt_str("attempt_id", *attempt_id);
                 o.opt_str("agent_id", *agent_id);
-                if let Some(turn) = turn {
-                    o.uint("turn", u64::from(*turn));
-                }
-                if let Some(message_id) = message_id {
-                    o.str("message_id", message_id);
-                }
+                o.uint_if("turn", turn.map(u64::from));
+                o.str_if("message_id", *message_id);
                 if let Some(usage) = usage
                     && !o.value("usage", usage)
                 {
                     return false;
                 }
-                if let Some(id) = escalation_receipt_id {
-                    o.str("escalation_receipt_id", id);
-                }
+                o.str_if("escalation_receipt_id", *escalation_receipt_id);
             }
             What::Fleet {
                 op,
@@ -210,9 +200,7 @@ impl EventView<'_> {
             } => {
                 o.opt_str("agent_id", *agent_id);
                 o.opt_uint("wakes_per_hour", wakes_per_hour.map(u64::from));
-                if let Some(tokens) = tokens_per_hour {
-                    o.uint("tokens_per_hour", *tokens);
-                }
+                o.uint_if("tokens_per_hour", *tokens_per_hour);
                 if let Some(cost) = cost_usd_per_day
                     && !o.value("cost_usd_per_day", cost)
                 {
@@ -227,12 +215,8 @@ impl EventView<'_> {
             } => {
                 o.str("op", op);
                 o.str("token_id", token_id);
-                if let Some(agent_id) = agent_id {
-                    o.str("agent_id", agent_id);
-                }
-                if let Some(role) = role {
-                    o.str("role", role);
-                }
+                o.str_if("agent_id", *agent_id);
+                o.str_if("role", *role);
             }
         }
         o.close();

@@ -50,6 +50,21 @@ impl<'o> JsonObject<'o> {
         }
     }
 
+    /// A string when there is one; no field at all when not (serde's
+    /// `skip_serializing_if = "Option::is_none"`).
+    pub(crate) fn str_if(&mut self, key: &'static str, value: Option<&str>) {
+        if let Some(value) = value {
+            self.str(key, value);
+        }
+    }
+
+    /// A number when there is one; no field at all when not.
+    pub(crate) fn uint_if(&mut self, key: &'static str, value: Option<u64>) {
+        if let Some(value) = value {
+            self.uint(key, value);
+        }
+    }
+
     pub(crate) fn uint(&mut self, key: &'static str, value: u64) {
         self.key(key);
         let mut digits = [0u8; 20];
@@ -132,8 +147,10 @@ mod tests {
             object.str("s", value);
             object.opt_str("n", None);
             object.opt_str("o", Some(value));
+            object.str_if("skipped", None);
+            object.str_if("i", Some(value));
             object.close();
-            let expected = serde_json::json!({"s": value, "n": null, "o": value});
+            let expected = serde_json::json!({"s": value, "n": null, "o": value, "i": value});
             assert_eq!(out, serde_json::to_vec(&expected).unwrap(), "{value:?}");
         }
         for number in [0, 7, 10, 99, 1_000_000, u32::MAX as u64, u64::MAX] {
@@ -142,6 +159,7 @@ mod tests {
             object.uint("u", number);
             object.opt_uint("o", Some(number));
             object.opt_uint("n", None);
+            object.uint_if("skipped", None);
             object.bool("t", true);
             object.bool("f", false);
             assert!(object.value("v", &serde_json::json!({"a": [1.5, null]})));
