@@ -61,8 +61,8 @@ pub(crate) fn parse_time(value: &str) -> Result<i64> {
 /// RFC 3339 UTC with millisecond precision, as every `*_at` field shows.
 pub(crate) fn format_ms(ms: i64) -> String {
     match rfc3339_ms(ms) {
-        // ASCII: never the fallback.
-        Some(text) => String::from_utf8(text.to_vec()).unwrap_or_else(|_| format_ms_otherwise(ms)),
+        // ASCII: never anything lost.
+        Some(text) => String::from_utf8_lossy(&text).into_owned(),
         None => format_ms_otherwise(ms),
     }
 }

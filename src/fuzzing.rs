@@ -103,12 +103,8 @@ pub fn replay(bytes: &[u8]) -> Replay {
             // What a fold without contents reads of the envelope: all but
             // the body, and refused where the whole parse refuses.
             if let crate::record::Body::Message(m) = &so_far[seen - 1].body {
-                let whole = crate::discussion::Envelope::parse(&m.payload, id).map(|e| {
-                    crate::discussion::Envelope {
-                        body: serde_json::Value::Null,
-                        ..e
-                    }
-                });
+                let whole = crate::discussion::Envelope::parse(&m.payload, id)
+                    .map(crate::discussion::Envelope::without_body);
                 assert_eq!(
                     crate::discussion::Envelope::parse_without_body(&m.payload, id),
                     whole,

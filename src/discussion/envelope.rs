@@ -163,17 +163,7 @@ impl Envelope {
             return Envelope::parse(payload, discussion_id);
         };
         envelope.check(discussion_id)?;
-        Ok(Envelope {
-            schema: envelope.schema,
-            discussion_id: envelope.discussion_id,
-            turn: envelope.turn,
-            kind: envelope.kind,
-            reply_to_message_id: envelope.reply_to_message_id,
-            attempt_id: envelope.attempt_id,
-            close: envelope.close,
-            policy: envelope.policy,
-            body: Value::Null,
-        })
+        Ok(envelope.without_body())
     }
 }
 
@@ -181,32 +171,47 @@ impl<B> Envelope<B> {
     /// The shape its type requires, and the discussion it names: what
     /// `parse` checks past the JSON.
     fn check(&self, discussion_id: &str) -> Result<(), String> {
-        let envelope = self;
-        if envelope.schema != SCHEMA {
-            return Err(format!("unknown schema {:?}", envelope.schema));
+        if self.schema != SCHEMA {
+            return Err(format!("unknown schema {:?}", self.schema));
         }
-        if envelope.discussion_id != discussion_id {
+        if self.discussion_id != discussion_id {
             return Err(format!(
                 "envelope names discussion {} but the message is correlated to {discussion_id}",
-                envelope.discussion_id
+                self.discussion_id
             ));
         }
-        if envelope.kind != MessageType::Ask {
-            if envelope.turn < 2 {
+        if self.kind != MessageType::Ask {
+            if self.turn < 2 {
                 return Err(format!(
                     "a {} must have turn >= 2, has {}",
-                    envelope.kind.as_str(),
-                    envelope.turn
+                    self.kind.as_str(),
+                    self.turn
                 ));
             }
-            if envelope.reply_to_message_id.is_none() || envelope.attempt_id.is_none() {
+            if self.reply_to_message_id.is_none() || self.attempt_id.is_none() {
                 return Err("a reply needs reply_to_message_id and attempt_id".into());
             }
-            if envelope.policy.is_some() {
+            if self.policy.is_some() {
                 return Err("only the root carries a policy".into());
             }
         }
         Ok(())
+    }
+
+    /// The same envelope with a `null` body (what a fold without
+    /// contents keeps).
+    pub fn without_body(self) -> Envelope {
+        Envelope {
+            schema: self.schema,
+            discussion_id: self.discussion_id,
+            turn: self.turn,
+            kind: self.kind,
+            reply_to_message_id: self.reply_to_message_id,
+            attempt_id: self.attempt_id,
+            close: self.close,
+            policy: self.policy,
+            body: Value::Null,
+        }
     }
 }
 
@@ -552,10 +557,7 @@ mod tests {
         ]);
         let mut refused = 0;
         for payload in &payloads {
-            let whole = Envelope::parse(payload, "dsc_1").map(|e| Envelope {
-                body: Value::Null,
-                ..e
-            });
+            let whole = Envelope::parse(payload, "dsc_1").map(Envelope::without_body);
             refused += usize::from(whole.is_err());
             assert_eq!(
                 Envelope::parse_without_body(payload, "dsc_1"),

@@ -460,23 +460,15 @@ impl<'w> Sink<'w> {
             return;
         }
         let before = self.pending.len();
-        if value.json_by_hand(&mut self.pending) {
-            self.pending.push(b'\n');
-            if self.pending.len() >= SINK_BLOCK {
-                self.hand_on();
-            }
-            return;
-        }
-        self.pending.truncate(before);
-        if let Err(err) = serde_json::to_writer(&mut self.pending, value) {
+        if !value.json_by_hand(&mut self.pending) {
             self.pending.truncate(before);
-            self.fail(&err.to_string());
-            return;
+            if let Err(err) = serde_json::to_writer(&mut self.pending, value) {
+                self.pending.truncate(before);
+                self.fail(&err.to_string());
+                return;
+            }
         }
-        self.pending.push(b'\n');
-        if self.pending.len() >= SINK_BLOCK {
-            self.hand_on();
-        }
+        self.put(b"\n");
     }
 
     /// Hands what is gathered to the writer.

@@ -204,35 +204,37 @@ impl FileLedger {
             self.remember_stream(&file, identity, from)?;
             return Ok(from);
         }
-        let mut refused = None;
-        let feed = |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line);
         // A long stretch is parsed on a second core while `take` works,
         // and the records `take` is done with are dropped there.
-        let streamed = if worth_a_second_core(len - from.0) {
-            let (mut spent, home) = Spent::sent_home();
-            let read = move |_, line_no, line: &[u8]| {
-                if line_no % 256 == 0 {
-                    home.drop_returned();
-                }
-                record_and_mark(line_no, line)
-            };
-            operations_ahead(feed, read, |record: Option<Record>| {
-                if let (None, Some(record)) = (&refused, record)
-                    && let Err(err) = take(record, &mut spent)
-                {
-                    refused = Some(err);
-                }
-            })
+        let (mut spent, home) = if worth_a_second_core(len - from.0) {
+            let (spent, home) = Spent::sent_home();
+            (spent, Some(home))
         } else {
-            let mut spent = Spent::here();
-            let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
-            operations_of(feed, read, |record: Option<Record>| {
-                if let (None, Some(record)) = (&refused, record)
-                    && let Err(err) = take(record, &mut spent)
-                {
-                    refused = Some(err);
-                }
-            })
+            (Spent::here(), None)
+        };
+        let mut refused = None;
+        let take_one = |record: Option<Record>| {
+            if let (None, Some(record)) = (&refused, record)
+                && let Err(err) = take(record, &mut spent)
+            {
+                refused = Some(err);
+            }
+        };
+        let feed = |line: &mut LineFeed<'_>| stream_lines_from(&file, from, len, line);
+        let streamed = match home {
+            Some(home) => {
+                let read = move |_, line_no, line: &[u8]| {
+                    if line_no % 256 == 0 {
+                        home.drop_returned();
+                    }
+                    record_and_mark(line_no, line)
+                };
+                operations_ahead(feed, read, take_one)
+            }
+            None => {
+                let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
+                operations_of(feed, read, take_one)
+            }
         }
         .map_err(|e| self.unreadable(&e))?;
         if let Some(err) = refused {
