@@ -16,22 +16,35 @@ pub(crate) fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
 /// A position in a line.
 pub(crate) struct Scan<'a> {
     bytes: &'a [u8],
-    /// The line as text, when it is all UTF-8 (nearly always): its
-    /// strings are then slices of it, not each checked again.
+    /// The line as text, when it is known to be UTF-8 (ASCII, or checked
+    /// whole): its strings are then slices of it, not each checked again.
     text: Option<&'a str>,
     at: usize,
 }
 
 impl<'a> Scan<'a> {
-    /// A scan of `line` past the brace that opens its object. `None` for
-    /// a line with a byte below a space: JSON allows none in a string, and
-    /// whitespace is left to serde. (Like serde, only the strings read
-    /// must be UTF-8.)
+    /// A scan of `line` past the brace that opens its object, for a reader
+    /// of most of its strings (a record's typed pass): a line that is not
+    /// ASCII is checked for UTF-8 once, whole. `None` for a line with a
+    /// byte below a space: JSON allows none in a string, and whitespace is
+    /// left to serde. (Like serde, only the strings read must be UTF-8.)
     #[inline]
     pub(crate) fn object(line: &'a [u8]) -> Option<Scan<'a>> {
+        Scan::open(line, true)
+    }
+
+    /// `object` for a reader of a few short strings (the index's peek):
+    /// a line that is not ASCII has only the strings read checked.
+    #[inline]
+    pub(crate) fn object_read_in_part(line: &'a [u8]) -> Option<Scan<'a>> {
+        Scan::open(line, false)
+    }
+
+    #[inline]
+    fn open(line: &'a [u8], check_whole: bool) -> Option<Scan<'a>> {
         // The lowest and highest byte in one pass the compiler vectorizes:
-        // a line of ASCII (nearly every one) is then text without the
-        // byte-by-byte UTF-8 check, which was 6 % of a rebuild.
+        // a line of ASCII (most) is then text without the byte-by-byte
+        // UTF-8 check, which was 6 % of a rebuild.
         let (lowest, highest) = line
             .iter()
             .fold((u8::MAX, 0u8), |(low, high), &b| (low.min(b), high.max(b)));
@@ -41,8 +54,10 @@ impl<'a> Scan<'a> {
         let text = if highest < 0x80 {
             // SAFETY: every byte is below 0x80, and ASCII is UTF-8.
             Some(unsafe { std::str::from_utf8_unchecked(line) })
-        } else {
+        } else if check_whole {
             std::str::from_utf8(line).ok()
+        } else {
+            None
         };
         let mut scan = Scan {
             bytes: line,
@@ -120,7 +135,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The bytes from `from` to `to` as text, if UTF-8: a slice of the
-    /// line's text when it is all UTF-8 (they start and end at ASCII
+    /// line's text when there is one (they start and end at ASCII
     /// bytes, so at its characters' bounds). Checking each run between
     /// escapes is checking the string whole, as serde does: an escape
     /// decodes to whole characters.

@@ -49,7 +49,7 @@ pub(super) fn peek(line: &[u8]) -> Option<Peek<'_>> {
 /// reads, exactly what serde reads (`peek_as_serde` checks it, and the
 /// fuzz target runs that check on every line).
 fn flat(line: &[u8]) -> Option<Peek<'_>> {
-    let mut scan = Scan::object(line)?;
+    let mut scan = Scan::object_read_in_part(line)?;
     let mut fields = Fields::default();
     loop {
         let key = scan.key()?;
