@@ -13,6 +13,11 @@ pub(crate) fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
     field.is_none().then(|| *field = Some(value))
 }
 
+thread_local! {
+    /// Where a string with escapes is decoded (`Scan::string`).
+    static DECODED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// A position in a line.
 pub(crate) struct Scan<'a> {
     bytes: &'a [u8],
@@ -159,13 +164,33 @@ impl<'a> Scan<'a> {
             self.at = first + 1;
             return Some(Cow::Borrowed(text));
         }
-        let mut text = String::with_capacity(first - self.at + 32);
+        // Decoded into this thread's scratch, then copied once into a
+        // string of its own size: grown as it was decoded, a payload (an
+        // escape in its first bytes) was reallocated several times.
+        DECODED.with_borrow_mut(|text| {
+            text.clear();
+            let decoded = self
+                .decode_into(text, first)
+                .map(|()| text.as_str().to_owned());
+            // A huge string is not kept hold of.
+            if text.capacity() > 1 << 20 {
+                *text = String::new();
+            }
+            Some(Cow::Owned(decoded?))
+        })
+    }
+
+    /// The rest of a string whose first escape is at `first`, decoded
+    /// into `text`.
+    #[inline]
+    fn decode_into(&mut self, text: &mut String, first: usize) -> Option<()> {
+        let bytes = self.bytes;
         let mut end = first;
         loop {
             text.push_str(self.text_of(self.at, end)?);
             if bytes[end] == b'"' {
                 self.at = end + 1;
-                return Some(Cow::Owned(text));
+                return Some(());
             }
             let escaped = *bytes.get(end + 1)?;
             self.at = end + 2;
