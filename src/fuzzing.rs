@@ -52,6 +52,15 @@ pub fn replay(bytes: &[u8]) -> Replay {
             message: None,
         };
         assert!(crate::output::json_by_hand_as_serde(&event), "{record:?}");
+        // A message's envelope is read by its scanner as serde reads it,
+        // or left to serde.
+        if let crate::record::Body::Message(message) = &record.body {
+            assert!(
+                crate::discussion::envelope::envelope_scan_as_serde(&message.payload),
+                "the envelope scan of {:?}",
+                message.payload
+            );
+        }
     }
     let global = Global::derive(&snapshot.records);
     let last = snapshot.last_at_ms.unwrap_or(0);

@@ -5,6 +5,9 @@ use crate::spend::{self, Usd};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod flat;
+pub(crate) use flat::flat_as_serde as envelope_scan_as_serde;
+
 pub const SCHEMA: &str = "discussion/v1";
 /// Largest serialized envelope, in UTF-8 bytes.
 pub const MAX_ENVELOPE_BYTES: usize = 65_536;
@@ -158,8 +161,12 @@ impl Envelope {
     /// answer as `parse` but for the body: `Unkept` takes what `Value`
     /// takes, and what it refuses is parsed again by `parse` for its
     /// words.
+    /// A payload written the way `discuss` writes one is read by a scanner
+    /// of its own (`flat`), exact or none; serde reads any other.
     pub fn parse_without_body(payload: &str, discussion_id: &str) -> Result<Envelope, String> {
-        let Ok(envelope) = serde_json::from_str::<Envelope<Unkept>>(payload) else {
+        let Some(envelope) = flat::envelope(payload)
+            .or_else(|| serde_json::from_str::<Envelope<Unkept>>(payload).ok())
+        else {
             return Envelope::parse(payload, discussion_id);
         };
         envelope.check(discussion_id)?;

@@ -45,6 +45,22 @@ impl<'a> Scan<'a> {
         Scan::open(line, false)
     }
 
+    /// `object` for text already known to be UTF-8 (a message's payload).
+    #[inline]
+    pub(crate) fn object_of_text(text: &'a str) -> Option<Scan<'a>> {
+        let line = text.as_bytes();
+        if line.iter().fold(u8::MAX, |low, &b| low.min(b)) < 0x20 {
+            return None;
+        }
+        let mut scan = Scan {
+            bytes: line,
+            text: Some(text),
+            at: 0,
+        };
+        scan.byte(b'{')?;
+        Some(scan)
+    }
+
     #[inline]
     fn open(line: &'a [u8], check_whole: bool) -> Option<Scan<'a>> {
         // The lowest and highest byte in one pass the compiler vectorizes:
@@ -341,6 +357,15 @@ impl<'a> Scan<'a> {
     /// array or a float is left to serde.
     #[inline]
     fn skip_value(&mut self) -> Option<()> {
+        self.skip_scalar(false)
+    }
+
+    /// `skip_value`; `as_value`: as `serde_json::Value` would read it,
+    /// which refuses an escaped surrogate left alone (here: any escaped
+    /// surrogate, left to serde) and reads an integer too long for a `u64`
+    /// as a float (here: up to 300 digits, far from its range's end).
+    #[inline]
+    fn skip_scalar(&mut self, as_value: bool) -> Option<()> {
         let bytes = self.bytes;
         match *bytes.get(self.at)? {
             b'"' => {
@@ -358,6 +383,9 @@ impl<'a> Scan<'a> {
                             if !hex.iter().all(u8::is_ascii_hexdigit) {
                                 return None;
                             }
+                            if as_value && matches!(hex[0], b'd' | b'D') && hex[1] >= b'8' {
+                                return None;
+                            }
                             self.at += 5;
                         }
                         _ => return None,
@@ -366,13 +394,64 @@ impl<'a> Scan<'a> {
             }
             b'-' => {
                 self.at += 1;
-                self.digits().map(drop)
+                self.digits()
+                    .filter(|d| !as_value || d.len() <= 300)
+                    .map(drop)
             }
-            b'0'..=b'9' => self.digits().map(drop),
+            b'0'..=b'9' => self
+                .digits()
+                .filter(|d| !as_value || d.len() <= 300)
+                .map(drop),
             _ => ["true", "false", "null"]
                 .iter()
                 .any(|word| self.literal(word))
                 .then_some(()),
+        }
+    }
+
+    /// The brace that opens a nested object.
+    #[inline]
+    pub(crate) fn nested_object(&mut self) -> Option<()> {
+        self.byte(b'{')
+    }
+
+    /// After a member of a nested object or array: `Some(true)` at a
+    /// comma, `Some(false)` at the bracket that closes it.
+    #[inline]
+    pub(crate) fn member_follows(&mut self, close: u8) -> Option<bool> {
+        match self.next()? {
+            b',' => Some(true),
+            b if b == close => Some(false),
+            _ => None,
+        }
+    }
+
+    /// A value `serde_json::Value` takes, skipped: objects and arrays at
+    /// most `depth` deep (far under serde's recursion limit), keys without
+    /// escapes, strings, integers of up to 300 digits (`Value` reads a
+    /// longer one as a float, which may be out of range), `true`, `false`
+    /// and `null`. `None` for anything else, a float or an escaped
+    /// surrogate among it, which serde is left to judge.
+    pub(crate) fn skip_json(&mut self, depth: u32) -> Option<()> {
+        let close = match *self.bytes.get(self.at)? {
+            b'{' => b'}',
+            b'[' => b']',
+            _ => return self.skip_scalar(true),
+        };
+        let depth = depth.checked_sub(1)?;
+        self.at += 1;
+        if self.bytes.get(self.at) == Some(&close) {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            if close == b'}' {
+                self.key()?;
+            }
+            self.skip_json(depth)?;
+            if !self.member_follows(close)? {
+                return Some(());
+            }
         }
     }
 }
