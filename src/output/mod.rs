@@ -451,10 +451,11 @@ impl<'w> Sink<'w> {
         self.failed.is_none()
     }
 
-    /// `value` as one JSON line, written straight into what is gathered
-    /// (through `Vec`'s own writes, not a few dozen calls through the
-    /// sink's), handed on as blocks fill: a list of any length is never
-    /// held whole.
+    /// `value` as one JSON line: a line written by hand (an event, one of
+    /// many) straight into what is gathered, through `Vec`'s own writes;
+    /// any other through the sink's, which hand it on as blocks fill, so
+    /// that a list of any length is never held whole (the first list of a
+    /// million-record ledger is 31 MB of JSON).
     fn json_line<T: View + Serialize + ?Sized>(&mut self, value: &T) {
         if self.failed.is_some() {
             return;
@@ -462,8 +463,7 @@ impl<'w> Sink<'w> {
         let before = self.pending.len();
         if !value.json_by_hand(&mut self.pending) {
             self.pending.truncate(before);
-            if let Err(err) = serde_json::to_writer(&mut self.pending, value) {
-                self.pending.truncate(before);
+            if let Err(err) = serde_json::to_writer(&mut *self, value) {
                 self.fail(&err.to_string());
                 return;
             }
@@ -601,6 +601,35 @@ mod tests {
         assert_eq!(value["discussions"][0]["status"], "open");
         let ids = rendered(&view, &Output::new(true, ColorChoice::Never), Form::Ids);
         assert_eq!(ids, "dsc_0123456789abcdef0123456789abcdef\n");
+    }
+
+    /// A long answer goes to the writer a block at a time, as it is
+    /// serialized, not whole at the end.
+    #[test]
+    fn a_long_json_answer_is_handed_on_in_blocks() {
+        struct Largest(usize, usize);
+        impl Write for Largest {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0 = self.0.max(bytes.len());
+                self.1 += bytes.len();
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let view = RowsView {
+            rows: (0..5_000).map(|i| row(&format!("dsc_{i:032x}"))).collect(),
+            now_ms: 1_000,
+            empty: String::new(),
+            known_ids: Vec::new(),
+        };
+        let mut largest = Largest(0, 0);
+        let mut sink = Sink::new(&mut largest);
+        Output::new(true, ColorChoice::Never).render(&view, Form::Usual, &mut sink);
+        sink.finish().unwrap();
+        assert!(largest.1 > 8 * SINK_BLOCK, "{} bytes in all", largest.1);
+        assert!(largest.0 < 2 * SINK_BLOCK, "a write of {} bytes", largest.0);
     }
 
     #[test]
