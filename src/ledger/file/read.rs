@@ -468,33 +468,37 @@ fn summarize_all<T>(
     // The summary is written in the order of the ids, once all are read;
     // a settled discussion's answer is read from its line only then (one
     // derivation, not two, and no second copy of it meanwhile).
+    // The answers of the unsettled, few, are kept apart: a slot for one in
+    // every entry would be a row's size for each.
     let mut summarized = Vec::new();
+    let mut mapped = Vec::new();
     in_one_pass(cache, file, |id, records| {
         let summary = summarize(id, records);
-        let derived =
-            (summary.settled_from_ms > now_ms).then(|| map(cache.last_at_ms, id, records));
-        summarized.push((id.to_owned(), summary, derived));
+        let settled = summary.settled_from_ms <= now_ms;
+        if !settled {
+            mapped.extend(map(cache.last_at_ms, id, records));
+        }
+        summarized.push((id.to_owned(), summary, settled));
     })
     .ok()?;
     summarized.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
-    let mut mapped = Vec::new();
-    for (id, summary, derived) in summarized {
-        let answer = match derived {
-            Some(answer) => answer,
-            None => match from_row(&summary.row) {
-                Ok(kept) => kept,
-                Err(Untrusted) => {
-                    let records = cache.records_of(file, &id).ok()?;
-                    map(cache.last_at_ms, &id, &records.iter().collect::<Vec<_>>())
-                }
-            },
-        };
+    for (id, summary, settled) in summarized {
         if let Some(out) = &mut writer
             && out.push(&id, &summary).is_err()
         {
             writer = None;
         }
+        if !settled {
+            continue;
+        }
+        let answer = match from_row(&summary.row) {
+            Ok(kept) => kept,
+            Err(Untrusted) => {
+                let records = cache.records_of(file, &id).ok()?;
+                map(cache.last_at_ms, &id, &records.iter().collect::<Vec<_>>())
+            }
+        };
         mapped.extend(answer);
     }
     if let Some(writer) = writer {

@@ -211,7 +211,14 @@ impl PgLedger {
         let Some(summarize) = self.summarize else {
             return self.map_discussions(map);
         };
-        let mut fresh: Vec<(String, Summary)> = Vec::new();
+        // Every discussion's summary, and the answer of one not settled at
+        // `now`; a settled one's answer is read from its summary once the
+        // summaries are written, each summary dropped as it is read: not
+        // both for every discussion at once (the peak of a first list).
+        // (The answers of the unsettled, few, are kept apart: a slot for
+        // one in every entry would be a row's size for each.)
+        let mut fresh: Vec<(String, Summary, bool)> = Vec::new();
+        let mut unsettled_answers = Vec::new();
         let (mapped, lines) = self.reading(
             || (Vec::new(), None),
             |tx, tables| {
@@ -246,28 +253,43 @@ impl PgLedger {
                         return Ok((mapped, None));
                     }
                 }
-                let mut mapped = Vec::new();
                 each_discussion(tx, (state.lines, state.bytes), |id, records| {
                     let summary = summarize(id, records);
-                    // Settled, its row is its answer: one derivation.
-                    let answer = match (summary.settled_from_ms <= now_ms)
-                        .then(|| from_row(&summary.row))
-                        .and_then(Result::ok)
-                    {
-                        Some(kept) => kept,
-                        None => map(last, id, records),
-                    };
-                    // In the order the discussions end: lists sort rows.
-                    mapped.extend(answer);
-                    fresh.push((id.to_owned(), summary));
+                    let settled = summary.settled_from_ms <= now_ms;
+                    if !settled {
+                        unsettled_answers.extend(map(last, id, records));
+                    }
+                    fresh.push((id.to_owned(), summary, settled));
                 })?;
-                Ok((mapped, Some(state.lines)))
+                Ok((Vec::new(), Some((state.lines, last))))
             },
         )?;
-        if let Some(lines) = lines {
-            // Speed for the next list only: a role that may only read, or a
-            // writer in between, leaves them to another.
-            let _ = self.write_summaries(lines, &fresh);
+        let Some((lines, last)) = lines else {
+            return Ok(mapped);
+        };
+        // Speed for the next list only: a role that may only read, or a
+        // writer in between, leaves them to another.
+        let _ = self.write_summaries(lines, &fresh);
+        let mut mapped = unsettled_answers;
+        let mut unread = Vec::new();
+        for (id, summary, _) in fresh.into_iter().filter(|(_, _, settled)| *settled) {
+            match from_row(&summary.row) {
+                Ok(answer) => mapped.extend(answer),
+                // A row that does not read back: derived again, from the
+                // same lines (the ledger only grows).
+                Err(Untrusted) => unread.push(id),
+            }
+        }
+        if !unread.is_empty() {
+            let ids: Vec<&str> = unread.iter().map(String::as_str).collect();
+            let derived = self.reading(Vec::new, |tx, _| {
+                let mut derived = Vec::new();
+                each_of(tx, &ids, lines, |id, records| {
+                    derived.extend(map(last, id, records));
+                })?;
+                Ok(derived)
+            })?;
+            mapped.extend(derived);
         }
         Ok(mapped)
     }
