@@ -52,13 +52,7 @@ impl<'a> Scan<'a> {
         if line.iter().fold(u8::MAX, |low, &b| low.min(b)) < 0x20 {
             return None;
         }
-        let mut scan = Scan {
-            bytes: line,
-            text: Some(text),
-            at: 0,
-        };
-        scan.byte(b'{')?;
-        Some(scan)
+        Scan::past_brace(line, Some(text))
     }
 
     #[inline]
@@ -80,6 +74,11 @@ impl<'a> Scan<'a> {
         } else {
             None
         };
+        Scan::past_brace(line, text)
+    }
+
+    #[inline]
+    fn past_brace(line: &'a [u8], text: Option<&'a str>) -> Option<Scan<'a>> {
         let mut scan = Scan {
             bytes: line,
             text,

@@ -211,12 +211,10 @@ impl PgLedger {
         let Some(summarize) = self.summarize else {
             return self.map_discussions(map);
         };
-        // Every discussion's summary, and the answer of one not settled at
-        // `now`; a settled one's answer is read from its summary once the
-        // summaries are written, each summary dropped as it is read: not
+        // Every discussion's summary, and apart, the answers of the few not
+        // settled at `now`; a settled one's answer is read from its summary
+        // once the summaries are written, each dropped as it is read: not
         // both for every discussion at once (the peak of a first list).
-        // (The answers of the unsettled, few, are kept apart: a slot for
-        // one in every entry would be a row's size for each.)
         let mut fresh: Vec<(String, Summary, bool)> = Vec::new();
         let mut unsettled_answers = Vec::new();
         let (mapped, lines) = self.reading(
