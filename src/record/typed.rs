@@ -111,10 +111,17 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
     if *first != b'{' || memchr::memchr2_iter(b'[', b'{', line).count() >= MOST_BRACKETS {
         return None;
     }
-    let l = match flat::line(line) {
-        Some(l) => l,
-        None => serde_json::from_slice::<Line<'_>>(line).ok()?,
-    };
+    match flat::line(line) {
+        Some(l) => record_of(l, line_no),
+        None => record_of(serde_json::from_slice::<Line<'_>>(line).ok()?, line_no),
+    }
+}
+
+/// The record a line's fields make. Its own function, never inlined: a
+/// `Line` is a kilobyte, and where `parse` moved it itself, the compiler
+/// at times copied it word by word (a thousand instructions a line).
+#[inline(never)]
+fn record_of(l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
     if l.v != FORMAT_VERSION {
         return None;
     }
