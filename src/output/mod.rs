@@ -463,7 +463,7 @@ impl<'w> Sink<'w> {
         let before = self.pending.len();
         if !value.json_by_hand(&mut self.pending) {
             self.pending.truncate(before);
-            if let Err(err) = serde_json::to_writer(&mut *self, value) {
+            if let Err(err) = serde_json::to_writer(Blocks(self), value) {
                 self.fail(&err.to_string());
                 return;
             }
@@ -514,6 +514,31 @@ impl<'w> Sink<'w> {
                 format!("writing to stdout: {detail}"),
             )),
         }
+    }
+}
+
+/// The sink as serde writes a line into it: each of serde's small writes
+/// is a `Vec` write, the gathered bytes handed on as each block fills (a
+/// failure to hand them on is the sink's, answered when it finishes).
+struct Blocks<'s, 'w>(&'s mut Sink<'w>);
+
+impl Write for Blocks<'_, '_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_all(bytes).map(|()| bytes.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.0.pending.extend_from_slice(bytes);
+        if self.0.pending.len() >= SINK_BLOCK {
+            self.0.hand_on();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
