@@ -161,6 +161,7 @@ impl Envelope {
     /// answer as `parse` but for the body: `Unkept` takes what `Value`
     /// takes, and what it refuses is parsed again by `parse` for its
     /// words.
+    ///
     /// A payload written the way `discuss` writes one is read by a scanner
     /// of its own (`flat`), exact or none; serde reads any other.
     pub fn parse_without_body(payload: &str, discussion_id: &str) -> Result<Envelope, String> {

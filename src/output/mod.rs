@@ -444,11 +444,17 @@ impl<'w> Sink<'w> {
         if self.failed.is_some() {
             return false;
         }
+        self.gather(bytes);
+        self.failed.is_none()
+    }
+
+    /// Adds `bytes` to what is gathered, handing a full block on.
+    #[inline]
+    fn gather(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         if self.pending.len() >= SINK_BLOCK {
             self.hand_on();
         }
-        self.failed.is_none()
     }
 
     /// `value` as one JSON line: a line written by hand (an event, one of
@@ -530,10 +536,7 @@ impl Write for Blocks<'_, '_> {
 
     #[inline]
     fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.0.pending.extend_from_slice(bytes);
-        if self.0.pending.len() >= SINK_BLOCK {
-            self.0.hand_on();
-        }
+        self.0.gather(bytes);
         Ok(())
     }
 

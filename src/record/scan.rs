@@ -18,6 +18,10 @@ thread_local! {
     static DECODED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
+/// Digits of an integer a body may have to be skipped here: `Value` reads
+/// a longer one as a float, which may be out of range (serde decides).
+const VALUE_DIGITS: usize = 300;
+
 /// A position in a line.
 pub(crate) struct Scan<'a> {
     bytes: &'a [u8],
@@ -391,16 +395,12 @@ impl<'a> Scan<'a> {
                     }
                 }
             }
-            b'-' => {
-                self.at += 1;
+            b'-' | b'0'..=b'9' => {
+                self.at += usize::from(bytes[self.at] == b'-');
                 self.digits()
-                    .filter(|d| !as_value || d.len() <= 300)
+                    .filter(|d| !as_value || d.len() <= VALUE_DIGITS)
                     .map(drop)
             }
-            b'0'..=b'9' => self
-                .digits()
-                .filter(|d| !as_value || d.len() <= 300)
-                .map(drop),
             _ => ["true", "false", "null"]
                 .iter()
                 .any(|word| self.literal(word))

@@ -153,13 +153,6 @@ mod tests {
             REPLY.replace(r#","body":"done""#, ""),
             format!("{REPLY}x"),
         ];
-        for payload in &refused {
-            assert_eq!(envelope(payload), None, "{payload}");
-            assert!(
-                serde_json::from_str::<Envelope<Unkept>>(payload).is_err(),
-                "{payload}"
-            );
-        }
         let valid_elsewhere = [
             ROOT.replace(r#""n":[1"#, r#""n":[1.5"#),
             ROOT.replace(r#""n":[1"#, r#""n":[1e2"#),
@@ -176,12 +169,12 @@ mod tests {
             REPLY.replace(r#""turn":2,"#, r#""turn":2, "#),
             format!("{REPLY} "),
         ];
-        for payload in &valid_elsewhere {
-            assert_eq!(envelope(payload), None, "{payload}");
-            assert!(
-                serde_json::from_str::<Envelope<Unkept>>(payload).is_ok(),
-                "{payload}"
-            );
+        for (payloads, valid) in [(&refused[..], false), (&valid_elsewhere[..], true)] {
+            for payload in payloads {
+                assert_eq!(envelope(payload), None, "{payload}");
+                let serde = serde_json::from_str::<Envelope<Unkept>>(payload);
+                assert_eq!(serde.is_ok(), valid, "{payload}");
+            }
         }
     }
 
@@ -204,9 +197,9 @@ mod tests {
             .filter(|p| std::str::from_utf8(p).is_ok_and(|p| envelope(p).is_some()))
             .count();
         assert!(read > 10, "{read} payloads read by the scanner");
+        // An edit that is not UTF-8 is no payload: a payload is a string.
         testing::assert_agrees_under_edits(&payloads, |payload| {
-            std::str::from_utf8(payload).is_err_and(|_| true)
-                || std::str::from_utf8(payload).is_ok_and(flat_as_serde)
+            std::str::from_utf8(payload).map_or(true, flat_as_serde)
         });
     }
 }
