@@ -250,7 +250,7 @@ type Read<T> = (u64, u64, T, OpMark);
 
 /// Batches read or being read and not yet handed on, at most: past it,
 /// this thread waits for the helper's oldest one.
-const MOST_PENDING: usize = 6;
+const MOST_PENDING: usize = 12;
 
 /// Batches kept to be filled again, at most.
 const SPARE_AT_MOST: usize = 2;
@@ -258,7 +258,7 @@ const SPARE_AT_MOST: usize = 2;
 /// Batches offered to the helper and not yet taken, at most: a few, so
 /// that it has work queued while this thread reads a batch of its own
 /// (with one, it sat idle a third of a rebuild).
-const OFFERED_AT_MOST: usize = 3;
+const OFFERED_AT_MOST: usize = 8;
 
 /// Lines copied out of the read buffer to be read on another thread, and
 /// once read, what they were read into. A batch handed on is filled
