@@ -146,6 +146,11 @@ pub fn replay(bytes: &[u8]) -> Replay {
         // says from its instant on, whatever the clock says later.
         let summary = crate::operations::lists::summarize(id, &records);
         let kept: Option<Row> = serde_json::from_str(&summary.row).expect("a kept row reads back");
+        assert!(
+            crate::discussion::row_scan_as_serde(&summary.row),
+            "the row scanner reads {} as serde",
+            summary.row
+        );
         for now in [
             summary.settled_from_ms,
             summary.settled_from_ms.saturating_add(86_400_000),

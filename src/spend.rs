@@ -71,7 +71,7 @@ impl Usd {
     /// serde_json keeps a number as the `f64` nearest its text, whose
     /// shortest form is that text again for any number of up to 15
     /// significant digits; that text is what is read.
-    fn from_number(number: &serde_json::Number) -> Option<Usd> {
+    pub(crate) fn from_number(number: &serde_json::Number) -> Option<Usd> {
         if let Some(whole) = number.as_u64() {
             return whole.checked_mul(NANOS_PER_USD).map(Usd);
         }

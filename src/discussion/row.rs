@@ -4,6 +4,9 @@ use super::{Discussion, Status};
 use crate::spend::Usd;
 use serde::{Deserialize, Serialize};
 
+mod flat;
+pub(crate) use flat::flat_as_serde as row_scan_as_serde;
+
 /// One row of `list`: what it shows of a discussion, kept small so a
 /// ledger of any size lists in little memory. Its serde form is what the
 /// ledger's summary keeps (times as milliseconds: any `i64` reads back);
@@ -38,6 +41,16 @@ pub struct Row {
 }
 
 impl Row {
+    /// The row a summary keeps (`null`: none), as serde reads it: by the
+    /// scanner when it is written as `discuss` writes one (a list of a
+    /// large ledger reads tens of thousands).
+    pub fn from_summary(json: &str) -> serde_json::Result<Option<Row>> {
+        match flat::row(json) {
+            Some(row) => Ok(row),
+            None => serde_json::from_str(json),
+        }
+    }
+
     pub fn of(d: &Discussion) -> Row {
         Row {
             id: d.id.clone(),

@@ -447,6 +447,16 @@ impl<'a> Scan<'a> {
         self.byte(b'{')
     }
 
+    /// The bracket that opens an array: `Some(true)` when a member
+    /// follows, `Some(false)` past the one that closes it at once (`[]`).
+    #[inline]
+    pub(crate) fn array_opens(&mut self) -> Option<bool> {
+        self.byte(b'[')?;
+        let empty = self.bytes.get(self.at) == Some(&b']');
+        self.at += usize::from(empty);
+        Some(!empty)
+    }
+
     /// After a member of a nested object or array: `Some(true)` at a
     /// comma, `Some(false)` at the bracket that closes it.
     #[inline]
