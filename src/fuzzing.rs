@@ -138,6 +138,10 @@ pub fn replay(bytes: &[u8]) -> Replay {
             );
             let lean = crate::discussion::derive_lean(id, &records, now).map(|d| Row::of(&d));
             assert_eq!(lean, Some(Row::of(&discussion)), "{id} at {now}");
+            assert!(
+                crate::output::rows_by_hand_as_serde(vec![Row::of(&discussion)]),
+                "the row of {id} at {now} by hand"
+            );
             let (json, _, _) = crate::output::render_all(discussion, now);
             assert!(json.is_object());
         }

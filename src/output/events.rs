@@ -225,8 +225,8 @@ impl EventView<'_> {
 }
 
 impl View for EventView<'_> {
-    fn json_by_hand(&self, out: &mut Vec<u8>) -> bool {
-        self.write_json(out)
+    fn json_by_hand(&self, out: &mut Sink) -> bool {
+        self.write_json(out.by_hand())
     }
 
     /// One line: line, time, discussion, what happened, status.

@@ -41,6 +41,45 @@ impl<'o> JsonObject<'o> {
         self.out.push(b'"');
     }
 
+    /// A time, or `null`.
+    pub(crate) fn opt_time(&mut self, key: &'static str, ms: Option<i64>) {
+        match ms {
+            Some(ms) => self.time(key, ms),
+            None => {
+                self.key(key);
+                self.out.extend_from_slice(b"null");
+            }
+        }
+    }
+
+    /// An array of strings.
+    pub(crate) fn strs(&mut self, key: &'static str, values: &[String]) {
+        self.key(key);
+        self.out.push(b'[');
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            string(self.out, value);
+        }
+        self.out.push(b']');
+    }
+
+    /// An amount of dollars as `Usd::to_json` makes it: a whole number,
+    /// else the float of its decimal text (serde_json writes that one).
+    pub(crate) fn usd(&mut self, key: &'static str, usd: crate::spend::Usd) {
+        match usd.to_json() {
+            serde_json::Value::Number(n) if n.is_u64() => {
+                self.uint(key, n.as_u64().unwrap_or_default())
+            }
+            value => {
+                self.key(key);
+                serde_json::to_writer(&mut *self.out, &value)
+                    .expect("a number always serializes into memory");
+            }
+        }
+    }
+
     /// A string, or `null`.
     pub(crate) fn opt_str(&mut self, key: &'static str, value: Option<&str>) {
         self.key(key);

@@ -24,7 +24,7 @@ pub(crate) use discussion::{DiscussionView, Reached, render_all};
 pub(crate) use escalations::{DeliveryView, EscalationsView, escalation_env, escalation_object};
 pub(crate) use events::EventView;
 pub(crate) use ledger::{ExportView, ImportView, InfoView, VerifyView};
-pub(crate) use rows::RowsView;
+pub(crate) use rows::{RowsView, rows_by_hand_as_serde};
 pub(crate) use text::{terminal_width, wrap};
 pub(crate) use writes::{AskView, ReplyView, WakeView};
 
@@ -115,10 +115,12 @@ pub(crate) trait View {
     fn ids(&self) -> Vec<&str> {
         Vec::new()
     }
-    /// Its JSON written by hand into `out`, byte for byte serde's, where
-    /// serde's costs too much (the event stream's million lines); false:
-    /// serde's is written (`out` as it was).
-    fn json_by_hand(&self, _out: &mut Vec<u8>) -> bool {
+    /// Its JSON written by hand into `out` (`Sink::by_hand`), byte for
+    /// byte serde's, where serde's costs too much (the event stream's
+    /// million lines, a list's tens of thousands of rows); false: serde's
+    /// is written (`out` as it was). A long one may hand its blocks on as
+    /// it goes (`Sink::hand_on_when_full`), and is then written whole.
+    fn json_by_hand(&self, _out: &mut Sink) -> bool {
         false
     }
 }
@@ -467,7 +469,7 @@ impl<'w> Sink<'w> {
             return;
         }
         let before = self.pending.len();
-        if !value.json_by_hand(&mut self.pending) {
+        if !value.json_by_hand(self) {
             self.pending.truncate(before);
             if let Err(err) = serde_json::to_writer(Blocks(self), value) {
                 self.fail(&err.to_string());
@@ -475,6 +477,20 @@ impl<'w> Sink<'w> {
             }
         }
         self.put(b"\n");
+    }
+
+    /// Where a view writes its JSON by hand (`View::json_by_hand`).
+    fn by_hand(&mut self) -> &mut Vec<u8> {
+        &mut self.pending
+    }
+
+    /// Hands on what a view wrote by hand once it fills a block; false
+    /// once a write failed (what follows would go nowhere).
+    fn hand_on_when_full(&mut self) -> bool {
+        if self.pending.len() >= SINK_BLOCK {
+            self.hand_on();
+        }
+        self.failed.is_none()
     }
 
     /// Hands what is gathered to the writer.

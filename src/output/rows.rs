@@ -1,6 +1,7 @@
 //! `list` and `inbox`: one row per discussion, as the contract's
 //! `{"discussions": [...]}` and as aligned columns for a person.
 
+use super::json_line::JsonObject;
 use super::text::relative;
 use super::{Sink, Style, View};
 use crate::discussion::{Row, Status};
@@ -22,7 +23,7 @@ struct RowJson<'a> {
     live_attempt_id: Option<&'a str>,
     live_attempt_deadline_at: Option<super::At>,
     tokens: u64,
-    cost_usd: serde_json::Value,
+    cost_usd: crate::spend::Usd,
 }
 
 impl<'a> From<&'a Row> for RowJson<'a> {
@@ -41,8 +42,33 @@ impl<'a> From<&'a Row> for RowJson<'a> {
             live_attempt_id: row.live_attempt_id.as_deref(),
             live_attempt_deadline_at: row.live_attempt_deadline_ms.map(super::At),
             tokens: row.tokens,
-            cost_usd: row.cost_usd.to_json(),
+            cost_usd: row.cost_usd,
         }
+    }
+}
+
+impl RowJson<'_> {
+    /// Its JSON by hand, as serde writes the fields above.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let mut o = JsonObject::open(out);
+        o.str("discussion_id", self.discussion_id);
+        o.opt_str("fleet_id", self.fleet_id);
+        o.strs("participants", self.participants);
+        o.str("status", self.status.as_str());
+        o.uint("turns_used", self.turns_used.into());
+        o.uint("max_turns", self.max_turns.into());
+        o.opt_str("head_message_id", self.head_message_id);
+        o.opt_str("head_to_agent_id", self.head_to_agent_id);
+        o.time("updated_at", self.updated_at.0);
+        o.bool("escalated", self.escalated);
+        o.opt_str("live_attempt_id", self.live_attempt_id);
+        o.opt_time(
+            "live_attempt_deadline_at",
+            self.live_attempt_deadline_at.map(|at| at.0),
+        );
+        o.uint("tokens", self.tokens);
+        o.usd("cost_usd", self.cost_usd);
+        o.close();
     }
 }
 
@@ -203,6 +229,42 @@ impl View for RowsView {
     fn ids(&self) -> Vec<&str> {
         self.rows.iter().map(|r| r.id.as_str()).collect()
     }
+
+    /// Row by row, each handed on as the blocks fill: serde_json's
+    /// escaping of every byte of every string and key was half of a
+    /// list's printing.
+    fn json_by_hand(&self, out: &mut Sink) -> bool {
+        out.by_hand().extend_from_slice(b"{\"discussions\":[");
+        for (i, row) in self.rows.iter().enumerate() {
+            let json = out.by_hand();
+            if i > 0 {
+                json.push(b',');
+            }
+            RowJson::from(row).write_json(json);
+            if !out.hand_on_when_full() {
+                // A failed write: the rest would go nowhere.
+                return true;
+            }
+        }
+        out.by_hand().extend_from_slice(b"]}");
+        true
+    }
+}
+
+/// Whether the rows' JSON written by hand is serde's, byte for byte: the
+/// fuzz target asks it of every summary's row.
+pub(crate) fn rows_by_hand_as_serde(rows: Vec<Row>) -> bool {
+    let view = RowsView {
+        rows,
+        now_ms: 0,
+        empty: String::new(),
+        known_ids: Vec::new(),
+    };
+    let mut by_hand = Vec::new();
+    let mut sink = Sink::new(&mut by_hand);
+    let written = view.json_by_hand(&mut sink);
+    let finished = sink.finish().is_ok();
+    written && finished && serde_json::to_vec(&view).ok() == Some(by_hand)
 }
 
 /// How many characters of each of `ids` tell it apart from every other id
@@ -227,4 +289,54 @@ fn unique_prefix_length<'a>(all: &[String], ids: impl Iterator<Item = &'a str>) 
     .max()
     .unwrap_or(0)
     .max(12)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spend::Usd;
+
+    /// Rows with every field set and none, strings with something to
+    /// escape, spend whole and in a fraction, no rows at all: by hand,
+    /// serde's bytes.
+    #[test]
+    fn rows_by_hand_are_serdes() {
+        let full = Row {
+            id: "dsc_\"1\"\\".into(),
+            fleet_id: Some("fleet\n-a".into()),
+            participants: vec!["agent-a".into(), "agent-é\u{1}".into()],
+            status: Status::Active,
+            turns_used: 2,
+            max_turns: 4,
+            head_message_id: Some("msg_1".into()),
+            head_to_agent_id: Some("agent-a".into()),
+            updated_at_ms: 1_792_541_008_703,
+            escalated: true,
+            live_attempt_id: Some("att_1".into()),
+            live_attempt_deadline_ms: Some(1_792_541_068_703),
+            tokens: 1500,
+            cost_usd: Usd::from_nanos(250_000_001),
+        };
+        let bare = Row {
+            fleet_id: None,
+            participants: Vec::new(),
+            status: Status::Invalid,
+            head_message_id: None,
+            head_to_agent_id: None,
+            escalated: false,
+            live_attempt_id: None,
+            live_attempt_deadline_ms: None,
+            updated_at_ms: -62_135_596_800_001,
+            tokens: u64::MAX,
+            cost_usd: Usd::from_nanos(3_000_000_000),
+            ..full.clone()
+        };
+        let huge = Row {
+            cost_usd: Usd::from_nanos(u64::MAX),
+            ..bare.clone()
+        };
+        assert!(rows_by_hand_as_serde(Vec::new()));
+        assert!(rows_by_hand_as_serde(vec![full.clone()]));
+        assert!(rows_by_hand_as_serde(vec![bare.clone(), full, bare, huge]));
+    }
 }
