@@ -3,8 +3,8 @@
 # `events --json`, the first `list --json` after the cache is deleted and
 # a cold `show` (no cache), by two builds, against a Python script that
 # reads every line and json.loads it. Prints seconds, peak resident memory
-# and the ratio to the script; checks that both builds print the same
-# bytes.
+# and the ratio to the script (the median of the rounds', each round
+# running the script too); checks that both builds print the same bytes.
 #   bench/whole-ledger.sh OLD_BINARY NEW_BINARY LEDGER [RUNS [DATABASE_URL]]
 # LEDGER: e.g. `target/release/examples/generate 1000000 > ledger.jsonl`.
 # DATABASE_URL: a PostgreSQL ledger holding the same lines (`discuss
@@ -32,21 +32,22 @@ timed() {
 
 drop_cache() { rm -f "$ledger".index "$ledger".checkpoint "$ledger".summary; }
 
-python=$(for _ in $(seq "$runs"); do timed python3 "$work/loads.py" "$ledger"; done | sort -n | head -1 | cut -d' ' -f1)
-printf '%-12s %-6s %8s %8s %8s %10s\n' work build seconds MiB/s "MiB RSS" "× python"
 calc() { awk "BEGIN { print $1 }"; }
-printf '%-12s %-6s %8s %8.0f %8s %10s\n' python - "$python" "$(calc "$bytes / 1048576 / $python")" - 1.00
 id=$("$new" list --json | grep -o '"discussion_id":"[^"]*"' | sed -n 1p | cut -d'"' -f4)
 works="verify events list-cold show-cold"
 if [ -n "$database" ]; then
   psql=$(command -v psql || ls /usr/lib/postgresql/*/bin/psql | sort -V | tail -1)
   works="$works pg-verify pg-events pg-list"
 fi
-for work_name in $works; do
-  for build in old new; do
-    bin=${!build}
-    best=
-    for _ in $(seq "$runs"); do
+# Rounds: each runs the script, then every work by each build, so that a
+# ratio compares runs minutes apart at most (this machine's speed drifts
+# by half from one quarter of an hour to the next). Per work and build:
+# the best time, its peak memory, and the median of the rounds' ratios.
+for round in $(seq "$runs"); do
+  timed python3 "$work/loads.py" "$ledger" >"$work/python.$round"
+  for work_name in $works; do
+    for build in old new; do
+      bin=${!build}
       case $work_name in
         verify) "$bin" ledger info >/dev/null; t=$(timed "$bin" verify --json || true) ;;
         events) "$bin" ledger info >/dev/null; t=$(timed "$bin" events --json) ;;
@@ -59,13 +60,27 @@ for work_name in $works; do
           t=$(DISCUSS_LEDGER=$database timed "$bin" list --json) ;;
       esac
       cp "$work/out" "$work/$work_name.$build"
-      if [ -z "$best" ] || [ "$(calc "${t% *} < ${best% *}")" = 1 ]; then best=$t; fi
+      echo "$t $(cut -d' ' -f1 "$work/python.$round")" >>"$work/times.$work_name.$build"
     done
-    seconds=${best% *} kib=${best#* }
-    printf '%-12s %-6s %8s %8.0f %8.0f %10.2f\n' "$work_name" "$build" "$seconds" \
-      "$(calc "$bytes / 1048576 / $seconds")" "$(calc "$kib / 1024")" \
-      "$(calc "$seconds / $python")"
+    cmp -s "$work/$work_name.old" "$work/$work_name.new" || { echo "$work_name: the two builds differ" >&2; exit 1; }
   done
-  cmp -s "$work/$work_name.old" "$work/$work_name.new" || { echo "$work_name: the two builds differ" >&2; exit 1; }
+done
+# Lines of "seconds KiB python-seconds": the best, its memory, the median ratio.
+summary() {
+  local best ratio
+  best=$(sort -n "$1" | head -1 | cut -d' ' -f1,2)
+  ratio=$(awk '{ print $1 / $3 }' "$1" | sort -n |
+    awk '{ r[NR] = $1 } END { print (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }')
+  echo "$best $ratio"
+}
+python=$(cut -d' ' -f1 "$work"/python.* | sort -n | head -1)
+printf '%-12s %-6s %8s %8s %8s %10s\n' work build seconds MiB/s "MiB RSS" "× python"
+printf '%-12s %-6s %8s %8.0f %8s %10s\n' python - "$python" "$(calc "$bytes / 1048576 / $python")" - 1.00
+for work_name in $works; do
+  for build in old new; do
+    read -r seconds kib ratio < <(summary "$work/times.$work_name.$build")
+    printf '%-12s %-6s %8s %8.0f %8.0f %10.2f\n' "$work_name" "$build" "$seconds" \
+      "$(calc "$bytes / 1048576 / $seconds")" "$(calc "$kib / 1024")" "$ratio"
+  done
 done
 echo "the same bytes from both builds"

@@ -481,6 +481,9 @@ fn summarize_all<T>(
         summarized.push((id.to_owned(), summary, settled));
     })
     .ok()?;
+    // Room for every answer at once: grown by doubling, the last copy held
+    // both the old half and the new whole at the peak of a first list.
+    mapped.reserve_exact(summarized.len());
     summarized.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
     for (id, summary, settled) in summarized {

@@ -269,6 +269,9 @@ impl PgLedger {
         // writer in between, leaves them to another.
         let _ = self.write_summaries(lines, &fresh);
         let mut mapped = unsettled_answers;
+        // Room for every answer at once: grown by doubling, the last copy
+        // held both the old half and the new whole.
+        mapped.reserve_exact(fresh.len());
         let mut unread = Vec::new();
         for (id, summary, _) in fresh.into_iter().filter(|(_, _, settled)| *settled) {
             match from_row(&summary.row) {
