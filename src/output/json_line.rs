@@ -18,7 +18,9 @@ impl<'o> JsonObject<'o> {
         JsonObject { out, first: true }
     }
 
-    /// A key of the contract's: plain ASCII, nothing to escape.
+    /// A key of the contract's: plain ASCII, nothing to escape. (Inlined:
+    /// called from every field, it is a few stores where it is.)
+    #[inline]
     fn key(&mut self, key: &'static str) {
         if !std::mem::take(&mut self.first) {
             self.out.push(b',');
@@ -28,12 +30,14 @@ impl<'o> JsonObject<'o> {
         self.out.extend_from_slice(b"\":");
     }
 
+    #[inline]
     pub(crate) fn str(&mut self, key: &'static str, value: &str) {
         self.key(key);
         string(self.out, value);
     }
 
     /// A time of the contract (`clock::format_ms`): nothing to escape.
+    #[inline]
     pub(crate) fn time(&mut self, key: &'static str, ms: i64) {
         self.key(key);
         self.out.push(b'"');
@@ -42,6 +46,7 @@ impl<'o> JsonObject<'o> {
     }
 
     /// A time, or `null`.
+    #[inline]
     pub(crate) fn opt_time(&mut self, key: &'static str, ms: Option<i64>) {
         match ms {
             Some(ms) => self.time(key, ms),
@@ -53,6 +58,7 @@ impl<'o> JsonObject<'o> {
     }
 
     /// An array of strings.
+    #[inline]
     pub(crate) fn strs(&mut self, key: &'static str, values: &[String]) {
         self.key(key);
         self.out.push(b'[');
@@ -81,6 +87,7 @@ impl<'o> JsonObject<'o> {
     }
 
     /// A string, or `null`.
+    #[inline]
     pub(crate) fn opt_str(&mut self, key: &'static str, value: Option<&str>) {
         self.key(key);
         match value {
@@ -91,6 +98,7 @@ impl<'o> JsonObject<'o> {
 
     /// A string when there is one; no field at all when not (serde's
     /// `skip_serializing_if = "Option::is_none"`).
+    #[inline]
     pub(crate) fn str_if(&mut self, key: &'static str, value: Option<&str>) {
         if let Some(value) = value {
             self.str(key, value);
@@ -98,12 +106,14 @@ impl<'o> JsonObject<'o> {
     }
 
     /// A number when there is one; no field at all when not.
+    #[inline]
     pub(crate) fn uint_if(&mut self, key: &'static str, value: Option<u64>) {
         if let Some(value) = value {
             self.uint(key, value);
         }
     }
 
+    #[inline]
     pub(crate) fn uint(&mut self, key: &'static str, value: u64) {
         self.key(key);
         let mut digits = [0u8; 20];
@@ -121,6 +131,7 @@ impl<'o> JsonObject<'o> {
     }
 
     /// A number, or `null`.
+    #[inline]
     pub(crate) fn opt_uint(&mut self, key: &'static str, value: Option<u64>) {
         match value {
             Some(value) => self.uint(key, value),
@@ -131,6 +142,7 @@ impl<'o> JsonObject<'o> {
         }
     }
 
+    #[inline]
     pub(crate) fn bool(&mut self, key: &'static str, value: bool) {
         self.key(key);
         let text: &[u8] = if value { b"true" } else { b"false" };
@@ -149,6 +161,7 @@ impl<'o> JsonObject<'o> {
 }
 
 /// `value` as a JSON string.
+#[inline]
 fn string(out: &mut Vec<u8>, value: &str) {
     // No early exit: the whole string in wide steps.
     let escaped = value.bytes().fold(false, |any, b| {
