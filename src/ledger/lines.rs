@@ -249,15 +249,17 @@ pub(crate) fn operations_on_both_cores<T: Send>(
 type Read<T> = (u64, u64, T, OpMark);
 
 /// Batches read or being read and not yet handed on, at most: past it,
-/// this thread waits for the helper's oldest one.
+/// this thread waits for the helper's oldest one. Room for the offered
+/// ones and a few of this thread's own.
 const MOST_PENDING: usize = 12;
 
 /// Batches kept to be filled again, at most.
 const SPARE_AT_MOST: usize = 2;
 
-/// Batches offered to the helper and not yet taken, at most: a few, so
-/// that it has work queued while this thread reads a batch of its own
-/// (with one, it sat idle a third of a rebuild).
+/// Batches offered to the helper and not yet taken, at most: enough that
+/// it has work queued while this thread reads a batch of its own or
+/// derives a burst of discussions that end together (with one, it sat
+/// idle a third of a rebuild; with three, a fifth of a first list's pass).
 const OFFERED_AT_MOST: usize = 8;
 
 /// Lines copied out of the read buffer to be read on another thread, and
