@@ -50,10 +50,7 @@ impl<'o> JsonObject<'o> {
     pub(crate) fn opt_time(&mut self, key: &'static str, ms: Option<i64>) {
         match ms {
             Some(ms) => self.time(key, ms),
-            None => {
-                self.key(key);
-                self.out.extend_from_slice(b"null");
-            }
+            None => self.null(key),
         }
     }
 
@@ -71,19 +68,19 @@ impl<'o> JsonObject<'o> {
         self.out.push(b']');
     }
 
-    /// An amount of dollars as `Usd::to_json` makes it: a whole number,
-    /// else the float of its decimal text (serde_json writes that one).
+    /// An amount of dollars, as its own `Serialize` writes it (a number,
+    /// which always serializes into memory, unlike `value`'s any).
     pub(crate) fn usd(&mut self, key: &'static str, usd: crate::spend::Usd) {
-        match usd.to_json() {
-            serde_json::Value::Number(n) if n.is_u64() => {
-                self.uint(key, n.as_u64().unwrap_or_default())
-            }
-            value => {
-                self.key(key);
-                serde_json::to_writer(&mut *self.out, &value)
-                    .expect("a number always serializes into memory");
-            }
-        }
+        self.key(key);
+        serde_json::to_writer(&mut *self.out, &usd)
+            .expect("a number always serializes into memory");
+    }
+
+    /// `null` for the field.
+    #[inline]
+    fn null(&mut self, key: &'static str) {
+        self.key(key);
+        self.out.extend_from_slice(b"null");
     }
 
     /// A string, or `null`.
@@ -135,10 +132,7 @@ impl<'o> JsonObject<'o> {
     pub(crate) fn opt_uint(&mut self, key: &'static str, value: Option<u64>) {
         match value {
             Some(value) => self.uint(key, value),
-            None => {
-                self.key(key);
-                self.out.extend_from_slice(b"null");
-            }
+            None => self.null(key),
         }
     }
 

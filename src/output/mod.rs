@@ -454,9 +454,7 @@ impl<'w> Sink<'w> {
     #[inline]
     fn gather(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
-        if self.pending.len() >= SINK_BLOCK {
-            self.hand_on();
-        }
+        self.hand_on_when_full();
     }
 
     /// `value` as one JSON line: a line written by hand (an event, one of
@@ -484,8 +482,9 @@ impl<'w> Sink<'w> {
         &mut self.pending
     }
 
-    /// Hands on what a view wrote by hand once it fills a block; false
-    /// once a write failed (what follows would go nowhere).
+    /// Hands on what is gathered (or a view wrote by hand) once it fills
+    /// a block; false once a write failed (what follows would go nowhere).
+    #[inline]
     fn hand_on_when_full(&mut self) -> bool {
         if self.pending.len() >= SINK_BLOCK {
             self.hand_on();
