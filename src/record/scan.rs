@@ -15,12 +15,16 @@ pub(crate) fn once<T>(field: &mut Option<T>, value: T) -> Option<()> {
 
 thread_local! {
     /// Where a string with escapes is decoded (`Scan::string`).
-    static DECODED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Digits of an integer a body may have to be skipped here: `Value` reads
 /// a longer one as a float, which may be out of range (serde decides).
 const VALUE_DIGITS: usize = 300;
+
+/// Digits whose value always fits a `u64` and its negative an `i64`:
+/// any 18 (under 10^18).
+const SURE_DIGITS: usize = 18;
 
 /// Where the first `"` or `\` of `bytes` (the rest of a line) is. Most
 /// strings of a line are short (keys, ids, kinds, stamps): memchr's
@@ -35,6 +39,53 @@ fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
         return searcher.find(bytes);
     }
     memchr::memchr2(b'"', b'\\', bytes)
+}
+
+/// Where the first `"` or `\` of a block of 16 bytes is: SSE2's
+/// compares on x86-64 (every x86-64 has them), eight bytes at a time
+/// elsewhere.
+#[inline]
+fn first_quote_or_backslash_of(block: &[u8; 16]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    return first_quote_or_backslash_sse2(block);
+    #[cfg(not(target_arch = "x86_64"))]
+    return first_quote_or_backslash_swar(block);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn first_quote_or_backslash_sse2(block: &[u8; 16]) -> Option<usize> {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86-64, and the load reads `block`'s 16
+    // bytes, unaligned.
+    let mask = unsafe {
+        let bytes = _mm_loadu_si128(block.as_ptr().cast());
+        let quotes = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
+        let backslashes = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(quotes, backslashes))
+    };
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
+}
+
+/// Eight bytes at a time: a byte equal to the one looked for is a zero
+/// after `^`, and `(x - 0x01..) & !x & 0x80..` marks the lowest zero byte
+/// of a word exactly (a borrow can only mark bytes above it).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn first_quote_or_backslash_swar(block: &[u8; 16]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    for (half, word) in block.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().ok()?);
+        let found = zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            return Some(half * 8 + found.trailing_zeros() as usize / 8);
+        }
+    }
+    None
 }
 
 /// A position in a line.
@@ -201,55 +252,102 @@ impl<'a> Scan<'a> {
         // Decoded into this thread's scratch, then copied once into a
         // string of its own size: grown as it was decoded, a payload (an
         // escape in its first bytes) was reallocated several times.
-        DECODED.with_borrow_mut(|text| {
-            text.clear();
-            let decoded = self
-                .decode_into(text, first)
-                .map(|()| text.as_str().to_owned());
+        DECODED.with_borrow_mut(|decoded| {
+            decoded.clear();
+            let string = self.decode(decoded, first).and_then(|()| match self.text {
+                // SAFETY: `decode` leaves in `decoded` whole runs of the
+                // line between escapes (each starts and ends at an ASCII
+                // byte, so at a character's bound), here of its text, and
+                // the UTF-8 of the characters the escapes stand for.
+                Some(_) => Some(unsafe { String::from_utf8_unchecked(decoded.to_vec()) }),
+                // Checked whole, as serde checks each run: no character
+                // spans an escape.
+                None => String::from_utf8(decoded.to_vec()).ok(),
+            });
             // A huge string is not kept hold of.
-            if text.capacity() > 1 << 20 {
-                *text = String::new();
+            if decoded.capacity() > 1 << 20 {
+                *decoded = Vec::new();
             }
-            Some(Cow::Owned(decoded?))
+            Some(Cow::Owned(string?))
         })
     }
 
     /// The rest of a string whose first escape is at `first`, decoded
-    /// into `text`.
+    /// onto `decoded`. Each run between escapes is copied 16 bytes at a
+    /// time while the next quote or backslash is looked for in them, not
+    /// found first and copied after (a call each): a payload has an
+    /// escape every twenty bytes or so.
     #[inline]
-    fn decode_into(&mut self, text: &mut String, first: usize) -> Option<()> {
+    fn decode(&mut self, decoded: &mut Vec<u8>, first: usize) -> Option<()> {
         let bytes = self.bytes;
+        // The first run, up to the first escape, is known already.
+        decoded.extend_from_slice(&bytes[self.at..first]);
         let mut end = first;
         loop {
-            text.push_str(self.text_of(self.at, end)?);
             if bytes[end] == b'"' {
                 self.at = end + 1;
                 return Some(());
             }
-            let escaped = *bytes.get(end + 1)?;
-            self.at = end + 2;
-            match escaped {
-                b'"' | b'\\' | b'/' => text.push(char::from(escaped)),
-                b'b' => text.push('\u{8}'),
-                b'f' => text.push('\u{c}'),
-                b'n' => text.push('\n'),
-                b'r' => text.push('\r'),
-                b't' => text.push('\t'),
-                b'u' => {
-                    let hex = bytes.get(self.at..self.at + 4)?;
-                    if !hex.iter().all(u8::is_ascii_hexdigit) {
-                        return None;
+            self.at = end + 1;
+            self.escape_into(decoded)?;
+            // The run from here to the next quote or backslash.
+            let mut at = self.at;
+            end = loop {
+                let Some(block) = bytes.get(at..at + 16) else {
+                    let rest = &bytes[at..];
+                    let found = quote_or_backslash(rest)?;
+                    decoded.extend_from_slice(&rest[..found]);
+                    break at + found;
+                };
+                let block: &[u8; 16] = block.try_into().ok()?;
+                decoded.extend_from_slice(block);
+                match first_quote_or_backslash_of(block) {
+                    None => at += 16,
+                    Some(found) => {
+                        decoded.truncate(decoded.len() - 16 + found);
+                        break at + found;
                     }
-                    let unit = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
-                    // None for a surrogate, paired or not.
-                    let c = char::from_u32(unit)?;
-                    self.at += 4;
-                    text.push(c);
                 }
-                _ => return None,
-            }
-            end = self.at + quote_or_backslash(&bytes[self.at..])?;
+            };
         }
+    }
+
+    /// The escape after a backslash (`self.at` is past it) decoded onto
+    /// `decoded`: `None` for one serde refuses, or an escaped surrogate.
+    #[inline]
+    fn escape_into(&mut self, decoded: &mut Vec<u8>) -> Option<()> {
+        let bytes = self.bytes;
+        let escaped = *bytes.get(self.at)?;
+        self.at += 1;
+        let byte = match escaped {
+            b'"' | b'\\' | b'/' => escaped,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let c = self.unicode_escape()?;
+                decoded.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                return Some(());
+            }
+            _ => return None,
+        };
+        decoded.push(byte);
+        Some(())
+    }
+
+    /// The character of a `\u` escape's four hex digits (`self.at` is at
+    /// the first); `None` for a surrogate, paired or not.
+    #[inline]
+    fn unicode_escape(&mut self) -> Option<char> {
+        let hex = self.bytes.get(self.at..self.at + 4)?;
+        if !hex.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        let unit = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+        self.at += 4;
+        char::from_u32(unit)
     }
 
     /// A string read into one of its own.
@@ -270,34 +368,46 @@ impl<'a> Scan<'a> {
         read(self).map(Some)
     }
 
-    /// The digits of an integer, as JSON writes them (no leading zero);
-    /// `None` when a fraction or an exponent follows (serde reads a float
-    /// there, which is no integer).
+    /// The digits of an integer, as JSON writes them (no leading zero),
+    /// and their value when there are few enough that it fits a `u64`
+    /// unchecked (`SURE_DIGITS`); `None` when a fraction or an exponent
+    /// follows (serde reads a float there, which is no integer).
     #[inline]
-    fn digits(&mut self) -> Option<&'a [u8]> {
+    fn digits(&mut self) -> Option<(&'a [u8], Option<u64>)> {
         let bytes = self.bytes;
         let from = self.at;
-        let len = bytes[from..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        let digits = &bytes[from..from + len];
-        if len == 0 || (digits[0] == b'0' && len > 1) {
+        // Counted and added up in one loop: a stamp's 13 digits were a
+        // count, then a checked sum (300 instructions a stamp).
+        let mut value = 0u64;
+        let mut at = from;
+        while let Some(&b) = bytes.get(at) {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+            at += 1;
+        }
+        let digits = &bytes[from..at];
+        if digits.is_empty() || (digits[0] == b'0' && digits.len() > 1) {
             return None;
         }
-        if matches!(bytes.get(from + len), Some(b'.' | b'e' | b'E')) {
+        if matches!(bytes.get(at), Some(b'.' | b'e' | b'E')) {
             return None;
         }
-        self.at += len;
-        Some(digits)
+        self.at = at;
+        Some((digits, (digits.len() <= SURE_DIGITS).then_some(value)))
     }
 
     /// A non-negative integer that fits a `u64`.
     #[inline]
     pub(crate) fn unsigned(&mut self) -> Option<u64> {
-        self.digits()?.iter().try_fold(0u64, |n, &d| {
-            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-        })
+        match self.digits()? {
+            (_, Some(value)) => Some(value),
+            (digits, None) => digits.iter().try_fold(0u64, |n, &d| {
+                n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            }),
+        }
     }
 
     /// An integer that fits an `i64`; not `-0`, which serde reads as a
@@ -307,13 +417,14 @@ impl<'a> Scan<'a> {
         if !self.literal("-") {
             return i64::try_from(self.unsigned()?).ok();
         }
-        let digits = self.digits()?;
-        if digits == b"0" {
-            return None;
+        match self.digits()? {
+            (b"0", _) => None,
+            // Under 10^18: its negative fits.
+            (_, Some(value)) => Some(-(value as i64)),
+            (digits, None) => digits.iter().try_fold(0i64, |n, &d| {
+                n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))
+            }),
         }
-        digits.iter().try_fold(0i64, |n, &d| {
-            n.checked_mul(10)?.checked_sub(i64::from(d - b'0'))
-        })
     }
 
     /// `true` or `false`.
@@ -413,7 +524,7 @@ impl<'a> Scan<'a> {
             b'-' | b'0'..=b'9' => {
                 self.at += usize::from(bytes[self.at] == b'-');
                 self.digits()
-                    .filter(|d| !as_value || d.len() <= VALUE_DIGITS)
+                    .filter(|(d, _)| !as_value || d.len() <= VALUE_DIGITS)
                     .map(drop)
             }
             _ => ["true", "false", "null"]
@@ -519,7 +630,146 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::quote_or_backslash;
+    use super::*;
+
+    /// Integers of every length around where a sum may overflow, at the
+    /// edges of `u64` and `i64`, and not quite integers: read as Rust
+    /// reads the same digits, or refused where JSON has no integer.
+    #[test]
+    fn integers_are_read_to_their_last_digit_or_refused() {
+        let mut texts: Vec<String> = [
+            "0",
+            "7",
+            "-7",
+            "-0",
+            "00",
+            "01",
+            "-01",
+            "1.5",
+            "1e3",
+            "1E3",
+            "-",
+            "",
+            "x",
+            "--1",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "-18446744073709551615",
+        ]
+        .map(String::from)
+        .to_vec();
+        for len in 1..=22 {
+            for lead in ["1", "9"] {
+                let digits = format!("{lead}{}", "9".repeat(len - 1));
+                texts.push(format!("-{digits}"));
+                texts.push(digits);
+            }
+            texts.push(format!("1{}", "0".repeat(len - 1)));
+            // Every digit in every place, and a stop after any of them.
+            let mixed: String = (0..len)
+                .map(|i| char::from(b'1' + ((i * 7 + len) % 9) as u8))
+                .collect();
+            for stop in [",", "x", "/", ":", "a", "\u{7f}", "\u{e9}"] {
+                texts.push(format!("{mixed}{stop}"));
+                texts.push(format!("-{}0{stop}5", &mixed[..len / 2]));
+            }
+            texts.push(mixed);
+        }
+        for text in &texts {
+            let line = format!("{{\"n\":{text}}}");
+            // The scanner reads an optional minus and the digits after
+            // it; what follows is the caller's, but for a fraction or an
+            // exponent, which make the number no integer.
+            let sign = usize::from(text.starts_with('-'));
+            let digits_end = sign + text[sign..].bytes().take_while(u8::is_ascii_digit).count();
+            let (number, rest) = text.split_at(digits_end);
+            let digits = &number[sign..];
+            let is_integer = !digits.is_empty()
+                && (digits == "0" || !digits.starts_with('0'))
+                && !rest.starts_with(['.', 'e', 'E']);
+            let read = |reader: fn(&mut Scan<'_>) -> Option<i128>| {
+                let mut scan = Scan::object(line.as_bytes()).unwrap();
+                scan.key().unwrap();
+                reader(&mut scan)
+            };
+            let unsigned = read(|s| s.unsigned().map(i128::from));
+            let expected = is_integer.then(|| number.parse::<u64>().ok()).flatten();
+            assert_eq!(unsigned, expected.map(i128::from), "unsigned {text}");
+            let signed = read(|s| s.signed().map(i128::from));
+            let expected = (is_integer && number != "-0")
+                .then(|| number.parse::<i64>().ok())
+                .flatten();
+            assert_eq!(signed, expected.map(i128::from), "signed {text}");
+        }
+        assert!(texts.len() > 400, "{}", texts.len());
+    }
+
+    /// Strings with escapes of every kind after runs of every length up
+    /// to past two blocks, of ASCII and of wider characters, at the
+    /// line's end and far from it, and not text: decoded as serde
+    /// decodes them, or refused where serde refuses them.
+    #[test]
+    fn strings_with_escapes_are_decoded_as_serde_decodes_them() {
+        let escapes = [
+            r#"\""#, r"\\", r"\/", r"\b", r"\f", r"\n", r"\r", r"\t", r"\u00e9", r"\u2713",
+            r"\u0000", r"\uD800", r"\q", r"\u12", r"\uzzzz",
+        ];
+        let runs = ["", "a", "é", "✓", "x\u{1F600}"];
+        let mut checked = 0;
+        for len in 0..40 {
+            for run in runs {
+                let run = run.repeat(len);
+                for escape in escapes {
+                    for tail in ["", r"plain after", r"\n", r#"\"\"\""#] {
+                        let string = format!(r#""{run}{escape}{run}{tail}""#);
+                        let expected = serde_json::from_str::<String>(&string).ok();
+                        for (before, after) in [("", ""), ("", r#","x":"#), (r#""k":1,"#, "")] {
+                            let line = format!(r#"{{{before}"s":{string}{after}}}"#);
+                            let mut scan = Scan::object(line.as_bytes()).unwrap();
+                            if !before.is_empty() {
+                                scan.key().unwrap();
+                                scan.unsigned().unwrap();
+                                scan.object_ends().unwrap();
+                            }
+                            scan.key().unwrap();
+                            let read = scan.string().map(|s| s.into_owned());
+                            // An escaped surrogate is left to serde.
+                            if escape != r"\uD800" {
+                                assert_eq!(read, expected, "{line}");
+                            } else {
+                                assert_eq!(read, None, "{line}");
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 30_000, "{checked}");
+        // Not UTF-8 in a run, before or after an escape, near the end or
+        // not: refused, as serde refuses it.
+        for len in [0, 3, 17, 40] {
+            for at_start in [true, false] {
+                let mut line = br#"{"s":""#.to_vec();
+                let run = vec![b'a'; len];
+                let bad: &[u8] = &[0xff];
+                line.extend_from_slice(&run);
+                line.extend_from_slice(if at_start { bad } else { b"\\n" });
+                line.extend_from_slice(&run);
+                line.extend_from_slice(if at_start { b"\\n" } else { bad });
+                line.extend_from_slice(&run);
+                line.extend_from_slice(br#""}"#);
+                let mut scan = Scan::object(&line).unwrap();
+                scan.key().unwrap();
+                assert_eq!(scan.string(), None);
+            }
+        }
+    }
 
     /// Strings of every length up to past the searcher's 64-byte steps,
     /// with a quote, a backslash or neither at every place, among bytes that are
@@ -533,6 +783,10 @@ mod tests {
             for &filler in &fillers {
                 let plain = vec![filler; len];
                 assert_eq!(quote_or_backslash(&plain), None);
+                if let Ok(block) = <&[u8; 16]>::try_from(&plain[..]) {
+                    assert_eq!(first_quote_or_backslash_of(block), None);
+                    assert_eq!(first_quote_or_backslash_swar(block), None);
+                }
                 for at in 0..len {
                     for mark in [b'"', b'\\'] {
                         let mut bytes = plain.clone();
@@ -544,6 +798,11 @@ mod tests {
                         let expected = memchr::memchr2(b'"', b'\\', &bytes);
                         assert_eq!(expected, Some(at));
                         assert_eq!(quote_or_backslash(&bytes), expected, "{bytes:?}");
+                        if let Ok(block) = <&[u8; 16]>::try_from(&bytes[..]) {
+                            assert_eq!(first_quote_or_backslash_swar(block), expected);
+                            #[cfg(target_arch = "x86_64")]
+                            assert_eq!(first_quote_or_backslash_sse2(block), expected);
+                        }
                         checked += 1;
                     }
                 }
