@@ -142,6 +142,10 @@ pub fn replay(bytes: &[u8]) -> Replay {
                 crate::output::rows_by_hand_as_serde(vec![Row::of(&discussion)]),
                 "the row of {id} at {now} by hand"
             );
+            assert!(
+                crate::output::summary_row_as_serde(Some(&Row::of(&discussion))),
+                "the summary row of {id} at {now} by hand"
+            );
             let (json, _, _) = crate::output::render_all(discussion, now);
             assert!(json.is_object());
         }

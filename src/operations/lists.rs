@@ -115,8 +115,7 @@ pub(crate) fn summarize(id: &str, records: &[&Record]) -> Summary {
     let row = settled.as_ref().map(Row::of);
     Summary {
         settled_from_ms: newest.max(deadline).saturating_add(1),
-        // Rows are strings and numbers: nothing that fails to serialize.
-        row: serde_json::to_string(&row).unwrap_or_else(|_| "null".into()),
+        row: crate::output::summary_row_json(row.as_ref()),
     }
 }
 

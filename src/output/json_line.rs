@@ -113,6 +113,11 @@ impl<'o> JsonObject<'o> {
     #[inline]
     pub(crate) fn uint(&mut self, key: &'static str, value: u64) {
         self.key(key);
+        self.digits(value);
+    }
+
+    #[inline]
+    fn digits(&mut self, value: u64) {
         let mut digits = [0u8; 20];
         let mut at = digits.len();
         let mut rest = value;
@@ -125,6 +130,25 @@ impl<'o> JsonObject<'o> {
             }
         }
         self.out.extend_from_slice(&digits[at..]);
+    }
+
+    /// A signed number.
+    #[inline]
+    pub(crate) fn int(&mut self, key: &'static str, value: i64) {
+        self.key(key);
+        if value < 0 {
+            self.out.push(b'-');
+        }
+        self.digits(value.unsigned_abs());
+    }
+
+    /// A signed number, or `null`.
+    #[inline]
+    pub(crate) fn opt_int(&mut self, key: &'static str, value: Option<i64>) {
+        match value {
+            Some(value) => self.int(key, value),
+            None => self.null(key),
+        }
     }
 
     /// A number, or `null`.

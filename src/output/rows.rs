@@ -72,6 +72,40 @@ impl RowJson<'_> {
     }
 }
 
+/// A summary's row: `Row`'s serde form (times as milliseconds), `null`
+/// for none, written by hand as serde writes it. A first list writes one
+/// per discussion, and serde's escaping of every byte of it was a
+/// twentieth of the thread that derives.
+pub(crate) fn summary_row_json(row: Option<&Row>) -> String {
+    let Some(row) = row else {
+        return "null".into();
+    };
+    let mut out = Vec::with_capacity(400);
+    let mut o = JsonObject::open(&mut out);
+    o.str("id", &row.id);
+    o.opt_str("fleet_id", row.fleet_id.as_deref());
+    o.strs("participants", &row.participants);
+    o.str("status", row.status.as_str());
+    o.uint("turns_used", row.turns_used.into());
+    o.uint("max_turns", row.max_turns.into());
+    o.opt_str("head_message_id", row.head_message_id.as_deref());
+    o.opt_str("head_to_agent_id", row.head_to_agent_id.as_deref());
+    o.int("updated_at_ms", row.updated_at_ms);
+    o.bool("escalated", row.escalated);
+    o.opt_str("live_attempt_id", row.live_attempt_id.as_deref());
+    o.opt_int("live_attempt_deadline_ms", row.live_attempt_deadline_ms);
+    o.uint("tokens", row.tokens);
+    o.usd("cost_usd", row.cost_usd);
+    o.close();
+    String::from_utf8(out).expect("JSON written from strings is UTF-8")
+}
+
+/// Whether `summary_row_json` writes serde's bytes: the fuzz target asks
+/// it of every discussion's row.
+pub(crate) fn summary_row_as_serde(row: Option<&Row>) -> bool {
+    serde_json::to_string(&row).ok() == Some(summary_row_json(row))
+}
+
 /// The rows of `list` or `inbox`, newest first, derived at `now_ms`.
 pub(crate) struct RowsView {
     pub rows: Vec<Row>,
@@ -337,6 +371,24 @@ mod tests {
         };
         assert!(rows_by_hand_as_serde(Vec::new()));
         assert!(rows_by_hand_as_serde(vec![full.clone()]));
-        assert!(rows_by_hand_as_serde(vec![bare.clone(), full, bare, huge]));
+        assert!(rows_by_hand_as_serde(vec![
+            bare.clone(),
+            full.clone(),
+            bare.clone(),
+            huge.clone()
+        ]));
+        // A summary's row, with times of either sign and none.
+        let past = Row {
+            updated_at_ms: 0,
+            live_attempt_deadline_ms: Some(-1),
+            ..full.clone()
+        };
+        for row in [None, Some(&full), Some(&bare), Some(&huge), Some(&past)] {
+            assert!(summary_row_as_serde(row), "{row:?}");
+        }
+        assert_eq!(
+            summary_row_json(Some(&bare)),
+            serde_json::to_string(&bare).unwrap()
+        );
     }
 }
