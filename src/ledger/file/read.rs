@@ -485,47 +485,30 @@ fn summarize_all<T>(
     // both the old half and the new whole at the peak of a first list.
     mapped.reserve_exact(summarized.len());
     summarized.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    std::thread::scope(|scope| {
-        // Written by a thread of its own while this one reads the settled
-        // answers back: the tail of a first list ran on one core.
-        let writer = scope.spawn(|| write_summary(cache.ledger_path(), base, &summarized));
-        for (id, summary, settled) in &summarized {
-            if !settled {
-                continue;
+    let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
+    for (id, summary, settled) in summarized {
+        if let Some(out) = &mut writer
+            && out.push(&id, &summary).is_err()
+        {
+            writer = None;
+        }
+        if !settled {
+            continue;
+        }
+        let answer = match from_row(&summary.row) {
+            Ok(kept) => kept,
+            Err(Untrusted) => {
+                let records = cache.records_of(file, &id).ok()?;
+                map(cache.last_at_ms, &id, &records.iter().collect::<Vec<_>>())
             }
-            let answer = match from_row(&summary.row) {
-                Ok(kept) => kept,
-                Err(Untrusted) => {
-                    let records = cache.records_of(file, id).ok()?;
-                    map(cache.last_at_ms, id, &records.iter().collect::<Vec<_>>())
-                }
-            };
-            mapped.extend(answer);
-        }
-        if let Err(panic) = writer.join() {
-            std::panic::resume_unwind(panic);
-        }
-        Some(())
-    })?;
-    Some(mapped)
-}
-
-/// The summary of base `base`, its lines in id order. A folder that does
-/// not take it costs the next reader the same work, no more.
-fn write_summary(
-    ledger: &std::path::Path,
-    base: u64,
-    summarized: &[(String, crate::ledger::Summary, bool)],
-) {
-    let Ok(mut out) = SummaryWriter::new(ledger, base) else {
-        return;
-    };
-    for (id, summary, _) in summarized {
-        if out.push(id, summary).is_err() {
-            return;
-        }
+        };
+        mapped.extend(answer);
     }
-    let _ = out.finish();
+    if let Some(writer) = writer {
+        // A folder that is not writable costs the next reader the same.
+        let _ = writer.finish();
+    }
+    Some(mapped)
 }
 
 /// The discussions `ids` mapped one at a time, or `None` when the index
