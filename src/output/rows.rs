@@ -286,7 +286,7 @@ impl View for RowsView {
 }
 
 /// Whether the rows' JSON written by hand is serde's, byte for byte: the
-/// fuzz target asks it of every summary's row.
+/// fuzz target asks it of every discussion's row at every instant.
 pub(crate) fn rows_by_hand_as_serde(rows: Vec<Row>) -> bool {
     let view = RowsView {
         rows,

@@ -88,6 +88,21 @@ fn first_quote_or_backslash_swar(block: &[u8; 16]) -> Option<usize> {
     None
 }
 
+/// The byte a one-letter escape stands for (`\n`: a newline); `None` for
+/// any other letter, `u` too (four hex digits follow it).
+#[inline]
+fn escaped_byte(letter: u8) -> Option<u8> {
+    match letter {
+        b'"' | b'\\' | b'/' => Some(letter),
+        b'b' => Some(0x08),
+        b'f' => Some(0x0c),
+        b'n' => Some(b'\n'),
+        b'r' => Some(b'\r'),
+        b't' => Some(b'\t'),
+        _ => None,
+    }
+}
+
 /// A position in a line.
 pub(crate) struct Scan<'a> {
     bytes: &'a [u8],
@@ -316,38 +331,28 @@ impl<'a> Scan<'a> {
     /// `decoded`: `None` for one serde refuses, or an escaped surrogate.
     #[inline]
     fn escape_into(&mut self, decoded: &mut Vec<u8>) -> Option<()> {
-        let bytes = self.bytes;
-        let escaped = *bytes.get(self.at)?;
+        let letter = *self.bytes.get(self.at)?;
         self.at += 1;
-        let byte = match escaped {
-            b'"' | b'\\' | b'/' => escaped,
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let c = self.unicode_escape()?;
-                decoded.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-                return Some(());
-            }
-            _ => return None,
-        };
-        decoded.push(byte);
+        if let Some(byte) = escaped_byte(letter) {
+            decoded.push(byte);
+            return Some(());
+        }
+        if letter != b'u' {
+            return None;
+        }
+        // None for a surrogate, paired or not.
+        let c = char::from_u32(self.hex_unit(self.at)?)?;
+        self.at += 4;
+        decoded.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
         Some(())
     }
 
-    /// The character of a `\u` escape's four hex digits (`self.at` is at
-    /// the first); `None` for a surrogate, paired or not.
+    /// The code unit of the four hex digits of a `\u` escape at `at`.
     #[inline]
-    fn unicode_escape(&mut self) -> Option<char> {
-        let hex = self.bytes.get(self.at..self.at + 4)?;
-        if !hex.iter().all(u8::is_ascii_hexdigit) {
-            return None;
-        }
-        let unit = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
-        self.at += 4;
-        char::from_u32(unit)
+    fn hex_unit(&self, at: usize) -> Option<u32> {
+        let hex = self.bytes.get(at..at + 4)?;
+        hex.iter()
+            .try_fold(0, |unit, &h| Some(unit * 16 + char::from(h).to_digit(16)?))
     }
 
     /// A string read into one of its own.
@@ -505,19 +510,17 @@ impl<'a> Scan<'a> {
                     if bytes[end] == b'"' {
                         return Some(());
                     }
-                    match *bytes.get(self.at)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
-                        b'u' => {
-                            let hex = bytes.get(self.at + 1..self.at + 5)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return None;
-                            }
-                            if as_value && matches!(hex[0], b'd' | b'D') && hex[1] >= b'8' {
-                                return None;
-                            }
-                            self.at += 5;
+                    let letter = *bytes.get(self.at)?;
+                    if escaped_byte(letter).is_some() {
+                        self.at += 1;
+                    } else if letter == b'u' {
+                        let unit = self.hex_unit(self.at + 1)?;
+                        if as_value && (0xd800..0xe000).contains(&unit) {
+                            return None;
                         }
-                        _ => return None,
+                        self.at += 5;
+                    } else {
+                        return None;
                     }
                 }
             }
