@@ -80,6 +80,17 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
     /// The next record of a whole operation (`None`: a line that is none);
     /// `each` gets a discussion's records once its last line came.
     pub(crate) fn take(&mut self, record: Option<Record>, each: &mut impl FnMut(&str, &[&Record])) {
+        self.take_owned(record, &mut |id, records| {
+            each(&id, &records.iter().collect::<Vec<_>>());
+        });
+    }
+
+    /// As `take`, handing on the id and the records themselves.
+    pub(crate) fn take_owned(
+        &mut self,
+        record: Option<Record>,
+        each: &mut impl FnMut(String, Vec<Record>),
+    ) {
         let Some(record) = record else { return };
         if record.line as u64 > self.covered_lines {
             return;
@@ -102,8 +113,8 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
             // Another discussion of the same key (a collision in a file's
             // index) waits for the end of the pass.
             let id = records[0].discussion_id().unwrap_or_default().to_owned();
-            if let Some(records) = self.under_way.remove(&id) {
-                each(&id, &records.iter().collect::<Vec<_>>());
+            if let Some((id, records)) = self.under_way.remove_entry(&id) {
+                each(id, records);
             }
         }
     }
@@ -111,11 +122,19 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
     /// At the end of the pass: the discussions still under way (of keys
     /// that collide) go to `each`.
     pub(crate) fn finish(self, mut each: impl FnMut(&str, &[&Record])) -> Result<(), Misindexed> {
+        self.finish_owned(|id, records| each(&id, &records.iter().collect::<Vec<_>>()))
+    }
+
+    /// As `finish`, handing on the id and the records themselves.
+    pub(crate) fn finish_owned(
+        self,
+        mut each: impl FnMut(String, Vec<Record>),
+    ) -> Result<(), Misindexed> {
         if self.misindexed {
             return Err(Misindexed);
         }
         for (id, records) in self.under_way {
-            each(&id, &records.iter().collect::<Vec<_>>());
+            each(id, records);
         }
         Ok(())
     }

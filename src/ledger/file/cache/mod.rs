@@ -21,6 +21,7 @@
 //! lines after it. A checkpoint or base that does not match the ledger is
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
+mod ends;
 mod index_file;
 mod peek;
 mod rebuild;
@@ -262,8 +263,37 @@ impl Cache {
     /// Builds the cache from the whole ledger, streaming it, and writes the
     /// base. The caller holds the exclusive lock.
     pub(crate) fn rebuild(path: &Path, ledger: &File) -> io::Result<Cache> {
+        let (gathered, covered, lines) = rebuild::scan_all(ledger, ledger.metadata()?.len())?;
+        Cache::of_gathered(path, ledger, gathered, (covered, lines))
+    }
+
+    /// As `rebuild`, parsing every line, and every discussion's records to
+    /// `each` on the way (`rebuild::scan_deriving`): the first list after
+    /// the cache is gone reads the ledger once, not twice. `None` when the
+    /// pass could not tell where discussions end, having written nothing:
+    /// `rebuild` is to be used instead.
+    pub(crate) fn rebuild_deriving(
+        path: &Path,
+        ledger: &File,
+        each: impl FnMut(String, Vec<Record>, Option<i64>),
+    ) -> io::Result<Option<Cache>> {
+        let Some((gathered, covered, lines)) =
+            rebuild::scan_deriving(ledger, ledger.metadata()?.len(), each)?
+        else {
+            return Ok(None);
+        };
+        Cache::of_gathered(path, ledger, gathered, (covered, lines)).map(Some)
+    }
+
+    /// The cache of what a scan of the first `covered` bytes (`lines`
+    /// lines) gathered, its base written.
+    fn of_gathered(
+        path: &Path,
+        ledger: &File,
+        gathered: rebuild::Gathered,
+        (covered, lines): (u64, u64),
+    ) -> io::Result<Cache> {
         let meta = ledger.metadata()?;
-        let (gathered, covered, lines) = rebuild::scan_all(ledger, meta.len())?;
         let mark = mark_at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
         let halves = sort_in_halves(&mut entries);

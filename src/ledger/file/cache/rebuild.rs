@@ -5,7 +5,10 @@ use super::index_file::{LineRef, idempotency_index_key, key_of};
 use super::peek::peek;
 use crate::global::Global;
 use crate::ledger::hash::{IdHashMap, KeyHashMap};
-use crate::ledger::lines::{LineFeed, operations_on_both_cores, read_line_at, stream_lines};
+use crate::ledger::lines::{
+    LineFeed, operations_on_both_cores, read_line_at, record_and_mark, stream_lines,
+};
+use crate::ledger::one_pass::OnePass;
 use crate::record::{OpMark, ReceiptKind, Record};
 use std::collections::HashSet;
 use std::collections::hash_map::Entry;
@@ -32,13 +35,15 @@ pub(super) struct Ids {
 }
 
 impl Ids {
-    fn insert(&mut self, key: u64, id: String) {
+    fn insert(&mut self, key: u64, id: &str) {
         match self.by_key.entry(key) {
             Entry::Vacant(vacant) => {
-                vacant.insert(id);
+                vacant.insert(id.to_owned());
             }
-            Entry::Occupied(first) if *first.get() != id => {
-                self.sharing_a_key.insert(id);
+            Entry::Occupied(first) if first.get() != id => {
+                if !self.sharing_a_key.contains(id) {
+                    self.sharing_a_key.insert(id.to_owned());
+                }
             }
             Entry::Occupied(_) => {}
         }
@@ -53,19 +58,20 @@ impl Ids {
     }
 }
 
-/// What one line adds, held back while its operation is incomplete.
-/// `exact` tells whether it comes from a whole parse of the line.
+/// What one line adds, held back while its operation is incomplete: the
+/// record of a line parsed whole, or what was peeked at.
 struct Effect {
+    /// Boxed: most lines are only peeked at, and an effect is moved a few
+    /// times.
+    whole: Option<Box<Record>>,
     entry: Option<(LineRef, String)>,
     /// The line's entry under its idempotency key, if it carries one.
     keyed: Option<LineRef>,
-    /// Boxed: most lines have none, and an effect is moved a few times.
-    global: Option<Box<Record>>,
     at_ms: Option<i64>,
     /// A reservation peeked at: (agent, at_ms).
     reservation: Option<(String, i64)>,
     offset: u64,
-    exact: bool,
+    len: u32,
 }
 
 /// Facts taken from peeked lines, checked by a whole parse at the end:
@@ -139,6 +145,51 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
     Ok(Some((gathered, covered, lines)))
 }
 
+/// One pass over the whole ledger that parses every line: what `scan_all`
+/// gathers and, on the way, every discussion's records to `each`, as
+/// `Cache::with_records` would give them, once its last line has been read
+/// (`ends::last_lines` tells which that is), with the newest `at_ms` read
+/// so far. `None` when the look at the lines missed a line's discussion:
+/// nothing is kept, and the cache is to be rebuilt the usual way.
+pub(super) fn scan_deriving(
+    ledger: &File,
+    len: u64,
+    mut each: impl FnMut(String, Vec<Record>, Option<i64>),
+) -> io::Result<Option<(Gathered, u64, u64)>> {
+    let (last_lines, naming) = super::ends::last_lines(ledger, len)?;
+    let last_line = |id: &str| last_lines.get(&key_of(id)).map(|&line| u64::from(line));
+    // Only the records of whole operations are taken: none is past the end.
+    let mut pass = OnePass::new(last_line, u64::MAX);
+    let mut gathered = Gathered::default();
+    // An entry for each line of a discussion, and a few keyed lines: the
+    // entries, a few dozen MiB at a million lines, are not grown by
+    // doubling while a pass holds every discussion's summary.
+    gathered
+        .entries
+        .reserve_exact(naming as usize + naming as usize / 64);
+    let feed = |line: &mut LineFeed<'_>| stream_lines(ledger, len, line);
+    let read = |offset, line_no, line: &[u8]| {
+        let (record, mark) = record_and_mark(line_no, line);
+        ((record, offset, line.len() as u32), mark)
+    };
+    let take = |(record, offset, len): (Option<Record>, u64, u32)| {
+        if let Some(record) = &record {
+            gathered.add(record, offset, len);
+        }
+        let newest = gathered.last_at_ms;
+        pass.take_owned(record, &mut |id, records| each(id, records, newest));
+    };
+    let streamed = operations_on_both_cores(len, feed, read, take)?;
+    let newest = gathered.last_at_ms;
+    if pass
+        .finish_owned(|id, records| each(id, records, newest))
+        .is_err()
+    {
+        return Ok(None);
+    }
+    Ok(Some((gathered, streamed.end, streamed.lines)))
+}
+
 /// The record on the line at `offset`.
 fn read_record(ledger: &File, offset: u64) -> io::Result<Option<Record>> {
     let (line, whole) = read_line_at(ledger, offset, u64::MAX)?;
@@ -146,6 +197,13 @@ fn read_record(ledger: &File, offset: u64) -> io::Result<Option<Record>> {
 }
 
 fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
+    if let Some(record) = effect.whole {
+        if gathered.last_at_ms.is_none_or(|t| record.at_ms > t) {
+            unchecked.last_at = None;
+        }
+        gathered.add(&record, effect.offset, effect.len);
+        return;
+    }
     if let Some(entry) = effect.keyed {
         gathered.entries.push(entry);
     }
@@ -156,16 +214,13 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
         if let Some(at_ms) = effect.at_ms {
             gathered.live.touch(&id, at_ms);
         }
-        gathered.ids.insert(entry.key, id);
-    }
-    if let Some(record) = effect.global {
-        gathered.global.apply(&record);
+        gathered.ids.insert(entry.key, &id);
     }
     if let Some(at_ms) = effect.at_ms
         && gathered.last_at_ms.is_none_or(|t| at_ms > t)
     {
         gathered.last_at_ms = Some(at_ms);
-        unchecked.last_at = (!effect.exact).then_some(effect.offset);
+        unchecked.last_at = Some(effect.offset);
     }
     if let Some((agent, at_ms)) = effect.reservation {
         unchecked.reservations.push((effect.offset, agent, at_ms));
@@ -174,6 +229,33 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
         if unchecked.reservations.len() >= unchecked.forget_at {
             forget_old(&mut unchecked.reservations);
             unchecked.forget_at = (unchecked.reservations.len() * 2).max(8192);
+        }
+    }
+}
+
+impl Gathered {
+    /// What a record parsed whole adds, on line `record.line` at `offset`
+    /// (`len` bytes): what `Cache::fold` adds of a line appended.
+    fn add(&mut self, record: &Record, offset: u64, len: u32) {
+        let line_ref = |key| LineRef {
+            key,
+            offset,
+            len,
+            line: record.line as u32,
+        };
+        if let Some(idempotency) = &record.idempotency {
+            self.entries
+                .push(line_ref(idempotency_index_key(&idempotency.key)));
+        }
+        if let Some(id) = record.discussion_id() {
+            let key = key_of(id);
+            self.entries.push(line_ref(key));
+            self.live.touch(id, record.at_ms);
+            self.ids.insert(key, id);
+        }
+        self.global.apply(record);
+        if self.last_at_ms.is_none_or(|t| record.at_ms > t) {
+            self.last_at_ms = Some(record.at_ms);
         }
     }
 }
@@ -201,17 +283,6 @@ fn forget_old(reservations: &mut Vec<(u64, String, i64)>) {
 /// One line: peeked at when it can be, parsed whole when it must be.
 /// Returns what it adds and its operation mark.
 fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, OpMark) {
-    let entry = |id: &str| {
-        (
-            LineRef {
-                key: key_of(id),
-                offset,
-                len: line.len() as u32,
-                line: line_no as u32,
-            },
-            id.to_string(),
-        )
-    };
     let line_ref = |key: u64| LineRef {
         key,
         offset,
@@ -219,13 +290,13 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
         line: line_no as u32,
     };
     let mut effect = Effect {
+        whole: None,
         entry: None,
         keyed: None,
-        global: None,
         at_ms: None,
         reservation: None,
         offset,
-        exact: true,
+        len: line.len() as u32,
     };
     let peeked = if exact { None } else { peek(line) };
     let whole = match &peeked {
@@ -243,20 +314,14 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
     if whole {
         return match Record::parse_with_mark(line, line_no as usize) {
             Ok((record, mark)) => {
-                effect.entry = record.discussion_id().map(entry);
-                effect.keyed = record
-                    .idempotency
-                    .as_ref()
-                    .map(|i| line_ref(idempotency_index_key(&i.key)));
-                effect.at_ms = Some(record.at_ms);
-                effect.global = Some(Box::new(record));
+                effect.whole = Some(Box::new(record));
                 (effect, mark)
             }
             Err(_) => (effect, OpMark::Alone),
         };
     }
     let peek = peeked.expect("peeked");
-    effect.exact = false;
+    let entry = |id: &str| (line_ref(key_of(id)), id.to_string());
     effect.keyed = match (&peek.idempotency_key, &peek.request_digest) {
         (Some(k), Some(_)) => Some(line_ref(idempotency_index_key(k))),
         _ => None,
@@ -293,7 +358,7 @@ mod tests {
             (9, "dsc_c"),
             (7, "dsc_a"),
         ] {
-            ids.insert(key, id.to_string());
+            ids.insert(key, id);
         }
         assert_eq!(ids.into_sorted(), ["dsc_a", "dsc_b", "dsc_c"]);
     }
