@@ -2,7 +2,7 @@
 //! the live set or the summary), the lines checked, the records streamed
 //! in order, and the lines exported byte for byte.
 
-use super::cache::summary::{self, SummaryWriter};
+use super::cache::summary::{self, SummaryLine, SummaryWriter};
 use super::cache::{Cache, key_of};
 use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
 use crate::error::{Error, Result};
@@ -15,7 +15,6 @@ use crate::ledger::one_pass::{OnePass, PassFailed, in_line_order};
 use crate::ledger::spent::Spent;
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
-use crate::ledger::summary::Summary;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -487,7 +486,7 @@ fn summarize_all<T>(
         if !settled {
             mapped.extend(map(cache.last_at_ms, id, records));
         }
-        summarized.push((id.to_owned(), summary, Some(settled)));
+        summarized.push((SummaryLine::new(id, &summary), Some(settled)));
     })
     .ok()?;
     let kept = Kept::default();
@@ -510,7 +509,7 @@ fn rebuild_summarizing<T>(
     let mut summarized = Vec::new();
     let mut kept = Kept::default();
     let rebuilt = Cache::rebuild_deriving(path, file, |id, records, newest| {
-        let summary = summarize(&id, &records.iter().collect::<Vec<_>>());
+        let summary = summarize(id, &records.iter().collect::<Vec<_>>());
         // An instant is not before the newest record (unless that one is
         // far ahead of the reader's clock): a discussion settled by then
         // needs no records to answer, almost surely.
@@ -518,9 +517,9 @@ fn rebuild_summarizing<T>(
             kept.forget_settled_by(newest);
         }
         if newest.is_none_or(|newest| summary.settled_from_ms > newest) {
-            kept.keep(summary.settled_from_ms, &id, records);
+            kept.keep(summary.settled_from_ms, id, records);
         }
-        summarized.push((id, summary, None));
+        summarized.push((SummaryLine::new(id, &summary), None));
     })?;
     let Some(cache) = rebuilt else {
         return Ok(None);
@@ -538,10 +537,10 @@ fn rebuild_summarizing<T>(
     Ok(answered.map(|mapped| (cache, mapped)))
 }
 
-/// Discussions summarized on a pass: the id, the summary, and whether it
-/// is settled (`Some(true)`), was answered on the pass (`Some(false)`), or
-/// is to be told at an instant known only after it (`None`).
-type Summarized = Vec<(String, Summary, Option<bool>)>;
+/// Discussions summarized on a pass: the summary, and whether it is
+/// settled (`Some(true)`), was answered on the pass (`Some(false)`), or is
+/// to be told at an instant known only after it (`None`).
+type Summarized = Vec<(SummaryLine, Option<bool>)>;
 
 /// The answer of every discussion `summarized` (the `mapped` ones given
 /// already), and the summary of base `base` written on the way when there
@@ -562,32 +561,33 @@ fn answer_summarized<T>(
     // Room for every answer at once: grown by doubling, the last copy held
     // both the old half and the new whole at the peak of a first list.
     mapped.reserve_exact(summarized.len());
-    summarized.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    summarized.sort_unstable_by(|a, b| a.0.id().cmp(b.0.id()));
     let mut writer = base.and_then(|base| SummaryWriter::new(cache.ledger_path(), base).ok());
-    for (id, summary, settled) in summarized {
+    for (line, settled) in summarized {
         if let Some(out) = &mut writer
-            && out.push(&id, &summary).is_err()
+            && out.push_line(&line).is_err()
         {
             writer = None;
         }
+        let id = line.id();
         match settled {
             Some(true) => {}
             Some(false) => continue,
-            None if summary.settled_from_ms <= now_ms => {}
+            None if line.settled_from_ms <= now_ms => {}
             None => {
-                let records = match kept.take(summary.settled_from_ms, &id) {
+                let records = match kept.take(line.settled_from_ms, id) {
                     Some(records) => records,
-                    None => cache.records_of(file, &id).ok()?,
+                    None => cache.records_of(file, id).ok()?,
                 };
-                mapped.extend(map(cache.last_at_ms, &id, &records.iter().collect::<Vec<_>>()));
+                mapped.extend(map(cache.last_at_ms, id, &records.iter().collect::<Vec<_>>()));
                 continue;
             }
         }
-        let answer = match from_row(&summary.row) {
+        let answer = match from_row(line.row()) {
             Ok(kept) => kept,
             Err(Untrusted) => {
-                let records = cache.records_of(file, &id).ok()?;
-                map(cache.last_at_ms, &id, &records.iter().collect::<Vec<_>>())
+                let records = cache.records_of(file, id).ok()?;
+                map(cache.last_at_ms, id, &records.iter().collect::<Vec<_>>())
             }
         };
         mapped.extend(answer);

@@ -275,7 +275,7 @@ impl Cache {
     pub(crate) fn rebuild_deriving(
         path: &Path,
         ledger: &File,
-        each: impl FnMut(String, Vec<Record>, Option<i64>),
+        each: impl FnMut(&str, Vec<Record>, Option<i64>),
     ) -> io::Result<Option<Cache>> {
         let Some((gathered, covered, lines)) =
             rebuild::scan_deriving(ledger, ledger.metadata()?.len(), each)?

@@ -23,6 +23,9 @@ pub(super) struct Gathered {
     pub(super) global: Global,
     pub(super) last_at_ms: Option<i64>,
     pub(super) live: crate::ledger::live::LiveSet,
+    /// Records added since the global state last forgot what no longer
+    /// counts (`Global::forget_old_reservations`).
+    added: u32,
 }
 
 /// The discussion ids met, found by the index key each entry carries
@@ -32,6 +35,8 @@ pub(super) struct Gathered {
 pub(super) struct Ids {
     by_key: KeyHashMap<String>,
     sharing_a_key: HashSet<String>,
+    /// Ids met once each (a pass hands every discussion on once).
+    each_once: Vec<String>,
 }
 
 impl Ids {
@@ -53,6 +58,7 @@ impl Ids {
     pub(super) fn into_sorted(self) -> Vec<String> {
         let mut ids: Vec<String> = self.by_key.into_values().collect();
         ids.extend(self.sharing_a_key);
+        ids.extend(self.each_once);
         ids.sort_unstable();
         ids
     }
@@ -154,7 +160,7 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
 pub(super) fn scan_deriving(
     ledger: &File,
     len: u64,
-    mut each: impl FnMut(String, Vec<Record>, Option<i64>),
+    mut each: impl FnMut(&str, Vec<Record>, Option<i64>),
 ) -> io::Result<Option<(Gathered, u64, u64)>> {
     let (last_lines, naming) = super::ends::last_lines(ledger, len)?;
     let last_line = |id: &str| last_lines.get(&key_of(id)).map(|&line| u64::from(line));
@@ -177,14 +183,20 @@ pub(super) fn scan_deriving(
             gathered.add(record, offset, len);
         }
         let newest = gathered.last_at_ms;
-        pass.take_owned(record, &mut |id, records| each(id, records, newest));
+        let ids = &mut gathered.ids.each_once;
+        pass.take_owned(record, &mut |id, records| {
+            each(&id, records, newest);
+            ids.push(id);
+        });
     };
     let streamed = operations_on_both_cores(len, feed, read, take)?;
     let newest = gathered.last_at_ms;
-    if pass
-        .finish_owned(|id, records| each(id, records, newest))
-        .is_err()
-    {
+    let ids = &mut gathered.ids.each_once;
+    let finished = pass.finish_owned(|id, records| {
+        each(&id, records, newest);
+        ids.push(id);
+    });
+    if finished.is_err() {
         return Ok(None);
     }
     Ok(Some((gathered, streamed.end, streamed.lines)))
@@ -202,6 +214,9 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
             unchecked.last_at = None;
         }
         gathered.add(&record, effect.offset, effect.len);
+        if let Some(id) = record.discussion_id() {
+            gathered.ids.insert(key_of(id), id);
+        }
         return;
     }
     if let Some(entry) = effect.keyed {
@@ -235,7 +250,8 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
 
 impl Gathered {
     /// What a record parsed whole adds, on line `record.line` at `offset`
-    /// (`len` bytes): what `Cache::fold` adds of a line appended.
+    /// (`len` bytes): what `Cache::fold` adds of a line appended, but its
+    /// discussion's id, which the caller adds (once per line, or once).
     fn add(&mut self, record: &Record, offset: u64, len: u32) {
         let line_ref = |key| LineRef {
             key,
@@ -251,11 +267,18 @@ impl Gathered {
             let key = key_of(id);
             self.entries.push(line_ref(key));
             self.live.touch(id, record.at_ms);
-            self.ids.insert(key, id);
         }
         self.global.apply(record);
         if self.last_at_ms.is_none_or(|t| record.at_ms > t) {
             self.last_at_ms = Some(record.at_ms);
+        }
+        // Only the last hour of reservations and the last day of spending
+        // count: forgetting the rest now and then keeps memory small on a
+        // pass that parses every line (what is forgotten is the same).
+        self.added += 1;
+        if self.added == 1 << 16 {
+            self.added = 0;
+            self.global.forget_old_reservations();
         }
     }
 }

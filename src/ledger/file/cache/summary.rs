@@ -108,7 +108,11 @@ impl SummaryWriter {
     }
 
     pub(crate) fn push(&mut self, id: &str, summary: &Summary) -> io::Result<()> {
-        let rest = format!("{id}\t{}\t{}", summary.settled_from_ms, summary.row);
+        self.push_line(&SummaryLine::new(id, summary))
+    }
+
+    pub(crate) fn push_line(&mut self, line: &SummaryLine) -> io::Result<()> {
+        let rest = &line.text;
         writeln!(self.out, "{:016x}\t{rest}", hash64(rest.as_bytes()))?;
         self.count += 1;
         Ok(())
@@ -119,5 +123,43 @@ impl SummaryWriter {
         let temp = self.out.into_inner().map_err(|e| e.into_error())?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// A discussion's summary as its line holds it, but the hash: the id, the
+/// instant it is settled from and the row, separated by tabs. A reader
+/// that summarizes every discussion keeps one a discussion until all are
+/// there to be written in id order: one string, not an id and a row apart.
+pub(crate) struct SummaryLine {
+    text: String,
+    id_end: u32,
+    row_start: u32,
+    pub settled_from_ms: i64,
+}
+
+impl SummaryLine {
+    pub(crate) fn new(id: &str, summary: &Summary) -> SummaryLine {
+        let instant = summary.settled_from_ms.to_string();
+        let mut text = String::with_capacity(id.len() + instant.len() + summary.row.len() + 2);
+        text.push_str(id);
+        text.push('\t');
+        text.push_str(&instant);
+        text.push('\t');
+        let row_start = text.len();
+        text.push_str(&summary.row);
+        SummaryLine {
+            text,
+            id_end: id.len() as u32,
+            row_start: row_start as u32,
+            settled_from_ms: summary.settled_from_ms,
+        }
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.text[..self.id_end as usize]
+    }
+
+    pub(crate) fn row(&self) -> &str {
+        &self.text[self.row_start as usize..]
     }
 }
