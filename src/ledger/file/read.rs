@@ -19,8 +19,8 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 impl FileLedger {
     /// Maps every discussion of the ledger, one at a time, under a shared
@@ -490,7 +490,14 @@ fn summarize_all<T>(
     })
     .ok()?;
     let kept = Kept::default();
-    answer_summarized(cache, file, (Some(base), now_ms), (summarized, kept, mapped), from_row, map)
+    answer_summarized(
+        cache,
+        file,
+        (Some(base), now_ms),
+        (summarized, kept, mapped),
+        from_row,
+        map,
+    )
 }
 
 /// The cache rebuilt in one pass over the ledger that also summarizes
@@ -579,7 +586,11 @@ fn answer_summarized<T>(
                     Some(records) => records,
                     None => cache.records_of(file, id).ok()?,
                 };
-                mapped.extend(map(cache.last_at_ms, id, &records.iter().collect::<Vec<_>>()));
+                mapped.extend(map(
+                    cache.last_at_ms,
+                    id,
+                    &records.iter().collect::<Vec<_>>(),
+                ));
                 continue;
             }
         }
@@ -635,9 +646,7 @@ impl Kept {
     }
 
     fn take(&mut self, settled_from_ms: i64, id: &str) -> Option<Vec<Record>> {
-        let records = self
-            .by_settling
-            .remove(&(settled_from_ms, id.to_owned()))?;
+        let records = self.by_settling.remove(&(settled_from_ms, id.to_owned()))?;
         self.records -= records.len();
         Some(records)
     }

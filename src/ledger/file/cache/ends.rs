@@ -134,11 +134,17 @@ mod tests {
         assert_eq!(named(receipt), [key_of("dsc_A")]);
     }
 
-    /// What the look may name beside a line's own discussion: more, never
-    /// less, for the lines `discuss` writes.
+    /// A line as `discuss` writes one names its first id under its kind's
+    /// key; any other line, every id under either key (more than its own
+    /// is harmless: that discussion is handed on later).
     #[test]
-    fn a_nested_key_is_named_too() {
-        let line = r#"{"v":1,"kind":"receipt","id":"r","at_ms":1,"x":{"discussion_id":"dsc_9"},"discussion_id":"dsc_8"}"#;
-        assert_eq!(named(line), [key_of("dsc_9"), key_of("dsc_8")]);
+    fn lines_of_another_shape_name_every_id() {
+        let written = r#"{"v":1,"kind":"receipt","id":"r","at_ms":1,"discussion_id":"dsc_8","x":{"discussion_id":"dsc_9"}}"#;
+        assert_eq!(named(written), [key_of("dsc_8")]);
+        let other = r#"{"kind":"receipt","v":1,"id":"r","at_ms":1,"x":{"discussion_id":"dsc_9"},"correlation_id":"dsc_7","discussion_id":"dsc_8"}"#;
+        assert_eq!(
+            named(other),
+            [key_of("dsc_7"), key_of("dsc_9"), key_of("dsc_8")]
+        );
     }
 }
