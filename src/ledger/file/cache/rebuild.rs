@@ -303,6 +303,11 @@ fn forget_old(reservations: &mut Vec<(u64, String, i64)>) {
     reservations.retain(|(_, agent, t)| *t > horizon[agent.as_str()]);
 }
 
+/// A receipt's `usage` key, searched for in every receipt a rebuild peeks
+/// at: built once, as building a searcher costs more than a short search.
+static USAGE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"usage\""));
+
 /// One line: peeked at when it can be, parsed whole when it must be.
 /// Returns what it adds and its operation mark.
 fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, OpMark) {
@@ -330,7 +335,7 @@ fn read_line(line: &[u8], offset: u64, line_no: u64, exact: bool) -> (Effect, Op
                     "fleet" | "kill_switch" | "quota" | "credential"
                 )
                 // What a turn cost counts against its agent's spend caps.
-                || (peek.kind == "receipt" && memchr::memmem::find(line, b"\"usage\"").is_some())
+                || (peek.kind == "receipt" && USAGE.find(line).is_some())
         }
         None => true,
     };
