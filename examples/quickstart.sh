@@ -6,10 +6,11 @@
 set -euo pipefail
 discuss=${DISCUSS:-discuss}
 export DISCUSS_LEDGER=${DISCUSS_LEDGER:-$(mktemp -d)/ledger.jsonl}
-echo "ledger: $DISCUSS_LEDGER"
 
 # The value of a string field in a one-line JSON object (jq -r .NAME works too).
 field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
+# The location as discuss shows it: a database URL's password masked.
+echo "ledger: $("$discuss" --json ledger info | field location)"
 
 "$discuss" fleet add fleet-alpha agent-a agent-b >/dev/null
 

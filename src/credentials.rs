@@ -16,6 +16,8 @@ const RANDOM_BYTES: usize = 32;
 
 /// The longest `--expires-in-hours`: ten years.
 pub(crate) const MAX_EXPIRES_IN_HOURS: i64 = 87_600;
+/// A token's life when `token issue` is not told otherwise: 90 days.
+pub(crate) const DEFAULT_EXPIRES_IN_HOURS: i64 = 90 * 24;
 
 /// A new token, from the kernel's random source.
 pub(crate) fn new_token() -> Result<String> {

@@ -7,7 +7,9 @@ use crate::engine::{DeliveryStep, LEASE_MS};
 use crate::error::{EXIT_TURN_FAILED, Result};
 use crate::operations::escalations::{escalated, record};
 use crate::operations::watch::Changes;
-use crate::output::{Answer, DeliveryView, EscalationsView, escalation_env, escalation_object};
+use crate::output::{
+    Answer, DeliveryPassView, DeliveryView, EscalationsView, escalation_env, escalation_object,
+};
 use crate::supervisor::handoff::{HandoffEnd, hand_off};
 use clap::{Args, Subcommand};
 use std::collections::HashSet;
@@ -72,6 +74,7 @@ pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
 fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
     crate::supervisor::catch_stop_signals()?;
     let mut all_delivered = true;
+    let (mut delivered_count, mut failed_count) = (0, 0);
     let mut changes = Changes::from_now(ctx);
     let mut delivered_ids = HashSet::new();
     loop {
@@ -124,14 +127,23 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
                 delivered_ids.insert(discussion.id.clone());
             }
             all_delivered &= delivered;
-            ctx.out.item(&DeliveryView {
-                discussion_id: discussion.id.clone(),
-                receipt_id: escalation.receipt_id.clone(),
-                delivered,
-                exit_code: handoff.exit_code,
-                reason: reason.map(str::to_owned),
-                at: crate::output::At(ctx.now(None)),
-            })?;
+            if delivered {
+                delivered_count += 1;
+            } else {
+                failed_count += 1;
+            }
+            // A one-shot pass with --json prints one object at its end;
+            // otherwise each delivery is said as it is made.
+            if follow || !ctx.out.json {
+                ctx.out.item(&DeliveryView {
+                    discussion_id: discussion.id.clone(),
+                    receipt_id: escalation.receipt_id.clone(),
+                    delivered,
+                    exit_code: handoff.exit_code,
+                    reason: reason.map(str::to_owned),
+                    at: crate::output::At(ctx.now(None)),
+                })?;
+            }
         }
         if !follow || crate::supervisor::stop_requested() {
             break;
@@ -151,10 +163,26 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
             break;
         }
     }
-    let status = if follow || all_delivered {
-        0
-    } else {
-        EXIT_TURN_FAILED
-    };
-    Ok(Answer::streamed(status))
+    if follow {
+        return Ok(Answer::streamed(0));
+    }
+    // What is still pending after the pass, and when the earliest of it
+    // may be tried again: a cron job tells "nothing to do" from "waiting
+    // for a retry" from "failed now".
+    let (discussions, now_ms) = escalated(ctx, &delivered_ids)?;
+    let waiting: Vec<i64> = discussions
+        .iter()
+        .filter_map(|d| d.escalation.as_ref())
+        .filter(|e| e.delivery.delivered.is_none())
+        .map(|e| e.delivery.next_attempt_ms(now_ms))
+        .collect();
+    let status = if all_delivered { 0 } else { EXIT_TURN_FAILED };
+    Ok(Answer::new(DeliveryPassView {
+        delivered: delivered_count,
+        failed: failed_count,
+        pending: waiting.len(),
+        next_attempt_at: waiting.iter().min().map(|&ms| crate::output::At(ms)),
+        now_ms,
+        status,
+    }))
 }

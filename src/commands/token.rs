@@ -16,6 +16,7 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  TOKEN=$(discuss token issue agent-b --expires-in-hours 720)\n  \
+    discuss token issue ops --operator --no-expiry\n  \
     discuss token list\n  discuss token revoke tok_…"
 )]
 pub(crate) struct TokenArgs {
@@ -34,9 +35,16 @@ pub(crate) enum TokenCommand {
         /// reading every discussion
         #[arg(long)]
         operator: bool,
-        /// Expire after this many hours (1 to 87600); never, without it
-        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        /// Expire after this many hours (1 to 87600; default 2160, 90 days)
+        #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "no_expiry")]
         expires_in_hours: Option<i64>,
+        /// Never expire (until revoked)
+        #[arg(long)]
+        no_expiry: bool,
+        /// Issue an agent token for an agent that is in no fleet (a typo
+        /// must not mint a working credential, so this is refused without it)
+        #[arg(long)]
+        allow_unknown_agent: bool,
     },
     /// Revoke a token: the next request with it is refused
     Revoke {
@@ -54,11 +62,20 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             agent,
             operator,
             expires_in_hours,
+            no_expiry,
+            allow_unknown_agent,
         } => {
             crate::ids::check_name("agent_id", agent)?;
             if let Some(hours) = expires_in_hours {
                 check_range("expires_in_hours", *hours, (1, MAX_EXPIRES_IN_HOURS))?;
             }
+            let expires_in_hours = match (expires_in_hours, no_expiry) {
+                (_, true) => None,
+                (Some(hours), false) => Some(*hours),
+                (None, false) => Some(credentials::DEFAULT_EXPIRES_IN_HOURS),
+            };
+            // An operator token names who holds it, not an agent of a fleet.
+            let must_be_known = !*operator && !*allow_unknown_agent;
             let role = if *operator {
                 Role::Operator
             } else {
@@ -68,6 +85,20 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             let token_id = crate::ids::new_id(TOKEN_ID);
             let view = ctx.ledger.append_global(|view| {
                 let stamp = ctx.stamp(view.last_at_ms());
+                if must_be_known {
+                    let global = view.global(stamp.at_ms);
+                    if !global.fleets.values().any(|members| members.contains(agent)) {
+                        return Err(Error::new(
+                            ErrorCode::NotInFleet,
+                            format!("{agent} is in no fleet: no agent token is issued for it"),
+                        )
+                        .detail("agent_id", agent.as_str())
+                        .hint(format!(
+                            "check the name (discuss fleet list), add it first \
+                             (discuss fleet add FLEET {agent}), or give --allow-unknown-agent"
+                        )));
+                    }
+                }
                 let expires_ms = expires_in_hours.map(|h| stamp.at_ms + h * 3_600_000);
                 let records = plan_token_issue(
                     &token_id,
@@ -92,7 +123,7 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             Ok(Answer::new(view))
         }
         TokenCommand::Revoke { token_id } => {
-            crate::ids::check_server_id("token_id", TOKEN_ID, token_id)?;
+            check_token_id(token_id)?;
             let (global, now) = ctx.ledger.append_global(|view| {
                 let stamp = ctx.stamp(view.last_at_ms());
                 let mut global = view.global(stamp.at_ms).into_owned();
@@ -116,4 +147,21 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             Ok(Answer::new(TokensView::of(&view.global(now), now, None)))
         }
     }
+}
+
+/// A token id, refused without ever echoing what was given when it is not
+/// one: a token pasted in its place (`dsk_…`) must not reach a terminal,
+/// a log or a CI transcript.
+fn check_token_id(token_id: &str) -> Result<()> {
+    if token_id.starts_with(TOKEN_ID) {
+        return crate::ids::check_server_id("token_id", TOKEN_ID, token_id);
+    }
+    let what = if token_id.starts_with(credentials::TOKEN_PREFIX) {
+        "that is a token itself, not its id (the token is not repeated here)"
+    } else {
+        "that is not a token id (tok_…; the value is not repeated here)"
+    };
+    Err(Error::new(ErrorCode::InvalidId, format!("token_id: {what}"))
+        .detail("field", "token_id")
+        .hint("discuss token list shows every token's id (tok_…); revoke takes that"))
 }

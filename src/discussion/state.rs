@@ -295,6 +295,16 @@ impl Delivery {
         }
     }
 
+    /// When a deliverer may next claim it, seen at `now_ms`: now when it
+    /// is pending, else when its claim's lease or its backoff runs out.
+    pub fn next_attempt_ms(&self, now_ms: i64) -> i64 {
+        match self.state(now_ms) {
+            DeliveryState::Claimed => self.claim.as_ref().map_or(now_ms, |c| c.lease_until_ms),
+            DeliveryState::Retrying => self.retry_at_ms.unwrap_or(now_ms),
+            DeliveryState::Pending | DeliveryState::Delivered => now_ms,
+        }
+    }
+
     /// Whether a deliverer may claim it at `now_ms`.
     pub fn claimable(&self, now_ms: i64) -> bool {
         self.state(now_ms) == DeliveryState::Pending
@@ -322,6 +332,15 @@ pub struct Discussion {
 }
 
 impl Discussion {
+    /// What an agent reads of it (`serve`'s agent tokens, `mcp --agent`):
+    /// without the tail of a failed delivery command's stderr, which is
+    /// for operators (a webhook's error may carry its URL and secret).
+    pub fn hide_operator_details(&mut self) {
+        if let Some(escalation) = &mut self.escalation {
+            escalation.delivery.last_failure = None;
+        }
+    }
+
     /// The newest valid message.
     pub fn head(&self) -> Option<&Entry> {
         self.transcript.last()

@@ -146,3 +146,48 @@ impl View for DeliveryView {
         ));
     }
 }
+
+/// What a one-shot `escalations deliver` pass did, and what it left.
+#[derive(Serialize)]
+pub(crate) struct DeliveryPassView {
+    pub delivered: usize,
+    pub failed: usize,
+    /// Escalations not delivered after the pass (claimed elsewhere,
+    /// waiting out a backoff, or failed now).
+    pub pending: usize,
+    /// When the earliest of them may be tried again.
+    pub next_attempt_at: Option<At>,
+    #[serde(skip)]
+    pub now_ms: i64,
+    #[serde(skip)]
+    pub status: u8,
+}
+
+impl View for DeliveryPassView {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        let mut said = Vec::new();
+        if self.delivered > 0 {
+            said.push(format!("{} delivered", self.delivered));
+        }
+        if self.failed > 0 {
+            said.push(format!("{} failed", self.failed));
+        }
+        let waiting = self.pending.saturating_sub(self.failed);
+        match (self.pending, self.next_attempt_at) {
+            (0, _) if said.is_empty() => said.push("nothing pending".to_owned()),
+            (0, _) => {}
+            (_, Some(At(at))) if waiting > 0 || self.failed > 0 => said.push(format!(
+                "{} waiting for its retry at {} ({})",
+                self.pending,
+                format_ms(at),
+                relative(at, self.now_ms)
+            )),
+            (n, _) => said.push(format!("{n} pending")),
+        }
+        out.text(&format!("{}\n", said.join("; ")));
+    }
+
+    fn exit_status(&self) -> u8 {
+        self.status
+    }
+}

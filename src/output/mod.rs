@@ -21,7 +21,9 @@ pub(crate) use admin::{
     FleetView, FleetsView, KillSwitchView, QuotaView, TokenIssuedView, TokensView,
 };
 pub(crate) use discussion::{DiscussionView, Reached, render_all};
-pub(crate) use escalations::{DeliveryView, EscalationsView, escalation_env, escalation_object};
+pub(crate) use escalations::{
+    DeliveryPassView, DeliveryView, EscalationsView, escalation_env, escalation_object,
+};
 pub(crate) use events::EventView;
 pub(crate) use ledger::{ExportView, ImportView, InfoView, VerifyView};
 pub(crate) use rows::{RowsView, rows_by_hand_as_serde, summary_row_as_serde, summary_row_json};

@@ -125,13 +125,15 @@ fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<tokio_rustls::TlsAccept
         .detail("field", field.replace('-', "_"))
         .detail("path", path.display().to_string())
     };
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect())
+    let cert_pem = read_pem_file(cert).map_err(|why| unreadable(cert, "tls-cert", why))?;
+    let key_pem = read_pem_file(key).map_err(|why| unreadable(key, "tls-key", why))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<std::result::Result<_, _>>()
         .map_err(|e| unreadable(cert, "tls-cert", format!("not a PEM certificate ({e})")))?;
     if certs.is_empty() {
         return Err(unreadable(cert, "tls-cert", "holds no certificate".into()));
     }
-    let private = PrivateKeyDer::from_pem_file(key)
+    let private = PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| unreadable(key, "tls-key", format!("not a PEM private key ({e})")))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -140,6 +142,34 @@ fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<tokio_rustls::TlsAccept
         .map_err(|e| unreadable(cert, "tls-cert", format!("does not go with the key ({e})")))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// The most a certificate chain or key file may hold.
+const MAX_PEM_BYTES: u64 = 1 << 20;
+
+/// A PEM file's bytes: a regular file only, opened without blocking, so a
+/// FIFO or a device (`/dev/zero`) in its place is refused at start rather
+/// than waited on or read forever.
+fn read_pem_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    let metadata = file.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    if !metadata.is_file() {
+        return Err("is not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PEM_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(format!("is over {MAX_PEM_BYTES} bytes"));
+    }
+    Ok(bytes)
 }
 
 async fn serve(

@@ -577,7 +577,22 @@ pub(crate) const MAX_USAGE_FILE: u64 = 64 * 1024;
 /// that is. One that is too large or not a usage object is said on
 /// stderr and left out: the turn is recorded as it ended, without usage.
 pub(crate) fn read_usage_file(path: &Path) -> Option<Usage> {
-    let file = match std::fs::File::open(path) {
+    // Opened without blocking: a FIFO planted there must not hold the
+    // supervisor (or `reply`) until a writer comes; only a regular file
+    // is read.
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .and_then(|file| {
+            if file.metadata()?.is_file() {
+                Ok(file)
+            } else {
+                Err(std::io::Error::other("not a regular file"))
+            }
+        });
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {

@@ -164,10 +164,13 @@ fn answer_request(
             rows_json(rows, now_ms)
         }
         Operation::Get => {
-            let (discussion, now_ms) =
+            let (mut discussion, now_ms) =
                 operations::read::load(session, &request.string("discussion_id")?)?;
             if let Some(reader) = caller.reader() {
                 forbid_unless_taking_part(&discussion, reader)?;
+            }
+            if caller.agent.is_some() {
+                discussion.hide_operator_details();
             }
             DiscussionView {
                 discussion,

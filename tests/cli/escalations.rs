@@ -79,16 +79,20 @@ fn the_file_script_delivers_each_escalation_once_with_its_fields() {
     let file = env.dir.path().join("escalations.jsonl");
     let out = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
     assert_eq!(out.status, 0, "{}", out.stderr);
-    let outcomes: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(outcomes.len(), 2);
-    assert!(
-        outcomes.iter().all(|o| o["delivered"] == true),
-        "{outcomes:?}"
+    // A one-shot pass with --json prints exactly one object.
+    assert_eq!(
+        out.json(),
+        json!({"delivered": 2, "failed": 0, "pending": 0, "next_attempt_at": null})
     );
+    // With nothing left, it still says so: one object, exit 0.
+    let again = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
+    assert_eq!(again.status, 0, "{}", again.stderr);
+    assert_eq!(
+        again.json(),
+        json!({"delivered": 0, "failed": 0, "pending": 0, "next_attempt_at": null})
+    );
+    let human = env.run(&["escalations", "deliver", "--", "true"]);
+    assert_eq!((human.status, human.stdout.as_str()), (0, "nothing pending\n"));
     let lines: Vec<Value> = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
@@ -121,7 +125,8 @@ fn the_file_script_delivers_each_escalation_once_with_its_fields() {
     assert_eq!(one["last_message"]["payload"], json!({"body": "more?"}));
     // Delivered is never handed out again, across runs.
     let again = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
-    assert_eq!((again.status, again.stdout.as_str()), (0, ""));
+    assert_eq!(again.status, 0, "{}", again.stderr);
+    assert_eq!(again.json()["delivered"], 0);
     assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
     assert_eq!(receipts(&env, "discussion.escalation.delivered").len(), 2);
     let listed = env.ok(&["escalations"]);
@@ -172,10 +177,23 @@ fn a_failed_delivery_is_recorded_and_retried_after_its_backoff() {
     let file = env.dir.path().join("out.jsonl");
     let script = example("deliver-file.sh");
     let early = deliver(&env, &[&script, file.to_str().unwrap()]);
-    assert_eq!((early.status, early.stdout.as_str()), (0, ""));
+    let failed_at = failed[0]["at_ms"].as_i64().unwrap();
+    // A cron job tells "waiting for a retry" from "nothing to do".
+    assert_eq!(early.status, 0, "{}", early.stderr);
+    assert_eq!(
+        early.json(),
+        json!({"delivered": 0, "failed": 0, "pending": 1,
+            "next_attempt_at": iso(failed_at + 1_000)})
+    );
+    let human = env.run(&["escalations", "deliver", "--", &script, file.to_str().unwrap()]);
+    assert_eq!(human.status, 0, "{}", human.stderr);
+    assert!(
+        human.stdout.starts_with(&format!("1 waiting for its retry at {}", iso(failed_at + 1_000))),
+        "{}",
+        human.stdout
+    );
     // Past it, counted from the failure's own stamp (a pinned clock still
     // moves on while a process runs).
-    let failed_at = failed[0]["at_ms"].as_i64().unwrap();
     env.advance(failed_at + 1_000 - env.now_ms);
     let late = deliver(&env, &[&script, file.to_str().unwrap()]);
     assert_eq!(late.status, 0, "{}", late.stderr);
@@ -194,6 +212,53 @@ fn a_failed_delivery_is_recorded_and_retried_after_its_backoff() {
             .unwrap()["reason"],
         "spawn_failed"
     );
+}
+
+#[test]
+fn a_failed_deliverys_stderr_is_for_operators_and_agents_never_read_it() {
+    let env = Env::new();
+    env.fleet();
+    let dsc = exhausted(&env);
+    let out = deliver(
+        &env,
+        &["sh", "-c", "echo 'curl: (7) https://hook:s3cret@chat.example' >&2; exit 7"],
+    );
+    assert_eq!(out.status, 8, "{}", out.stderr);
+    // The operator (the CLI, an operator token) sees the tail.
+    let shown = env.show(&dsc);
+    let tail = &shown["escalation"]["delivery"]["last_failure"];
+    assert!(tail.as_str().unwrap().contains("s3cret"), "{shown}");
+    let agent = env.run(&["token", "issue", "agent-b"]).stdout.trim().to_owned();
+    let operator = env.run(&["token", "issue", "ops", "--operator"]).stdout.trim().to_owned();
+    let server = crate::common::http::Served::start(&env, &[]);
+    let path = format!("/v1/discussions/{dsc}");
+    let seen = server.get(&path, Some(&operator)).json();
+    assert_eq!(seen["escalation"]["delivery"]["last_failure"], *tail);
+    // An agent, through every way it reads: the failure is counted, its
+    // text is not there.
+    let by_agent = server.get(&path, Some(&agent));
+    assert_eq!(by_agent.status, 200, "{}", by_agent.text());
+    let by_agent = by_agent.json();
+    assert_eq!(by_agent["escalation"]["delivery"]["failures"], 1);
+    assert!(by_agent["escalation"]["delivery"]["last_failure"].is_null());
+    assert!(!by_agent.to_string().contains("s3cret"));
+    let called = server.post(
+        "/v1/tools/get_discussion",
+        Some(&agent),
+        &json!({"discussion_id": dsc}),
+    );
+    assert!(!called.text().contains("s3cret"), "{}", called.text());
+    let mcp = env.run_stdin(
+        &["mcp", "--agent", "agent-b"],
+        &format!(
+            "{}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_discussion","arguments":{"discussion_id": dsc}}})
+        ),
+    );
+    assert!(mcp.stdout.contains("\"failures\":1"), "{}", mcp.stdout);
+    assert!(!mcp.stdout.contains("s3cret"), "{}", mcp.stdout);
 }
 
 #[test]
@@ -250,13 +315,20 @@ fn the_webhook_script_posts_the_escalation() {
     let posted: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(posted["discussion_id"], dsc.as_str());
     assert_eq!(posted["reason"], "turns");
-    // A server that refuses: the delivery failed, and is retried later.
+    // The receiver's key to drop a repeat: the escalation's receipt id.
+    let key = format!("idempotency-key: {}\r\n", posted["receipt_id"].as_str().unwrap());
+    assert!(
+        head.iter().any(|h| h.eq_ignore_ascii_case(&key)),
+        "{head:?}"
+    );
+    // A server that refuses: the delivery failed, and is retried later;
+    // the URL's secret is in no receipt.
     let refused = exhausted(&env);
     let out = deliver(
         &env,
         &[
             &example("deliver-webhook.sh"),
-            &format!("http://127.0.0.1:{}/", closed_port()),
+            &format!("http://hook:s3cret-in-url@127.0.0.1:{}/", closed_port()),
         ],
     );
     assert_eq!(out.status, 8);
@@ -264,6 +336,56 @@ fn the_webhook_script_posts_the_escalation() {
         env.show(&refused)["escalation"]["delivery"]["state"],
         "retrying"
     );
+    let failed = receipts(&env, "discussion.escalation.delivery_failed");
+    assert_eq!(failed[0]["detail"], "the webhook post failed (curl exit 7)");
+    assert!(!String::from_utf8_lossy(&env.ledger_bytes()).contains("s3cret-in-url"));
+}
+
+#[test]
+fn a_deliverer_that_dies_before_recording_hands_the_same_key_again_and_the_example_drops_it() {
+    let mut env = Env::new();
+    env.fleet();
+    let dsc = exhausted(&env);
+    let file = env.dir.path().join("out.jsonl");
+    let keys = env.dir.path().join("keys");
+    let command = format!(
+        "echo \"$DISCUSS_RECEIPT_ID\" >> {}; exec {} {}",
+        keys.display(),
+        example("deliver-file.sh"),
+        file.display()
+    );
+    // The deliverer is killed (SIGKILL) at its second write: the command
+    // ran and exited 0 after the claim, `delivered` was never recorded.
+    let crashed = env.run_with(
+        &[("DISCUSS_FAILPOINTS", "append.before_write=crash@2")],
+        &["--json", "escalations", "deliver", "--", "sh", "-c", &command],
+        "",
+    );
+    assert_eq!(crashed.status, -1, "killed: {}", crashed.stderr);
+    assert_eq!(env.show(&dsc)["escalation"]["delivery"]["state"], "claimed");
+    assert!(receipts(&env, "discussion.escalation.delivered").is_empty());
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+    // Once the claim lapses, the next deliverer hands it out again: at
+    // least once, with the same key, which the example drops.
+    let claimed_at = receipts(&env, "discussion.escalation.claimed")[0]["at_ms"]
+        .as_i64()
+        .unwrap();
+    env.advance(claimed_at + 5 * 60 * 1000 - env.now_ms);
+    let again = deliver(&env, &["sh", "-c", &command]);
+    assert_eq!(again.status, 0, "{}", again.stderr);
+    assert_eq!(again.json()["delivered"], 1);
+    assert!(again.stderr.contains("is in"), "{}", again.stderr);
+    let receipt_id = env.show(&dsc)["escalation"]["receipt_id"].clone();
+    let handed: Vec<String> = std::fs::read_to_string(&keys)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(handed.len(), 2, "handed out twice in the crash window");
+    assert!(handed.iter().all(|k| receipt_id == k.as_str()), "{handed:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
+    // Recorded exactly once.
+    assert_eq!(receipts(&env, "discussion.escalation.delivered").len(), 1);
 }
 
 #[test]
@@ -360,16 +482,16 @@ fn a_deliverer_killed_mid_command_holds_its_claim_until_the_lease_lapses() {
     let file = env.dir.path().join("out.jsonl");
     let script = example("deliver-file.sh");
     let held = deliver(&env, &[&script, file.to_str().unwrap()]);
-    assert_eq!(
-        (held.status, held.stdout.as_str()),
-        (0, ""),
-        "{}",
-        held.stderr
-    );
     assert_eq!(env.show(&dsc)["escalation"]["delivery"]["state"], "claimed");
     let claimed_at = receipts(&env, "discussion.escalation.claimed")[0]["at_ms"]
         .as_i64()
         .unwrap();
+    assert_eq!(held.status, 0, "{}", held.stderr);
+    assert_eq!(
+        held.json(),
+        json!({"delivered": 0, "failed": 0, "pending": 1,
+            "next_attempt_at": iso(claimed_at + 5 * 60 * 1000)})
+    );
     env.advance(claimed_at + 5 * 60 * 1000 - env.now_ms);
     let after = deliver(&env, &[&script, file.to_str().unwrap()]);
     assert_eq!(after.status, 0, "{}", after.stderr);
@@ -378,4 +500,9 @@ fn a_deliverer_killed_mid_command_holds_its_claim_until_the_lease_lapses() {
         env.show(&dsc)["escalation"]["delivery"]["state"],
         "delivered"
     );
+}
+
+fn iso(ms: i64) -> String {
+    let at = jiff::Timestamp::from_millisecond(ms).unwrap();
+    format!("{}", at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
 }

@@ -88,3 +88,80 @@ fn supervised_example_holds_a_multi_turn_discussion_between_two_scripted_agents(
         .count();
     assert_eq!(started, 3, "three supervised turns");
 }
+
+/// Runs an example script with `discuss` at `bin` and the ledger `ledger`.
+fn run_example(env: &Env, name: &str, bin: &std::path::Path, ledger: &str) -> std::process::Output {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name);
+    let home = env.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::process::Command::new("bash")
+        .arg(&script)
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()))
+        .env("HOME", &home)
+        .env("DISCUSS", bin)
+        .env("DISCUSS_LEDGER", ledger)
+        .env("DISCUSS_NOW", T0.to_string())
+        .env("COLUMNS", "120")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn supervised_example_fails_with_the_status_of_a_turn_that_did_not_complete() {
+    let env = Env::new();
+    // A `discuss` whose `reply` fails: each agent's turn ends without one.
+    let wrapper_dir = env.dir.path().join("wrapped");
+    std::fs::create_dir_all(&wrapper_dir).unwrap();
+    let wrapper = wrapper_dir.join("discuss");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = reply ]; then echo 'reply refused here' >&2; exit 1; fi\nexec {} \"$@\"\n",
+            assert_cmd::cargo::cargo_bin("discuss").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run_example(&env, "supervised.sh", &wrapper, env.ledger().to_str().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains("turn of agent-b did not complete"), "{stderr}");
+    let records = env.records();
+    assert!(
+        records
+            .iter()
+            .any(|r| r["receipt"] == "discussion.attempt.failed"),
+        "the failed turn is recorded"
+    );
+}
+
+#[test]
+fn the_examples_never_print_a_database_password() {
+    let Some(env) = Env::postgres() else {
+        assert!(std::env::var("CI").is_err(), "CI=true needs PostgreSQL");
+        eprintln!("skipped: no PostgreSQL server binaries here");
+        return;
+    };
+    // The test cluster trusts every connection: the password is ignored.
+    let url = env
+        .pg
+        .clone()
+        .unwrap()
+        .replacen("postgres@", "postgres:s3cretPW@", 1);
+    assert!(url.contains("s3cretPW"), "{url}");
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    for name in ["quickstart.sh", "supervised.sh"] {
+        let out = run_example(&env, name, &bin, &url);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {stdout}\n{stderr}");
+        let first = stdout.lines().next().unwrap();
+        assert!(first.starts_with("ledger: postgresql://postgres:***@"), "{first}");
+        assert!(
+            !stdout.contains("s3cretPW") && !stderr.contains("s3cretPW"),
+            "{name} printed the password:\n{stdout}\n{stderr}"
+        );
+    }
+}

@@ -37,6 +37,7 @@ mod show;
 mod spend;
 mod statuses;
 mod supervise;
+mod token;
 mod surface;
 mod verify;
 mod wait;

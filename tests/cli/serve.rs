@@ -554,7 +554,7 @@ fn the_health_check_never_shows_the_databases_password() {
     let mut with_password = env.command_std();
     with_password.env("DISCUSS_LEDGER", &url);
     let out = with_password
-        .args(["token", "issue", "agent-a"])
+        .args(["token", "issue", "agent-a", "--allow-unknown-agent"])
         .output()
         .unwrap();
     assert!(
@@ -860,8 +860,59 @@ fn serve_refuses_to_start_where_it_would_leak_or_cannot_listen() {
 }
 
 #[test]
+fn tls_material_that_is_a_device_or_a_fifo_is_refused_at_start() {
+    let env = Env::new();
+    let fifo = env.dir.path().join("cert.pem");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    // A regular certificate with a FIFO for its key is refused too.
+    let cert_file = env.dir.path().join("real.pem");
+    std::fs::write(&cert_file, "not yet a certificate").unwrap();
+    let cert_file = cert_file.to_str().unwrap();
+    for (cert, key, field) in [
+        ("/dev/zero", "/dev/zero", "tls_cert"),
+        (fifo, fifo, "tls_cert"),
+        ("/dev/null", "/dev/null", "tls_cert"),
+        (cert_file, fifo, "tls_key"),
+    ] {
+        let mut child = env
+            .command_std()
+            .args(["--json", "serve", "--listen", "127.0.0.1:0"])
+            .args(["--tls-cert", cert, "--tls-key", key])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > until {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("serve --tls-cert {cert} neither refused nor exited in 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        assert_eq!(status.code(), Some(3), "{cert}: {stderr}");
+        let error: Value = serde_json::from_str(&stderr).unwrap();
+        assert_eq!(error["error"]["code"], "invalid_argument", "{stderr}");
+        assert_eq!(error["error"]["details"]["field"], field, "{stderr}");
+        assert!(stderr.contains("not a regular file"), "{stderr}");
+    }
+}
+
+#[test]
 fn tls_serves_a_certificate_the_test_makes_to_curl() {
     let env = Env::new();
+    env.fleet();
     let a = token(&env, &["agent-a"]);
     let dir = env.dir.path();
     let made = std::process::Command::new("openssl")

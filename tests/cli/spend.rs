@@ -678,3 +678,30 @@ fn spend_and_escalations_on_a_terminal_at_80_and_200_columns() {
         }
     }
 }
+
+#[test]
+fn a_fifo_at_the_usage_file_never_holds_the_supervisor() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "2000"]);
+    // The child plants a FIFO where its usage file goes, and exits: the
+    // turn ends `failed` at once, not `deadman` after a supervisor that
+    // waited on a writer that never comes.
+    let started = std::time::Instant::now();
+    let out = env.run(&wake_argv(
+        "agent-b",
+        &dsc,
+        &root,
+        &["--", "sh", "-c", r#"mkfifo "$DISCUSS_USAGE_FILE"; exit 0"#],
+        true,
+    ));
+    assert_eq!(out.status, 8, "{}", out.stderr);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "the supervisor waited {:?}",
+        started.elapsed()
+    );
+    assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(show["attempts"][0]["state"], "failed");
+    assert_eq!(show["attempts"][0]["reason"], "exited_without_reply");
+}

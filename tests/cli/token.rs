@@ -1,0 +1,95 @@
+//! `discuss token`: issuing refuses a typo and expires by default, and
+//! no error ever repeats a token given in place of an id.
+
+use crate::common::*;
+
+/// 90 days in milliseconds: the default life of a token.
+const NINETY_DAYS_MS: i64 = 90 * 24 * 3_600_000;
+
+#[test]
+fn an_agent_token_is_refused_for_an_agent_in_no_fleet_unless_asked_for() {
+    let env = Env::new();
+    env.fleet();
+    let error = env.fails(
+        &["token", "issue", "ghost-agent-typo"],
+        "not_in_fleet",
+        4,
+    );
+    assert_eq!(error["details"]["agent_id"], "ghost-agent-typo");
+    assert!(
+        error["hints"].to_string().contains("--allow-unknown-agent"),
+        "{error}"
+    );
+    // Asked for: issued. An operator token names who holds it, no agent.
+    let issued = env.ok(&["token", "issue", "ghost-agent-typo", "--allow-unknown-agent"]);
+    assert_eq!(issued["agent_id"], "ghost-agent-typo");
+    env.ok(&["token", "issue", "ops", "--operator"]);
+    env.ok(&["token", "issue", "agent-a"]);
+}
+
+#[test]
+fn tokens_expire_after_ninety_days_unless_told_otherwise() {
+    let env = Env::new();
+    env.fleet();
+    let issued = env.ok(&["token", "issue", "agent-a"]);
+    let list = env.ok(&["token", "list"]);
+    let row = list["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["token_id"] == issued["token_id"])
+        .unwrap()
+        .clone();
+    let issued_at = row["issued_at"]
+        .as_str()
+        .unwrap()
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .as_millisecond();
+    assert_eq!(row["expires_at"], iso(issued_at + NINETY_DAYS_MS), "{row}");
+    let forever = env.ok(&["token", "issue", "agent-a", "--no-expiry"]);
+    assert!(forever["expires_at"].is_null(), "{forever}");
+    let hour = env.ok(&["token", "issue", "agent-a", "--expires-in-hours", "1"]);
+    assert!(hour["expires_at"].as_str().unwrap() > iso(T0 + 3_600_000).as_str());
+    assert!(hour["expires_at"].as_str().unwrap() < iso(T0 + 3_660_000).as_str());
+    // Both at once is a usage error.
+    let out = env.run(&["token", "issue", "agent-a", "--no-expiry", "--expires-in-hours", "1"]);
+    assert_eq!(out.status, 2, "{}", out.stderr);
+}
+
+#[test]
+fn a_token_given_to_revoke_in_place_of_its_id_is_never_printed() {
+    let env = Env::new();
+    env.fleet();
+    let token = env.run(&["token", "issue", "agent-a"]).stdout.trim().to_owned();
+    assert!(token.starts_with("dsk_"), "{token}");
+    let secret = &token[4..];
+    for json in [true, false] {
+        let mut args = vec!["token", "revoke", token.as_str()];
+        if json {
+            args.insert(0, "--json");
+        }
+        let before = env.ledger_bytes();
+        let out = env.run(&args);
+        assert_eq!(out.status, 3, "{}", out.stderr);
+        assert!(out.stderr.contains("invalid_id"), "{}", out.stderr);
+        assert!(
+            !out.stderr.contains(secret) && !out.stdout.contains(secret),
+            "the token was printed: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("token list"), "{}", out.stderr);
+        assert_eq!(env.ledger_bytes(), before);
+    }
+    // Anything else that is not an id is not repeated either; a mistyped
+    // id is (it is no secret).
+    let out = env.run(&["--json", "token", "revoke", "s3cret-value"]);
+    assert_eq!(out.status, 3);
+    assert!(!out.stderr.contains("s3cret-value"), "{}", out.stderr);
+    env.fails(&["token", "revoke", "tok_nosuch"], "unknown_token", 4);
+}
+
+fn iso(ms: i64) -> String {
+    let at = jiff::Timestamp::from_millisecond(ms).unwrap();
+    format!("{}", at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+}
