@@ -36,7 +36,12 @@ pub(crate) enum TokenCommand {
         #[arg(long)]
         operator: bool,
         /// Expire after this many hours (1 to 87600; default 2160, 90 days)
-        #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "no_expiry")]
+        #[arg(
+            long,
+            value_name = "N",
+            allow_negative_numbers = true,
+            conflicts_with = "no_expiry"
+        )]
         expires_in_hours: Option<i64>,
         /// Never expire (until revoked)
         #[arg(long)]
@@ -87,7 +92,11 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
                 let stamp = ctx.stamp(view.last_at_ms());
                 if must_be_known {
                     let global = view.global(stamp.at_ms);
-                    if !global.fleets.values().any(|members| members.contains(agent)) {
+                    if !global
+                        .fleets
+                        .values()
+                        .any(|members| members.contains(agent))
+                    {
                         return Err(Error::new(
                             ErrorCode::NotInFleet,
                             format!("{agent} is in no fleet: no agent token is issued for it"),
@@ -161,7 +170,9 @@ fn check_token_id(token_id: &str) -> Result<()> {
     } else {
         "that is not a token id (tok_…; the value is not repeated here)"
     };
-    Err(Error::new(ErrorCode::InvalidId, format!("token_id: {what}"))
-        .detail("field", "token_id")
-        .hint("discuss token list shows every token's id (tok_…); revoke takes that"))
+    Err(
+        Error::new(ErrorCode::InvalidId, format!("token_id: {what}"))
+            .detail("field", "token_id")
+            .hint("discuss token list shows every token's id (tok_…); revoke takes that"),
+    )
 }

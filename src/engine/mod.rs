@@ -177,11 +177,22 @@ pub fn writable_discussion(
     discussion_id: &str,
     records: &[&Record],
     now_ms: i64,
+    participant: Option<&str>,
 ) -> Result<Writable> {
     global.check_kill_switch()?;
     let Some(discussion) = derive(discussion_id, records, now_ms) else {
         return Err(unknown_discussion(discussion_id));
     };
+    // An agent token's write reads a discussion it takes no part in as
+    // one that does not exist: no status, head or participant leaks.
+    if let Some(agent) = participant
+        && !discussion
+            .root
+            .as_ref()
+            .is_some_and(|root| root.asker == agent || root.peer == agent)
+    {
+        return Err(unknown_discussion(discussion_id));
+    }
     if discussion.status == Status::Invalid {
         return Err(Error::new(
             ErrorCode::DiscussionInvalid,

@@ -22,7 +22,13 @@ pub fn plan_reply(
         discussion,
         root,
         head,
-    } = writable_discussion(global, &request.discussion_id, existing, stamp.at_ms)?;
+    } = writable_discussion(
+        global,
+        &request.discussion_id,
+        existing,
+        stamp.at_ms,
+        request.participant_only.then_some(request.agent.as_str()),
+    )?;
     // Ids may be given as unique prefixes among this discussion's: what
     // is written carries them whole.
     let mut request = request.clone();

@@ -126,6 +126,9 @@ pub struct WakeRequest {
     pub discussion_id: String,
     pub expected_head: String,
     pub digest: String,
+    /// An agent token's request: a discussion `agent` takes no part in is
+    /// refused as one that does not exist (`participant_only`).
+    pub participant_only: bool,
 }
 
 impl WakeRequest {
@@ -138,7 +141,14 @@ impl WakeRequest {
             discussion_id: discussion_id.into(),
             expected_head: expected_head.into(),
             digest: super::idempotency::digest(&["wake", agent, discussion_id, expected_head]),
+            participant_only: false,
         })
+    }
+
+    /// The request of an agent token, which must take part.
+    pub fn participant_only(mut self, yes: bool) -> WakeRequest {
+        self.participant_only = yes;
+        self
     }
 }
 
@@ -154,6 +164,8 @@ pub struct ReplyRequest {
     /// What the turn reported it cost, for its `completed` receipt.
     pub usage: Option<Usage>,
     pub digest: String,
+    /// As `WakeRequest::participant_only`.
+    pub participant_only: bool,
 }
 
 impl ReplyRequest {
@@ -202,12 +214,19 @@ impl ReplyRequest {
             close,
             usage: None,
             digest,
+            participant_only: false,
         };
         // The turn is known only under the lock; the smallest turn (2)
         // gives the smallest envelope, so this refuses what can never fit
         // and the exact check runs again in the plan.
         request.envelope(2)?;
         Ok(request)
+    }
+
+    /// The request of an agent token, which must take part.
+    pub fn participant_only(mut self, yes: bool) -> ReplyRequest {
+        self.participant_only = yes;
+        self
     }
 
     /// The request with the turn's usage. A request without one is

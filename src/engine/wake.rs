@@ -23,7 +23,13 @@ pub fn plan_wake(
         discussion,
         root,
         head,
-    } = writable_discussion(global, &request.discussion_id, existing, stamp.at_ms)?;
+    } = writable_discussion(
+        global,
+        &request.discussion_id,
+        existing,
+        stamp.at_ms,
+        request.participant_only.then_some(request.agent.as_str()),
+    )?;
     let expected_head = super::resolve_among(
         "message",
         ids::MESSAGE,

@@ -25,12 +25,7 @@ use crate::session::Session;
 /// characters; `ambiguous_id` when several start with it. An id that names
 /// nothing is returned as it is, for the command's own `unknown_discussion`.
 pub(crate) fn resolve_discussion(session: &Session, given: &str) -> Result<String> {
-    /// `dsc_` and a UUIDv7 in hex: what `discuss` writes.
-    const WHOLE: usize = 36;
-    /// The shortest prefix looked up: `dsc_` and four characters.
-    const SHORTEST: usize = 8;
-    if given.len() >= WHOLE || given.len() < SHORTEST || !given.starts_with(crate::ids::DISCUSSION)
-    {
+    if !is_prefix_like(given) {
         return Ok(given.to_owned());
     }
     let ids = session.ledger.discussion_ids_starting(given)?;
@@ -41,23 +36,38 @@ pub(crate) fn resolve_discussion(session: &Session, given: &str) -> Result<Strin
     match matches.as_slice() {
         [] => Ok(given.to_owned()),
         [one] => Ok((*one).clone()),
-        many => Err(Error::new(
-            ErrorCode::AmbiguousId,
-            format!("{given} is the start of {} discussion ids", many.len()),
-        )
-        .detail("prefix", given)
-        .detail(
-            "candidates",
-            many.iter()
-                .take(10)
-                .map(|id| id.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .hint_each(
-            "give more of the id (`discuss list` shows them whole)",
-            "give more of the id (list_discussions shows them whole)",
+        many => Err(ambiguous(
+            given,
+            &many.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
         )),
     }
+}
+
+/// Whether `given` is looked up as a prefix: `dsc_` and at least four
+/// more characters, shorter than a whole id.
+pub(crate) fn is_prefix_like(given: &str) -> bool {
+    /// `dsc_` and a UUIDv7 in hex: what `discuss` writes.
+    const WHOLE: usize = 36;
+    /// The shortest prefix looked up: `dsc_` and four characters.
+    const SHORTEST: usize = 8;
+    given.len() < WHOLE && given.len() >= SHORTEST && given.starts_with(crate::ids::DISCUSSION)
+}
+
+/// `ambiguous_id` for a prefix of several discussion ids.
+pub(crate) fn ambiguous(given: &str, matches: &[&str]) -> Error {
+    Error::new(
+        ErrorCode::AmbiguousId,
+        format!("{given} is the start of {} discussion ids", matches.len()),
+    )
+    .detail("prefix", given)
+    .detail(
+        "candidates",
+        matches.iter().take(10).copied().collect::<Vec<_>>(),
+    )
+    .hint_each(
+        "give more of the id (`discuss list` shows them whole)",
+        "give more of the id (list_discussions shows them whole)",
+    )
 }
 
 /// Adds a "did you mean" hint to an `unknown_discussion` error: the

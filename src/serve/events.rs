@@ -58,12 +58,21 @@ pub(super) async fn stream(
                 let viewer = principal.acting_agent().map(str::to_owned);
                 Some(
                     app.blocking(move |session| {
-                        let id = crate::operations::resolve_discussion(session, &id)?;
-                        if let Some(viewer) = viewer {
+                        let Some(viewer) = viewer else {
+                            return crate::operations::resolve_discussion(session, &id);
+                        };
+                        // An agent token: its own discussions only, and one
+                        // it takes no part in reads as one that does not exist.
+                        let caller = crate::tools::Caller {
+                            agent: Some(&viewer),
+                            own_only: true,
+                        };
+                        let seen = crate::tools::resolve_for(session, &id, caller).and_then(|id| {
                             let (discussion, _) = crate::operations::read::load(session, &id)?;
-                            crate::tools::forbid_unless_taking_part(&discussion, &viewer)?;
-                        }
-                        Ok(id)
+                            crate::tools::hide_unless_taking_part(&discussion, &viewer)?;
+                            Ok(id)
+                        });
+                        seen.map_err(crate::tools::as_stranger)
                     })
                     .await?,
                 )

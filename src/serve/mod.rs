@@ -158,7 +158,9 @@ fn read_pem_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String>
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| format!("cannot be read ({e})"))?;
-    let metadata = file.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    let metadata = file
+        .metadata()
+        .map_err(|e| format!("cannot be read ({e})"))?;
     if !metadata.is_file() {
         return Err("is not a regular file".into());
     }

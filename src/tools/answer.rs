@@ -42,7 +42,71 @@ pub(crate) fn answer(
     caller: Caller<'_>,
 ) -> Result<Value> {
     // A tool caller changes fields, not flags: hints say so.
-    answer_request(session, tool, request, caller).map_err(Error::for_tools)
+    answer_request(session, tool, request, caller)
+        .map_err(|err| {
+            if caller.own_only {
+                as_stranger(err)
+            } else {
+                err
+            }
+        })
+        .map_err(Error::for_tools)
+}
+
+/// An error as an agent token reads it: a discussion it takes no part in
+/// (or none at all) is the bare `unknown_discussion`, with no hint of a
+/// near id, the ledger, or candidates; a conflicting idempotency key does
+/// not say where it was used.
+pub(crate) fn as_stranger(err: Error) -> Error {
+    match err.code {
+        ErrorCode::UnknownDiscussion => {
+            let id = err
+                .details
+                .get("discussion_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            crate::engine::unknown_discussion(&id)
+        }
+        ErrorCode::IdempotencyConflict => {
+            let key = err.details.get("idempotency_key").cloned();
+            let mut plain = Error::new(
+                ErrorCode::IdempotencyConflict,
+                "this idempotency key was used for another request",
+            )
+            .hint("a retry must repeat the original arguments; a new request needs a new key");
+            if let Some(key) = key {
+                plain = plain.detail("idempotency_key", key);
+            }
+            plain
+        }
+        _ => err,
+    }
+}
+
+/// The discussion `given` names for `caller`. An agent token resolves a
+/// prefix among its own discussions only, so candidates and matches never
+/// name another's; a whole id is taken as it is (its operation refuses
+/// one the agent takes no part in as unknown).
+pub(crate) fn resolve_for(session: &Session, given: &str, caller: Caller<'_>) -> Result<String> {
+    let Some(agent) = caller.reader() else {
+        return operations::resolve_discussion(session, given);
+    };
+    if !operations::is_prefix_like(given) {
+        return Ok(given.to_owned());
+    }
+    let (rows, _) = lists::listed(session, &[], Some(agent), None)?;
+    let matches: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.participants.iter().any(|p| p == agent))
+        .map(|row| row.id.as_str())
+        .filter(|id| id.starts_with(given))
+        .collect();
+    match matches.as_slice() {
+        [] => Err(crate::engine::unknown_discussion(given)),
+        [one] => Ok((*one).to_owned()),
+        many => Err(operations::ambiguous(given, many)),
+    }
 }
 
 fn answer_request(
@@ -104,9 +168,10 @@ fn answer_request(
             }
             let wake = WakeRequest::new(
                 &request.string("agent_id")?,
-                &operations::resolve_discussion(session, &request.string("discussion_id")?)?,
+                &resolve_for(session, &request.string("discussion_id")?, caller)?,
                 &request.string("expected_head_message_id")?,
-            )?;
+            )?
+            .participant_only(caller.own_only);
             let (discussion, attempt, replayed) = operations::wake::wake(session, &wake, key)?;
             crate::output::WakeView {
                 discussion_id: discussion.id,
@@ -120,14 +185,15 @@ fn answer_request(
             pinned(&request, caller, "agent_id")?;
             let reply = ReplyRequest::new(
                 &request.string("agent_id")?,
-                &operations::resolve_discussion(session, &request.string("discussion_id")?)?,
+                &resolve_for(session, &request.string("discussion_id")?, caller)?,
                 &request.string("attempt_id")?,
                 &request.string("reply_to_message_id")?,
                 &request.string("type")?,
                 &request.string("payload")?,
                 request.bool("close")?,
             )?
-            .with_usage(request.usage("usage")?);
+            .with_usage(request.usage("usage")?)
+            .participant_only(caller.own_only);
             let (discussion, message_id, replayed) =
                 operations::reply::reply(session, &reply, key)?;
             ReplyView {
@@ -164,10 +230,10 @@ fn answer_request(
             rows_json(rows, now_ms)
         }
         Operation::Get => {
-            let (mut discussion, now_ms) =
-                operations::read::load(session, &request.string("discussion_id")?)?;
+            let id = resolve_for(session, &request.string("discussion_id")?, caller)?;
+            let (mut discussion, now_ms) = operations::read::load(session, &id)?;
             if let Some(reader) = caller.reader() {
-                forbid_unless_taking_part(&discussion, reader)?;
+                hide_unless_taking_part(&discussion, reader)?;
             }
             if caller.agent.is_some() {
                 discussion.hide_operator_details();
@@ -182,8 +248,9 @@ fn answer_request(
     })
 }
 
-/// `forbidden` unless `agent` is the asker or the peer of `discussion`.
-pub(crate) fn forbid_unless_taking_part(
+/// `unknown_discussion`, exactly as for a discussion that does not
+/// exist, unless `agent` is the asker or the peer of `discussion`.
+pub(crate) fn hide_unless_taking_part(
     discussion: &crate::discussion::Discussion,
     agent: &str,
 ) -> Result<()> {
@@ -194,15 +261,7 @@ pub(crate) fn forbid_unless_taking_part(
     if takes_part {
         return Ok(());
     }
-    Err(Error::new(
-        ErrorCode::Forbidden,
-        format!(
-            "{agent} takes no part in {}: an agent token reads only its own discussions",
-            discussion.id
-        ),
-    )
-    .detail("discussion_id", discussion.id.as_str())
-    .detail("agent_id", agent))
+    Err(crate::engine::unknown_discussion(&discussion.id))
 }
 
 /// `agent_mismatch` when the server acts for `agent` and `field` names

@@ -11,7 +11,7 @@ pub(crate) mod mcp;
 mod request;
 pub(crate) mod schema;
 
-pub(crate) use answer::{Caller, answer, forbid_unless_taking_part};
+pub(crate) use answer::{Caller, answer, as_stranger, hide_unless_taking_part, resolve_for};
 
 use crate::discussion::envelope;
 

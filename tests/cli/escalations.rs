@@ -92,7 +92,10 @@ fn the_file_script_delivers_each_escalation_once_with_its_fields() {
         json!({"delivered": 0, "failed": 0, "pending": 0, "next_attempt_at": null})
     );
     let human = env.run(&["escalations", "deliver", "--", "true"]);
-    assert_eq!((human.status, human.stdout.as_str()), (0, "nothing pending\n"));
+    assert_eq!(
+        (human.status, human.stdout.as_str()),
+        (0, "nothing pending\n")
+    );
     let lines: Vec<Value> = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
@@ -185,10 +188,19 @@ fn a_failed_delivery_is_recorded_and_retried_after_its_backoff() {
         json!({"delivered": 0, "failed": 0, "pending": 1,
             "next_attempt_at": iso(failed_at + 1_000)})
     );
-    let human = env.run(&["escalations", "deliver", "--", &script, file.to_str().unwrap()]);
+    let human = env.run(&[
+        "escalations",
+        "deliver",
+        "--",
+        &script,
+        file.to_str().unwrap(),
+    ]);
     assert_eq!(human.status, 0, "{}", human.stderr);
     assert!(
-        human.stdout.starts_with(&format!("1 waiting for its retry at {}", iso(failed_at + 1_000))),
+        human.stdout.starts_with(&format!(
+            "1 waiting for its retry at {}",
+            iso(failed_at + 1_000)
+        )),
         "{}",
         human.stdout
     );
@@ -221,15 +233,27 @@ fn a_failed_deliverys_stderr_is_for_operators_and_agents_never_read_it() {
     let dsc = exhausted(&env);
     let out = deliver(
         &env,
-        &["sh", "-c", "echo 'curl: (7) https://hook:s3cret@chat.example' >&2; exit 7"],
+        &[
+            "sh",
+            "-c",
+            "echo 'curl: (7) https://hook:s3cret@chat.example' >&2; exit 7",
+        ],
     );
     assert_eq!(out.status, 8, "{}", out.stderr);
     // The operator (the CLI, an operator token) sees the tail.
     let shown = env.show(&dsc);
     let tail = &shown["escalation"]["delivery"]["last_failure"];
     assert!(tail.as_str().unwrap().contains("s3cret"), "{shown}");
-    let agent = env.run(&["token", "issue", "agent-b"]).stdout.trim().to_owned();
-    let operator = env.run(&["token", "issue", "ops", "--operator"]).stdout.trim().to_owned();
+    let agent = env
+        .run(&["token", "issue", "agent-b"])
+        .stdout
+        .trim()
+        .to_owned();
+    let operator = env
+        .run(&["token", "issue", "ops", "--operator"])
+        .stdout
+        .trim()
+        .to_owned();
     let server = crate::common::http::Served::start(&env, &[]);
     let path = format!("/v1/discussions/{dsc}");
     let seen = server.get(&path, Some(&operator)).json();
@@ -316,7 +340,10 @@ fn the_webhook_script_posts_the_escalation() {
     assert_eq!(posted["discussion_id"], dsc.as_str());
     assert_eq!(posted["reason"], "turns");
     // The receiver's key to drop a repeat: the escalation's receipt id.
-    let key = format!("idempotency-key: {}\r\n", posted["receipt_id"].as_str().unwrap());
+    let key = format!(
+        "idempotency-key: {}\r\n",
+        posted["receipt_id"].as_str().unwrap()
+    );
     assert!(
         head.iter().any(|h| h.eq_ignore_ascii_case(&key)),
         "{head:?}"
@@ -358,7 +385,15 @@ fn a_deliverer_that_dies_before_recording_hands_the_same_key_again_and_the_examp
     // ran and exited 0 after the claim, `delivered` was never recorded.
     let crashed = env.run_with(
         &[("DISCUSS_FAILPOINTS", "append.before_write=crash@2")],
-        &["--json", "escalations", "deliver", "--", "sh", "-c", &command],
+        &[
+            "--json",
+            "escalations",
+            "deliver",
+            "--",
+            "sh",
+            "-c",
+            &command,
+        ],
         "",
     );
     assert_eq!(crashed.status, -1, "killed: {}", crashed.stderr);
@@ -382,7 +417,10 @@ fn a_deliverer_that_dies_before_recording_hands_the_same_key_again_and_the_examp
         .map(str::to_owned)
         .collect();
     assert_eq!(handed.len(), 2, "handed out twice in the crash window");
-    assert!(handed.iter().all(|k| receipt_id == k.as_str()), "{handed:?}");
+    assert!(
+        handed.iter().all(|k| receipt_id == k.as_str()),
+        "{handed:?}"
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1);
     // Recorded exactly once.
     assert_eq!(receipts(&env, "discussion.escalation.delivered").len(), 1);

@@ -91,13 +91,18 @@ fn supervised_example_holds_a_multi_turn_discussion_between_two_scripted_agents(
 
 /// Runs an example script with `discuss` at `bin` and the ledger `ledger`.
 fn run_example(env: &Env, name: &str, bin: &std::path::Path, ledger: &str) -> std::process::Output {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
     let home = env.dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     std::process::Command::new("bash")
         .arg(&script)
         .env_clear()
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()))
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+        )
         .env("HOME", &home)
         .env("DISCUSS", bin)
         .env("DISCUSS_LEDGER", ledger)
@@ -124,10 +129,18 @@ fn supervised_example_fails_with_the_status_of_a_turn_that_did_not_complete() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = run_example(&env, "supervised.sh", &wrapper, env.ledger().to_str().unwrap());
+    let out = run_example(
+        &env,
+        "supervised.sh",
+        &wrapper,
+        env.ledger().to_str().unwrap(),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(8), "{stderr}");
-    assert!(stderr.contains("turn of agent-b did not complete"), "{stderr}");
+    assert!(
+        stderr.contains("turn of agent-b did not complete"),
+        "{stderr}"
+    );
     let records = env.records();
     assert!(
         records
@@ -158,7 +171,10 @@ fn the_examples_never_print_a_database_password() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{name}: {stdout}\n{stderr}");
         let first = stdout.lines().next().unwrap();
-        assert!(first.starts_with("ledger: postgresql://postgres:***@"), "{first}");
+        assert!(
+            first.starts_with("ledger: postgresql://postgres:***@"),
+            "{first}"
+        );
         assert!(
             !stdout.contains("s3cretPW") && !stderr.contains("s3cretPW"),
             "{name} printed the password:\n{stdout}\n{stderr}"

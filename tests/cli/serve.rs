@@ -141,13 +141,13 @@ fn an_agent_token_cannot_speak_or_read_for_another_agent() {
     let inbox_of_b = server.get("/v1/inbox?agent=agent-b", Some(&c));
     refused(&env, &before, &inbox_of_b, 403, "agent_mismatch");
     let read = server.get(&format!("/v1/discussions/{dsc}"), Some(&c));
-    refused(&env, &before, &read, 403, "forbidden");
+    refused(&env, &before, &read, 404, "unknown_discussion");
     let through_the_tool = server.post(
         "/v1/tools/get_discussion",
         Some(&c),
         &json!({"discussion_id": dsc}),
     );
-    refused(&env, &before, &through_the_tool, 403, "forbidden");
+    refused(&env, &before, &through_the_tool, 404, "unknown_discussion");
     // Lists are filtered to its own discussions, whatever it asks for.
     for path in ["/v1/discussions", "/v1/discussions?agent=agent-a"] {
         assert_eq!(
@@ -170,6 +170,110 @@ fn an_agent_token_cannot_speak_or_read_for_another_agent() {
         &json!({"engaged": true, "reason": "x"}),
     );
     refused(&env, &before, &halt, 403, "forbidden");
+}
+
+/// The error object of a refusal, with the discussion id it names
+/// replaced, to compare a stranger's answers with those for no discussion.
+fn error_shape(reply: &Reply, id: &str) -> String {
+    reply.json()["error"].to_string().replace(id, "DSC")
+}
+
+#[test]
+fn a_discussion_an_agent_takes_no_part_in_reads_exactly_as_one_that_does_not_exist() {
+    let env = Env::new();
+    env.fleet();
+    // Two discussions a → b: their ids share a long prefix (UUIDv7).
+    let (dsc, root) = env.ask(&["--idempotency-key", "key-of-a"]);
+    let (other, _) = env.ask(&[]);
+    let common: String = dsc
+        .chars()
+        .zip(other.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect();
+    assert!(common.len() >= 8, "{dsc} {other}");
+    let c = token(&env, &["agent-c"]);
+    let a = token(&env, &["agent-a"]);
+    let server = Served::start(&env, &[]);
+    let before = env.ledger_bytes();
+    // What c is told of a discussion that does not exist at all.
+    let nowhere = "dsc_0000000000000000000000000000beef";
+    let missing = server.get(&format!("/v1/discussions/{nowhere}"), Some(&c));
+    refused(&env, &before, &missing, 404, "unknown_discussion");
+    let expected = error_shape(&missing, nowhere);
+    assert!(!expected.contains("hints"), "{expected}");
+    // Named whole, by a prefix of one, by an ambiguous prefix, one
+    // character off: the same answer, naming nothing of a's discussions.
+    let off_by_one = format!(
+        "{}{}",
+        &dsc[..dsc.len() - 1],
+        if dsc.ends_with('0') { '1' } else { '0' }
+    );
+    for given in [
+        dsc.clone(),
+        dsc[..dsc.len() - 4].to_owned(),
+        common.clone(),
+        off_by_one,
+    ] {
+        let read = server.get(&format!("/v1/discussions/{given}"), Some(&c));
+        refused(&env, &before, &read, 404, "unknown_discussion");
+        assert_eq!(error_shape(&read, &given), expected, "{given}");
+        let text = read.text();
+        assert!(!text.contains(&dsc) || given == dsc, "{text}");
+        assert!(!text.contains(&other), "{text}");
+        for (path, body) in [
+            ("/v1/tools/get_discussion", json!({"discussion_id": given})),
+            (
+                "/v1/tools/wake_agent",
+                json!({"agent_id": "agent-c", "discussion_id": given,
+                    "expected_head_message_id": "msg_0000000000000000000000000000beef"}),
+            ),
+            (
+                "/v1/tools/reply_discussion",
+                json!({"agent_id": "agent-c", "discussion_id": given,
+                    "attempt_id": "att_0000000000000000000000000000beef",
+                    "reply_to_message_id": root, "type": "result", "payload": "{}"}),
+            ),
+        ] {
+            let answer = server.post(path, Some(&c), &body);
+            refused(&env, &before, &answer, 404, "unknown_discussion");
+            assert_eq!(error_shape(&answer, &given), expected, "{path} {given}");
+            assert!(!answer.text().contains("agent-a") && !answer.text().contains("agent-b"));
+            assert!(!answer.text().contains(&root), "{}", answer.text());
+        }
+        let events = server.get(&format!("/v1/events?discussion={given}"), Some(&c));
+        refused(&env, &before, &events, 404, "unknown_discussion");
+        assert_eq!(error_shape(&events, &given), expected, "events {given}");
+    }
+    // A key that a's ask used, reused by c: refused without naming where.
+    let mut body = ask_body("agent-c", "agent-b");
+    body["idempotency_key"] = json!("key-of-a");
+    let conflict = server.post("/v1/tools/ask_peer", Some(&c), &body);
+    refused(&env, &before, &conflict, 409, "idempotency_conflict");
+    assert!(!conflict.text().contains(&dsc), "{}", conflict.text());
+    assert!(
+        !conflict.text().contains("record_id"),
+        "{}",
+        conflict.text()
+    );
+    // A participant still resolves its own prefixes, and is told of an
+    // ambiguous one with its own candidates.
+    let own = ok(&server.get(
+        &format!("/v1/discussions/{}", &dsc[..dsc.len() - 4]),
+        Some(&a),
+    ));
+    assert_eq!(own["discussion_id"], dsc.as_str());
+    let ambiguous = server.get(&format!("/v1/discussions/{common}"), Some(&a));
+    assert_eq!(ambiguous.status, 404, "{}", ambiguous.text());
+    assert_eq!(ambiguous.code(), "ambiguous_id");
+    // And a participant that is not the head's recipient keeps the usual
+    // answer: it takes part.
+    let not_for_a = server.post(
+        "/v1/tools/wake_agent",
+        Some(&a),
+        &json!({"agent_id": "agent-a", "discussion_id": dsc, "expected_head_message_id": root}),
+    );
+    refused(&env, &before, &not_for_a, 409, "not_recipient");
 }
 
 #[test]
@@ -900,7 +1004,12 @@ fn tls_material_that_is_a_device_or_a_fifo_is_refused_at_start() {
             std::thread::sleep(Duration::from_millis(20));
         };
         let mut stderr = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
         assert_eq!(status.code(), Some(3), "{cert}: {stderr}");
         let error: Value = serde_json::from_str(&stderr).unwrap();
         assert_eq!(error["error"]["code"], "invalid_argument", "{stderr}");

@@ -10,18 +10,19 @@ const NINETY_DAYS_MS: i64 = 90 * 24 * 3_600_000;
 fn an_agent_token_is_refused_for_an_agent_in_no_fleet_unless_asked_for() {
     let env = Env::new();
     env.fleet();
-    let error = env.fails(
-        &["token", "issue", "ghost-agent-typo"],
-        "not_in_fleet",
-        4,
-    );
+    let error = env.fails(&["token", "issue", "ghost-agent-typo"], "not_in_fleet", 4);
     assert_eq!(error["details"]["agent_id"], "ghost-agent-typo");
     assert!(
         error["hints"].to_string().contains("--allow-unknown-agent"),
         "{error}"
     );
     // Asked for: issued. An operator token names who holds it, no agent.
-    let issued = env.ok(&["token", "issue", "ghost-agent-typo", "--allow-unknown-agent"]);
+    let issued = env.ok(&[
+        "token",
+        "issue",
+        "ghost-agent-typo",
+        "--allow-unknown-agent",
+    ]);
     assert_eq!(issued["agent_id"], "ghost-agent-typo");
     env.ok(&["token", "issue", "ops", "--operator"]);
     env.ok(&["token", "issue", "agent-a"]);
@@ -53,7 +54,14 @@ fn tokens_expire_after_ninety_days_unless_told_otherwise() {
     assert!(hour["expires_at"].as_str().unwrap() > iso(T0 + 3_600_000).as_str());
     assert!(hour["expires_at"].as_str().unwrap() < iso(T0 + 3_660_000).as_str());
     // Both at once is a usage error.
-    let out = env.run(&["token", "issue", "agent-a", "--no-expiry", "--expires-in-hours", "1"]);
+    let out = env.run(&[
+        "token",
+        "issue",
+        "agent-a",
+        "--no-expiry",
+        "--expires-in-hours",
+        "1",
+    ]);
     assert_eq!(out.status, 2, "{}", out.stderr);
 }
 
@@ -61,7 +69,11 @@ fn tokens_expire_after_ninety_days_unless_told_otherwise() {
 fn a_token_given_to_revoke_in_place_of_its_id_is_never_printed() {
     let env = Env::new();
     env.fleet();
-    let token = env.run(&["token", "issue", "agent-a"]).stdout.trim().to_owned();
+    let token = env
+        .run(&["token", "issue", "agent-a"])
+        .stdout
+        .trim()
+        .to_owned();
     assert!(token.starts_with("dsk_"), "{token}");
     let secret = &token[4..];
     for json in [true, false] {
