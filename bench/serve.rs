@@ -2,8 +2,8 @@
 //! `get_discussion` and the write tools from 16 concurrent HTTP clients
 //! (keep-alive connections) against 16 concurrent CLI processes on the same
 //! kind of ledger (`ask_peer`, then `wake_agent` on each discussion asked), a `wake_agent` through `serve` on PostgreSQL against a
-//! CLI `wake` on a file, and the server's resident memory idle and with
-//! 256 open event streams.
+//! CLI `wake` on a file, and the server's resident memory, threads and
+//! `/healthz` latency idle and with 600 open event streams.
 //!
 //! Usage (release binaries, built as bench/README.md says):
 //!   target/release/examples/serve [--postgres ADMIN_URL] [--requests N]
@@ -29,7 +29,7 @@ fn options() -> Options {
         postgres: None,
         requests: 8_000,
         writes: 640,
-        streams: 256,
+        streams: 600,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -169,11 +169,24 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
         .trim()
         .to_owned();
     let max = (o.streams + 2 * CLIENTS + 8).to_string();
-    let server = Server::start(ledger, &["--max-connections", &max]);
+    let streams_allowed = o.streams.to_string();
+    let server = Server::start(
+        ledger,
+        &[
+            "--max-connections",
+            &max,
+            "--max-streams",
+            &streams_allowed,
+            "--max-streams-per-token",
+            &streams_allowed,
+        ],
+    );
     let asked = ask_json();
     let first = server.call("POST", "/v1/tools/ask_peer", &a, Some(&asked));
     let dsc = json_field(&first, "discussion_id");
     let idle_rss = server.rss_kib();
+    let idle_threads = server.threads();
+    let idle_health = server.healthz_ms();
 
     // The write tools: ask_peer from 16 clients, as many as the CLI's;
     // then wake_agent on each discussion they asked.
@@ -265,6 +278,8 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
         read_event(stream);
     }
     let streams_rss = server.rss_kib();
+    let streams_threads = server.threads();
+    let streams_health = server.healthz_ms();
     drop(streams);
     let mut streams = Vec::new();
     for _ in 0..o.streams {
@@ -298,6 +313,10 @@ fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured 
         replay_rss as f64 / 1024.0,
         o.streams,
         last + 1
+    );
+    println!(
+        "  serve threads: idle {idle_threads}, with {} open streams {streams_threads}; /healthz median {:.2} ms (max {:.2}) idle, {:.2} ms (max {:.2}) with the streams open",
+        o.streams, idle_health.0, idle_health.1, streams_health.0, streams_health.1
     );
     Measured {
         serve_wake_ms,
@@ -445,6 +464,31 @@ impl Server {
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap()
+    }
+
+    /// The server's threads, as the kernel counts them.
+    fn threads(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap()
+    }
+
+    /// `/healthz` answered 50 times on one connection: the median and
+    /// the longest, in milliseconds.
+    fn healthz_ms(&self) -> (f64, f64) {
+        let mut conn = self.connect();
+        let mut times: Vec<f64> = (0..50)
+            .map(|_| {
+                let started = Instant::now();
+                conn.request("GET", "/healthz", "", None);
+                started.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        (times[times.len() / 2], times[times.len() - 1])
     }
 
     fn stop(mut self) {

@@ -43,6 +43,8 @@ pub enum ErrorCode {
     UnknownToken,
     /// `serve`: a connection past `--max-connections` (HTTP 503).
     ServerBusy,
+    /// A token holds as many event streams as one token may (HTTP 429).
+    TooManyStreams,
     UnknownFleet,
     NotInFleet,
     UnknownDiscussion,
@@ -96,6 +98,7 @@ impl ErrorCode {
             UnsupportedMediaType => "unsupported_media_type",
             UnknownToken => "unknown_token",
             ServerBusy => "server_busy",
+            TooManyStreams => "too_many_streams",
             UnknownFleet => "unknown_fleet",
             NotInFleet => "not_in_fleet",
             UnknownDiscussion => "unknown_discussion",
@@ -133,7 +136,7 @@ impl ErrorCode {
             | NotFound | UnknownToken => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict => 5,
-            WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged => 6,
+            WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged | TooManyStreams => 6,
             DiscussionInvalid | IntegrityFindings => 7,
             WaitTimeout | StatusUnreachable => 10,
         }

@@ -34,9 +34,16 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 524_288)]
     pub max_body_bytes: u64,
     /// How long a client may take to send a request's headers (and TLS
-    /// handshake) before the connection is cut
+    /// handshake), and how long a connection may stay silent with no
+    /// request in flight, before it is cut
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub header_timeout_ms: u64,
+    /// Event streams (/v1/events) open at once; more are answered 503
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_streams: u32,
+    /// Event streams one token may hold open at once; more are answered 429
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_streams_per_token: u32,
     /// Listen beyond loopback without TLS (tokens then cross the network in
     /// clear)
     #[arg(long)]
@@ -58,12 +65,20 @@ pub(crate) fn run(ctx: Context, args: &ServeArgs) -> Result<u8> {
     range("max-connections", args.max_connections.into(), (1, 65_536))?;
     range("max-body-bytes", args.max_body_bytes, (1_024, 64 << 20))?;
     range("header-timeout-ms", args.header_timeout_ms, (10, 600_000))?;
+    range("max-streams", args.max_streams.into(), (1, 65_536))?;
+    range(
+        "max-streams-per-token",
+        args.max_streams_per_token.into(),
+        (1, 65_536),
+    )?;
     let options = crate::serve::Options {
         listen: args.listen.clone(),
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         max_connections: args.max_connections as usize,
         max_body_bytes: args.max_body_bytes as usize,
         header_timeout: std::time::Duration::from_millis(args.header_timeout_ms),
+        max_streams: args.max_streams as usize,
+        max_streams_per_token: args.max_streams_per_token as usize,
         allow_plain_http: args.allow_plain_http,
     };
     crate::serve::run(ctx.session, options)?;

@@ -4,32 +4,177 @@
 //! with `Last-Event-ID` (or `after=`) gets exactly the records after it,
 //! from any server of the ledger: lines are the ledger's own numbers.
 //!
-//! Each stream reads on a thread of the blocking pool and hands its events
-//! to the connection through a small channel, so a slow client holds back
-//! its own reading and memory stays bounded. It waits between reads for the
-//! server's one watcher of the ledger to see it grow.
+//! A stream is a task, not a thread: it reads a batch of records on the
+//! blocking pool only when the server's one watcher of the ledger
+//! (`Watcher`) has seen it change, and sends the batch at the client's
+//! pace, so a client that does not read holds no thread and memory stays
+//! bounded. Streams are bounded per server and per token, and each ends
+//! within a second of its token being revoked or expiring.
 
 use super::http::{error_response, query_pairs, single};
 use super::routes::App;
 use crate::credentials::Principal;
 use crate::error::{Error, ErrorCode, Result};
+use crate::global::CredentialState;
 use crate::operations::events::EventStream;
 use crate::output::EventView;
+use crate::session::Session;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
-use std::time::Duration;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// A comment this often keeps idle streams (and proxies) open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// How often the ledger is looked at for new records.
+/// How often the watcher looks at the ledger for a change.
 const POLL: Duration = Duration::from_millis(100);
+/// How often a stream checks its token (revoked, expired) when nothing
+/// else happens.
+const TOKEN_CHECK: Duration = Duration::from_secs(1);
 /// The discussions a stream holds the records of at once (more are read
 /// back from the ledger when they move again).
 const MOST_HELD: usize = 64;
+/// Events read in one batch on the blocking pool: the most a stream holds
+/// in memory beyond its channel.
+const BATCH: usize = 256;
 /// Events buffered for a client that reads slowly.
 const BUFFERED: usize = 64;
+
+/// What the watcher last saw of the ledger: a count that moves with each
+/// change, and every token's state, so that streams check their token
+/// without a read of their own.
+#[derive(Clone, Default)]
+pub(super) struct Seen {
+    changes: u64,
+    credentials: Arc<BTreeMap<String, CredentialState>>,
+}
+
+/// The server's one watcher of the ledger: a thread that looks at the
+/// ledger's version ten times a second and, when it moved, reads the
+/// tokens' state once for every stream.
+pub(super) struct Watcher {
+    seen: watch::Receiver<Seen>,
+}
+
+impl Watcher {
+    pub(super) fn start(session: Arc<Session>, stopping: watch::Receiver<bool>) -> Watcher {
+        let (publish, seen) = watch::channel(Seen::default());
+        let _ = std::thread::Builder::new()
+            .name("discuss-watch".into())
+            .spawn(move || {
+                let mut version = None;
+                let mut changes = 0;
+                while !*stopping.borrow() {
+                    let now = session.ledger.version();
+                    // A version that cannot be told (a database away) is
+                    // read again each time: a change may hide behind it.
+                    if (now != version || now.is_none())
+                        && let Ok(credentials) = credentials_of(&session)
+                    {
+                        changes += 1;
+                        version = now;
+                        publish.send_replace(Seen {
+                            changes,
+                            credentials: Arc::new(credentials),
+                        });
+                    }
+                    std::thread::sleep(POLL);
+                }
+            });
+        Watcher { seen }
+    }
+
+    pub(super) fn subscribe(&self) -> watch::Receiver<Seen> {
+        self.seen.clone()
+    }
+}
+
+fn credentials_of(session: &Session) -> Result<BTreeMap<String, CredentialState>> {
+    let view = session.ledger.view(&[])?;
+    let now = session.now(view.last_at_ms());
+    Ok(view.global(now).credentials.clone())
+}
+
+/// Event streams open, on the server and per token.
+pub(super) struct Limits {
+    most: usize,
+    most_per_token: usize,
+    open: Mutex<(usize, HashMap<String, usize>)>,
+}
+
+/// One open stream, given back when it ends.
+pub(super) struct Slot {
+    limits: Arc<Limits>,
+    token_id: String,
+}
+
+impl Limits {
+    pub(super) fn new(most: usize, most_per_token: usize) -> Arc<Limits> {
+        Arc::new(Limits {
+            most,
+            most_per_token,
+            open: Mutex::default(),
+        })
+    }
+
+    /// A slot for a stream of `token_id`: 503 `server_busy` past the
+    /// server's bound, 429 `too_many_streams` past the token's, each with
+    /// a time to come back.
+    fn take(self: &Arc<Limits>, token_id: &str) -> Result<Slot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, per_token) = &mut *open;
+        if *all >= self.most {
+            return Err(Error::new(
+                ErrorCode::ServerBusy,
+                format!(
+                    "the server has {} event streams open, as many as it takes",
+                    self.most
+                ),
+            )
+            .detail("reason", "max_streams")
+            .detail("limit", self.most)
+            .detail("retry_after_ms", 1_000)
+            .hint("try again shortly; --max-streams on the server sets the bound"));
+        }
+        let mine = per_token.entry(token_id.to_owned()).or_default();
+        if *mine >= self.most_per_token {
+            return Err(Error::new(
+                ErrorCode::TooManyStreams,
+                format!(
+                    "this token has {} event streams open, as many as one token may",
+                    self.most_per_token
+                ),
+            )
+            .detail("limit", self.most_per_token)
+            .detail("retry_after_ms", 1_000)
+            .hint("close a stream first; one stream with no filter carries every record the token may read"));
+        }
+        *mine += 1;
+        *all += 1;
+        Ok(Slot {
+            limits: Arc::clone(self),
+            token_id: token_id.to_owned(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.limits.open.lock().unwrap_or_else(|e| e.into_inner());
+        let (all, per_token) = &mut *open;
+        *all = all.saturating_sub(1);
+        if let Some(mine) = per_token.get_mut(&self.token_id) {
+            *mine = mine.saturating_sub(1);
+            if *mine == 0 {
+                per_token.remove(&self.token_id);
+            }
+        }
+    }
+}
 
 pub(super) async fn stream(
     State(app): State<App>,
@@ -52,6 +197,7 @@ pub(super) async fn stream(
                 None => 0,
             },
         };
+        let slot = app.streams.take(&principal.token_id)?;
         let discussion = match discussion {
             Some(id) => {
                 crate::ids::check_server_id("discussion", crate::ids::DISCUSSION, &id)?;
@@ -80,18 +226,15 @@ pub(super) async fn stream(
             None => None,
         };
         let viewer = principal.acting_agent().map(str::to_owned);
-        Ok::<_, Error>(EventStream::new(
-            discussion, agent, viewer, after, MOST_HELD,
-        ))
+        let events = EventStream::new(discussion, agent, viewer, after, MOST_HELD);
+        Ok::<_, Error>((events, slot))
     };
-    let events = match opened.await {
-        Ok(events) => events,
+    let (events, slot) = match opened.await {
+        Ok(opened) => opened,
         Err(err) => return error_response(&err),
     };
     let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(BUFFERED);
-    let session = std::sync::Arc::clone(&app.session);
-    let stopping = app.stopping.clone();
-    tokio::task::spawn_blocking(move || follow(&session, events, &sender, stopping));
+    tokio::spawn(follow(app, principal, events, sender, slot));
     let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
     let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
@@ -115,69 +258,167 @@ fn cursor(text: &str, field: &str) -> Result<u64> {
     })
 }
 
-/// Reads and sends until the client goes away or the server stops.
-fn follow(
-    session: &crate::session::Session,
-    mut events: EventStream,
-    sender: &tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
-    stopping: tokio::sync::watch::Receiver<bool>,
+/// One batch read on the blocking pool: the events to send, and whether
+/// the read stopped because the batch was full (more to read at once).
+struct Batch {
+    events: EventStream,
+    at: Option<(u64, u64)>,
+    sent: Vec<Bytes>,
+    full: bool,
+    /// The read failed (a database restarting): tried again each second.
+    failed: bool,
+    /// The stream's token, and whether the read met its revocation: the
+    /// stream ends exactly there, in the ledger's order.
+    token_id: String,
+    revoked: bool,
+}
+
+/// Reads and sends until the client goes away, the server stops, or the
+/// token stops being good.
+async fn follow(
+    app: App,
+    principal: Principal,
+    events: EventStream,
+    sender: tokio::sync::mpsc::Sender<std::io::Result<Bytes>>,
+    slot: Slot,
 ) {
-    // From the operation that holds the cursor (or, should that not be
-    // found now, from the start: the stream skips up to the cursor).
-    let mut at = session
-        .ledger
-        .position_of_line(events.cursor())
-        .unwrap_or((0, 0));
-    let mut version = None;
-    let mut quiet_since = std::time::Instant::now();
-    let gone = || Error::new(ErrorCode::IoError, "the client went away");
+    let _slot = slot;
+    let mut seen = app.watcher.subscribe();
+    let mut stopping = app.stopping.clone();
+    let mut ticks = tokio::time::interval(TOKEN_CHECK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut batch = Some(Batch {
+        events,
+        at: None,
+        sent: Vec::new(),
+        full: false,
+        failed: false,
+        token_id: principal.token_id.clone(),
+        revoked: false,
+    });
+    let mut quiet_since = Instant::now();
+    let mut read_now = true;
     loop {
-        if *stopping.borrow() {
+        if *stopping.borrow() || !token_is_good(&app, &principal, &seen.borrow()) {
             return;
         }
-        let now = session.ledger.version();
-        if now != version || version.is_none() {
-            let mut sent = false;
-            let mut emit = |event: &crate::operations::events::Event<'_>| {
-                let data = serde_json::to_string(&EventView::of(event))
-                    .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
-                let event = format!("id: {}\nevent: record\ndata: {data}\n\n", event.record.line);
-                sent = true;
-                sender
-                    .blocking_send(Ok(Bytes::from(event)))
-                    .map_err(|_| gone())
+        if read_now {
+            seen.borrow_and_update();
+            let Some(taken) = batch.take() else { return };
+            let session = Arc::clone(&app.session);
+            let Ok(mut read) =
+                tokio::task::spawn_blocking(move || read_batch(&session, taken)).await
+            else {
+                return;
             };
-            match session.ledger.stream_records(at, |record, spent| {
-                events.record(session, record, spent, &mut emit)
-            }) {
-                Ok(next) => {
-                    at = next;
-                    version = now;
-                }
-                Err(err) if sender.is_closed() => {
-                    let _ = err;
+            for event in read.sent.drain(..) {
+                if sender.send(Ok(event)).await.is_err() {
                     return;
                 }
-                // A ledger that cannot be read now (a database restarting)
-                // is tried again; the cursor keeps what was sent.
-                Err(_) => {}
+                quiet_since = Instant::now();
             }
-            if sent {
-                quiet_since = std::time::Instant::now();
-            }
-        }
-        if quiet_since.elapsed() >= KEEP_ALIVE {
-            if sender
-                .blocking_send(Ok(Bytes::from_static(b": keep-alive\n\n")))
-                .is_err()
-            {
+            if read.revoked {
                 return;
             }
-            quiet_since = std::time::Instant::now();
+            read_now = read.full;
+            batch = Some(read);
+            if read_now {
+                continue;
+            }
         }
-        if sender.is_closed() {
-            return;
+        tokio::select! {
+            changed = seen.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                read_now = true;
+            }
+            _ = ticks.tick() => {
+                read_now = batch.as_ref().is_some_and(|b| b.failed);
+                if quiet_since.elapsed() >= KEEP_ALIVE {
+                    if sender.send(Ok(Bytes::from_static(b": keep-alive\n\n"))).await.is_err() {
+                        return;
+                    }
+                    quiet_since = Instant::now();
+                }
+            }
+            _ = stopping.changed() => return,
+            () = sender.closed() => return,
         }
-        std::thread::sleep(POLL);
     }
+}
+
+/// Whether the stream's token is still active, as the watcher last read
+/// the ledger and at this instant (an expiry needs no write).
+fn token_is_good(app: &App, principal: &Principal, seen: &Seen) -> bool {
+    if seen.changes == 0 {
+        // The watcher has not read the ledger yet: the request's own
+        // check of the token stands.
+        return true;
+    }
+    let now = crate::session::reader_time(app.session.clock.now_ms(), None);
+    seen.credentials
+        .get(&principal.token_id)
+        .is_some_and(|c| c.state(now) == "active")
+}
+
+/// Reads the records after the stream's cursor, at most `BATCH` events.
+fn read_batch(session: &Session, mut batch: Batch) -> Batch {
+    // From the operation that holds the cursor (or, should that not be
+    // found now, from the start: the stream skips up to the cursor).
+    let at = match batch.at {
+        Some(at) => at,
+        None => session
+            .ledger
+            .position_of_line(batch.events.cursor())
+            .unwrap_or((0, 0)),
+    };
+    let full = || Error::new(ErrorCode::Internal, "batch full");
+    let mut sent = std::mem::take(&mut batch.sent);
+    let events = &mut batch.events;
+    let (token_id, revoked) = (&batch.token_id, &mut batch.revoked);
+    let read = session.ledger.stream_records(at, |record, spent| {
+        // Stopped before a record is handled, so the cursor names the
+        // last one sent and the next batch starts right after it.
+        if sent.len() >= BATCH {
+            spent.give(record);
+            return Err(full());
+        }
+        // Nothing written after the token's revocation is sent with it.
+        if let crate::record::Body::Credential(credential) = &record.body
+            && credential.op == crate::record::CredentialOp::Revoke
+            && credential.token_id == *token_id
+            && record.line as u64 > events.cursor()
+        {
+            *revoked = true;
+            spent.give(record);
+            return Err(Error::new(ErrorCode::Unauthorized, "revoked"));
+        }
+        let mut emit = |event: &crate::operations::events::Event<'_>| {
+            let data = serde_json::to_string(&EventView::of(event))
+                .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
+            sent.push(Bytes::from(format!(
+                "id: {}\nevent: record\ndata: {data}\n\n",
+                event.record.line
+            )));
+            Ok(())
+        };
+        events.record(session, record, spent, &mut emit)
+    });
+    match read {
+        Ok(next) => {
+            batch.at = Some(next);
+            batch.full = false;
+            batch.failed = false;
+        }
+        // Full, or a ledger that cannot be read now (a database
+        // restarting): read again from the cursor.
+        Err(_) => {
+            batch.at = None;
+            batch.full = !batch.revoked && sent.len() >= BATCH;
+            batch.failed = !batch.revoked && !batch.full;
+        }
+    }
+    batch.sent = sent;
+    batch
 }

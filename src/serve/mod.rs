@@ -24,18 +24,19 @@ macro_rules! say {
     }};
 }
 
+mod connection;
 mod events;
 mod http;
 mod routes;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::Session;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use connection::Protocol;
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 /// What `serve` was asked for, checked.
 pub(crate) struct Options {
@@ -45,11 +46,13 @@ pub(crate) struct Options {
     pub max_connections: usize,
     pub max_body_bytes: usize,
     pub header_timeout: Duration,
+    pub max_streams: usize,
+    pub max_streams_per_token: usize,
     pub allow_plain_http: bool,
 }
 
 /// How long requests in flight may take to finish once a stop is asked.
-const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+pub(super) const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 /// Serves until SIGINT or SIGTERM, then finishes what is in flight.
 pub(crate) fn run(mut session: Session, options: Options) -> Result<()> {
@@ -186,14 +189,13 @@ async fn serve(
         .local_addr()
         .map_err(|e| Error::io("the listening socket", &e))?;
     let (stop, stopping) = tokio::sync::watch::channel(false);
-    let app = routes::App::new(session, options.max_body_bytes, stopping.clone());
+    let app = routes::App::new(session, &options, stopping.clone());
     let mcp_cancel = app.mcp_cancellation();
     let router = routes::router(app);
     let mut signals = Signals::new()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     say!("listening on {scheme}://{local}");
 
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
     loop {
         let (stream, _) = tokio::select! {
@@ -213,13 +215,13 @@ async fn serve(
             tokio::spawn(refuse(stream));
             continue;
         };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let router = router.clone();
         let timeout = options.header_timeout;
-        let watcher = graceful.watcher();
+        let stopping = stopping.clone();
         match &tls {
             None => {
                 tokio::spawn(async move {
-                    serve_connection(stream, service, timeout, watcher).await;
+                    connection::serve(stream, Protocol::Sniffed, router, timeout, stopping).await;
                     drop(slot);
                 });
             }
@@ -230,7 +232,12 @@ async fn serve(
                     if let Ok(Ok(stream)) =
                         tokio::time::timeout(timeout, acceptor.accept(stream)).await
                     {
-                        serve_connection(stream, service, timeout, watcher).await;
+                        let protocol = match stream.get_ref().1.alpn_protocol() {
+                            Some(b"h2") => Protocol::Http2,
+                            Some(_) => Protocol::Http1,
+                            None => Protocol::Sniffed,
+                        };
+                        connection::serve(stream, protocol, router, timeout, stopping).await;
                     }
                     drop(slot);
                 });
@@ -241,27 +248,10 @@ async fn serve(
     say!("stopping: no new connections; finishing the requests in flight");
     let _ = stop.send(true);
     mcp_cancel();
-    let _ = tokio::time::timeout(DRAIN_LIMIT, graceful.shutdown()).await;
+    // Every connection gives its slot back once its answers are done.
+    let all = u32::try_from(options.max_connections).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(DRAIN_LIMIT, slots.acquire_many(all)).await;
     Ok(())
-}
-
-/// One connection, HTTP/1.1 or HTTP/2, until it closes or a stop is asked.
-async fn serve_connection<I>(
-    io: I,
-    service: hyper_util::service::TowerToHyperService<axum::Router>,
-    header_timeout: Duration,
-    watcher: hyper_util::server::graceful::Watcher,
-) where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout);
-    builder.http2().timer(TokioTimer::new());
-    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-    let _ = watcher.watch(connection.into_owned()).await;
 }
 
 /// A connection past `--max-connections`: told so, and closed.

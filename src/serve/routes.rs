@@ -28,6 +28,10 @@ pub(super) struct App {
     pub max_body_bytes: usize,
     /// Turns true when the server stops: streams end.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// Event streams open, per server and per token.
+    pub streams: Arc<super::events::Limits>,
+    /// The one watcher of the ledger that event streams wait on.
+    pub watcher: Arc<super::events::Watcher>,
     mcp: StreamableHttpServerConfig,
     /// Tokens seen, by digest, with their principal: a tool call of one of
     /// them is checked in the operation's own read (`gated`) instead of a
@@ -48,9 +52,10 @@ impl AsSession for Arc<Session> {
 impl App {
     pub(super) fn new(
         session: Arc<Session>,
-        max_body_bytes: usize,
+        options: &super::Options,
         stopping: tokio::sync::watch::Receiver<bool>,
     ) -> App {
+        let max_body_bytes = options.max_body_bytes;
         // Stateless (no session kept between requests, so any server of a
         // ledger answers any request), JSON answers for plain calls, every
         // Host accepted (tokens guard every request), the body limit ours.
@@ -59,10 +64,16 @@ impl App {
             .with_json_response(true)
             .with_allowed_hosts(Vec::<String>::new())
             .with_max_request_body_bytes(max_body_bytes);
+        let watcher = Arc::new(super::events::Watcher::start(
+            Arc::clone(&session),
+            stopping.clone(),
+        ));
         App {
             session,
             max_body_bytes,
             stopping,
+            streams: super::events::Limits::new(options.max_streams, options.max_streams_per_token),
+            watcher,
             mcp,
             known: Arc::default(),
         }

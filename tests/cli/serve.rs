@@ -1018,12 +1018,9 @@ fn tls_material_that_is_a_device_or_a_fifo_is_refused_at_start() {
     }
 }
 
-#[test]
-fn tls_serves_a_certificate_the_test_makes_to_curl() {
-    let env = Env::new();
-    env.fleet();
-    let a = token(&env, &["agent-a"]);
-    let dir = env.dir.path();
+/// A certificate for localhost and 127.0.0.1 and its key, made with
+/// openssl in `dir`: their paths.
+fn certificate(dir: &std::path::Path) -> (String, String) {
     let made = std::process::Command::new("openssl")
         .args([
             "req",
@@ -1051,8 +1048,199 @@ fn tls_serves_a_certificate_the_test_makes_to_curl() {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
-    let cert = dir.join("cert.pem").display().to_string();
-    let key = dir.join("key.pem").display().to_string();
+    (
+        dir.join("cert.pem").display().to_string(),
+        dir.join("key.pem").display().to_string(),
+    )
+}
+
+/// Reads until the server closes `stream` (or 10 s pass): how long it took.
+fn closed_after(mut stream: impl Read) -> Duration {
+    let started = Instant::now();
+    let mut sink = [0u8; 4096];
+    loop {
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => return started.elapsed(),
+            Ok(_) if started.elapsed() > Duration::from_secs(10) => return started.elapsed(),
+            Ok(_) => {}
+        }
+    }
+}
+
+#[test]
+fn connections_that_send_nothing_are_cut_and_give_their_slots_back() {
+    let env = Env::new();
+    let server = Served::start(
+        &env,
+        &["--max-connections", "4", "--header-timeout-ms", "1000"],
+    );
+    let opened = Instant::now();
+    // No byte at all.
+    let silent = server.connect();
+    // HTTP/2's preface and a SETTINGS frame, and no request.
+    let mut preface = server.connect();
+    preface
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+    // One request on a kept-alive connection, then silence.
+    let mut kept = server.connect();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    let mut answer = [0u8; 12];
+    kept.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    let another = server.connect();
+    // Every slot is taken: the next is refused at once.
+    assert_eq!(server.get("/healthz", None).status, 503);
+    let handles: Vec<_> = [silent, preface, kept, another]
+        .into_iter()
+        .map(|stream| std::thread::spawn(move || closed_after(stream)))
+        .collect();
+    for handle in handles {
+        let took = handle.join().unwrap();
+        assert!(
+            took < Duration::from_millis(3_000),
+            "a silent connection stayed open {took:?}"
+        );
+    }
+    assert!(
+        opened.elapsed() > Duration::from_millis(900),
+        "not cut before the timeout"
+    );
+    // Their slots are back.
+    let until = Instant::now() + Duration::from_secs(5);
+    while server.get("/healthz", None).status != 200 {
+        assert!(Instant::now() < until, "the slots came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The test's TLS client trusts the certificate the test made (a
+/// self-signed one, which rustls will not take as a root), whatever it is:
+/// what is tested is the server's silence bound, not the certificate.
+#[derive(Debug)]
+struct AnyCertificate(std::sync::Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &rustls_pki_types::CertificateDer<'_>,
+        _: &[rustls_pki_types::CertificateDer<'_>],
+        _: &rustls_pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls_pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls_pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[test]
+fn a_tls_handshake_followed_by_silence_is_cut() {
+    let env = Env::new();
+    let (cert, key) = certificate(env.dir.path());
+    let server = Served::start(
+        &env,
+        &[
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--max-connections",
+            "2",
+            "--header-timeout-ms",
+            "1000",
+        ],
+    );
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let handles: Vec<_> = [vec![b"h2".to_vec()], vec![b"http/1.1".to_vec()]]
+        .into_iter()
+        .map(|alpn| {
+            let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .dangerous()
+                .with_custom_certificate_verifier(std::sync::Arc::new(AnyCertificate(
+                    provider.clone(),
+                )))
+                .with_no_client_auth();
+            config.alpn_protocols = alpn;
+            let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+            let client = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+            let mut tls = rustls::StreamOwned::new(client, server.connect());
+            while tls.conn.is_handshaking() {
+                tls.conn.complete_io(&mut tls.sock).unwrap();
+            }
+            std::thread::spawn(move || closed_after(tls))
+        })
+        .collect();
+    for handle in handles {
+        let took = handle.join().unwrap();
+        assert!(
+            took < Duration::from_millis(3_000),
+            "a silent TLS connection stayed open {took:?}"
+        );
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let ok = std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--cacert",
+                &cert,
+            ])
+            .arg(format!("https://127.0.0.1:{}/healthz", server.port))
+            .output()
+            .unwrap();
+        if ok.stdout == b"200" {
+            break;
+        }
+        assert!(Instant::now() < until, "the slots came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn tls_serves_a_certificate_the_test_makes_to_curl() {
+    let env = Env::new();
+    env.fleet();
+    let a = token(&env, &["agent-a"]);
+    let (cert, key) = certificate(env.dir.path());
     let server = Served::start(&env, &["--tls-cert", &cert, "--tls-key", &key]);
     assert!(server.log()[0].starts_with("listening on https://"));
     let curl = |extra: &[&str]| {
@@ -1265,4 +1453,272 @@ fn a_write_after_the_ledger_changed_under_the_server_sees_the_change() {
         env.ok(&["list"])["discussions"].as_array().unwrap().len(),
         3
     );
+}
+
+/// A token's id, from `token list`.
+fn token_id_of(env: &Env, agent: &str) -> String {
+    let list = env.ok(&["token", "list"]);
+    list["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|t| t["agent_id"] == agent)
+        .unwrap()["token_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn an_open_stream_ends_at_its_tokens_revocation_and_carries_nothing_written_after() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, _) = env.ask(&[]);
+    let b = token(&env, &["agent-b"]);
+    let server = Served::start(&env, &[]);
+    let mut events = server.events("/v1/events", &b, None);
+    assert_eq!(events.next().unwrap().data["discussion_id"], dsc.as_str());
+    env.ok(&["token", "revoke", &token_id_of(&env, "agent-b")]);
+    let (after, _) = env.ask(&[]);
+    let started = Instant::now();
+    while let Some(event) = events.next() {
+        assert_ne!(
+            event.data["discussion_id"],
+            after.as_str(),
+            "a record written after the revocation was sent"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the stream ended after {:?}",
+        started.elapsed()
+    );
+    // And the token opens no new one.
+    assert_eq!(server.get("/v1/events", Some(&b)).status, 401);
+}
+
+#[test]
+fn an_open_stream_ends_within_a_second_of_its_tokens_expiry() {
+    let mut env = Env::new();
+    env.fleet();
+    env.ask(&[]);
+    let b = token(&env, &["agent-b", "--expires-in-hours", "1"]);
+    // The server's clock starts 1.5 s before the expiry.
+    env.advance(3_600_000 - 1_500);
+    let server = Served::start(&env, &[]);
+    let mut events = server.events("/v1/events", &b, None);
+    let opened = Instant::now();
+    assert!(events.next().is_some());
+    while events.next().is_some() {}
+    let ended = opened.elapsed();
+    assert!(
+        ended > Duration::from_millis(500) && ended < Duration::from_millis(3_500),
+        "the stream ended after {ended:?}"
+    );
+}
+
+/// An event stream's request on a connection of its own, the answer's
+/// status line and headers read.
+fn open_raw_stream(server: &Served, token: &str) -> (u16, Vec<String>, std::net::TcpStream) {
+    let mut stream = server.connect();
+    write!(
+        stream,
+        "GET /v1/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut status = String::new();
+    std::io::BufRead::read_line(&mut reader, &mut status).unwrap();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        headers.push(line.trim_end().to_ascii_lowercase());
+    }
+    let code = status.split(' ').nth(1).unwrap().parse().unwrap();
+    (code, headers, stream)
+}
+
+#[test]
+fn event_streams_are_bounded_per_token_and_per_server_with_a_time_to_come_back() {
+    let env = Env::new();
+    env.fleet();
+    let a = token(&env, &["agent-a"]);
+    let b = token(&env, &["agent-b"]);
+    let c = token(&env, &["agent-c"]);
+    let server = Served::start(
+        &env,
+        &["--max-streams", "3", "--max-streams-per-token", "2"],
+    );
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let (code, _, stream) = open_raw_stream(&server, &b);
+        assert_eq!(code, 200);
+        open.push(stream);
+    }
+    let (code, headers, _) = open_raw_stream(&server, &b);
+    assert_eq!(code, 429, "{headers:?}");
+    assert!(
+        headers.contains(&"retry-after: 1".to_owned()),
+        "{headers:?}"
+    );
+    let refused = server.get("/v1/events", Some(&b));
+    assert_eq!(refused.code(), "too_many_streams");
+    let (code, _, stream) = open_raw_stream(&server, &a);
+    assert_eq!(code, 200);
+    open.push(stream);
+    let (code, headers, _) = open_raw_stream(&server, &c);
+    assert_eq!(code, 503, "{headers:?}");
+    assert!(
+        headers.contains(&"retry-after: 1".to_owned()),
+        "{headers:?}"
+    );
+    let busy = server.get("/v1/events", Some(&c));
+    assert_eq!(busy.code(), "server_busy");
+    assert_eq!(busy.json()["error"]["details"]["reason"], "max_streams");
+    // The other endpoints answer all the while.
+    assert_eq!(server.get("/healthz", None).status, 200);
+    assert_eq!(server.get("/v1/inbox", Some(&c)).status, 200);
+    // A stream closed gives its slot back.
+    drop(open.pop());
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (code, _, stream) = open_raw_stream(&server, &c);
+        if code == 200 {
+            drop(stream);
+            break;
+        }
+        assert!(Instant::now() < until, "the slot never came back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The server's thread count, from /proc.
+fn threads_of(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Opens `per_connection` event streams on each of `connections` HTTP/2
+/// connections, each answered within 10 s, and holds them open on
+/// `runtime` until `release` is sent: how many were opened (200) and
+/// refused (429 with `Retry-After: 1`).
+fn hold_http2_streams(
+    runtime: &tokio::runtime::Runtime,
+    port: u16,
+    token: &str,
+    (connections, per_connection): (usize, usize),
+) -> ((usize, usize), tokio::sync::oneshot::Sender<()>) {
+    let (counted, counts) = std::sync::mpsc::channel();
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let token = token.to_owned();
+    runtime.spawn(async move {
+        let (mut held, mut clients) = (Vec::new(), Vec::new());
+        let (mut opened, mut refused) = (0, 0);
+        for _ in 0..connections {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
+            let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
+            tokio::spawn(connection);
+            for _ in 0..per_connection {
+                let request = ::http::Request::get(format!("http://127.0.0.1:{port}/v1/events"))
+                    .header("authorization", format!("Bearer {token}"))
+                    .body(())
+                    .unwrap();
+                client = client.ready().await.unwrap();
+                let (response, _) = client.send_request(request, true).unwrap();
+                let response = tokio::time::timeout(Duration::from_secs(10), response)
+                    .await
+                    .expect("every stream is answered at once")
+                    .unwrap();
+                match response.status().as_u16() {
+                    200 => opened += 1,
+                    429 => {
+                        assert_eq!(response.headers()["retry-after"], "1");
+                        refused += 1;
+                    }
+                    other => panic!("status {other}"),
+                }
+                held.push(response);
+            }
+            clients.push(client);
+        }
+        counted.send((opened, refused)).unwrap();
+        let _ = released.await;
+        drop((held, clients));
+    });
+    let counts = counts
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the streams were opened");
+    (counts, release)
+}
+
+/// `/healthz` and another agent's inbox, each answered 200 within a second.
+fn answers_at_once(server: &Served, other: &str) {
+    for (path, token) in [("/healthz", None), ("/v1/inbox", Some(other))] {
+        let started = Instant::now();
+        let answer = server.get(path, token);
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text());
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{path} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
+fn six_hundred_http2_streams_on_three_connections_leave_the_server_answering() {
+    let env = Env::new();
+    env.fleet();
+    env.ask(&[]);
+    let b = token(&env, &["agent-b"]);
+    let c = token(&env, &["agent-c"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // At the defaults, one token's 600 streams on 3 connections: 8 open,
+    // the rest refused at once, and the server answers everyone else.
+    let server = Served::start(&env, &["--max-connections", "8"]);
+    let (counts, release) = hold_http2_streams(&runtime, server.port, &b, (3, 200));
+    assert_eq!(counts, (8, 592), "the token's bound holds");
+    answers_at_once(&server, &c);
+    let _ = release.send(());
+    drop(server);
+    // With the bounds raised, 600 streams open at once: the server holds
+    // no thread a stream, and still answers at once.
+    let server = Served::start(
+        &env,
+        &[
+            "--max-connections",
+            "8",
+            "--max-streams",
+            "600",
+            "--max-streams-per-token",
+            "600",
+        ],
+    );
+    let idle_threads = threads_of(server.pid());
+    let (counts, release) = hold_http2_streams(&runtime, server.port, &b, (3, 200));
+    assert_eq!(counts, (600, 0));
+    answers_at_once(&server, &c);
+    let threads = threads_of(server.pid());
+    assert!(
+        threads <= idle_threads + 8,
+        "{threads} threads with 600 streams open, {idle_threads} idle"
+    );
+    let _ = release.send(());
 }

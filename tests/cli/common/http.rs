@@ -56,6 +56,11 @@ impl Served {
         }
     }
 
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     pub(crate) fn log(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
     }
