@@ -329,7 +329,7 @@ fn open_stream(server: &Server, token: &str, after: u64) -> Connection {
     let mut conn = server.connect();
     write!(
         conn.stream,
-        "GET /v1/events?after={after} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n"
+        "GET /v1/events?after={after} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {token}\r\n\r\n"
     )
     .unwrap();
     loop {
@@ -511,7 +511,7 @@ impl Connection {
         let body = body.unwrap_or("");
         write!(
             self.stream,
-            "{method} {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
             body.len()
         )
         .unwrap();

@@ -48,6 +48,15 @@ pub(crate) struct ServeArgs {
     /// clear)
     #[arg(long)]
     pub allow_plain_http: bool,
+    /// A Host the server answers to, NAME or NAME:PORT (repeatable); on
+    /// loopback, loopback names are taken besides; beyond it, only these
+    /// once one is given
+    #[arg(long, value_name = "HOST")]
+    pub allowed_host: Vec<String>,
+    /// A browser Origin taken besides the server's own, as
+    /// scheme://host[:port] (repeatable), for a browser-based MCP host
+    #[arg(long, value_name = "ORIGIN")]
+    pub allowed_origin: Vec<String>,
 }
 
 pub(crate) fn run(ctx: Context, args: &ServeArgs) -> Result<u8> {
@@ -80,7 +89,40 @@ pub(crate) fn run(ctx: Context, args: &ServeArgs) -> Result<u8> {
         max_streams: args.max_streams as usize,
         max_streams_per_token: args.max_streams_per_token as usize,
         allow_plain_http: args.allow_plain_http,
+        allowed: crate::serve::Allowed {
+            loopback: false,
+            hosts: lower(&args.allowed_host),
+            origins: args
+                .allowed_origin
+                .iter()
+                .map(|o| checked_origin(o))
+                .collect::<Result<_>>()?,
+        },
     };
     crate::serve::run(ctx.session, options)?;
     Ok(0)
+}
+
+fn lower(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .collect()
+}
+
+/// An `--allowed-origin`: `http://` or `https://` and a host, with no path.
+fn checked_origin(origin: &str) -> Result<String> {
+    let lowered = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+    let authority = lowered
+        .strip_prefix("http://")
+        .or_else(|| lowered.strip_prefix("https://"));
+    match authority {
+        Some(authority) if !authority.is_empty() && !authority.contains('/') => Ok(lowered),
+        _ => Err(Error::new(
+            ErrorCode::InvalidArgument,
+            format!("--allowed-origin {origin:?} is not an origin"),
+        )
+        .detail("field", "allowed_origin")
+        .hint("an origin is scheme://host[:port], as a browser sends it: https://console.example")),
+    }
 }

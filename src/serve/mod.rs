@@ -27,11 +27,13 @@ macro_rules! say {
 mod connection;
 mod events;
 mod http;
+mod origin;
 mod routes;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::Session;
 use connection::Protocol;
+pub(crate) use origin::Allowed;
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +51,8 @@ pub(crate) struct Options {
     pub max_streams: usize,
     pub max_streams_per_token: usize,
     pub allow_plain_http: bool,
+    /// The `Host`s and `Origin`s taken (`loopback` is set once bound).
+    pub allowed: Allowed,
 }
 
 /// How long requests in flight may take to finish once a stop is asked.
@@ -62,6 +66,10 @@ pub(crate) fn run(mut session: Session, options: Options) -> Result<()> {
         None => None,
     };
     let listener = bind(&options, tls.is_some())?;
+    let mut options = options;
+    options.allowed.loopback = listener
+        .local_addr()
+        .is_ok_and(|address| address.ip().is_loopback());
     let session = Arc::new(session);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

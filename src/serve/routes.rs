@@ -32,6 +32,8 @@ pub(super) struct App {
     pub streams: Arc<super::events::Limits>,
     /// The one watcher of the ledger that event streams wait on.
     pub watcher: Arc<super::events::Watcher>,
+    /// The `Host`s and `Origin`s requests may carry.
+    allowed: Arc<super::Allowed>,
     mcp: StreamableHttpServerConfig,
     /// Tokens seen, by digest, with their principal: a tool call of one of
     /// them is checked in the operation's own read (`gated`) instead of a
@@ -74,6 +76,7 @@ impl App {
             stopping,
             streams: super::events::Limits::new(options.max_streams, options.max_streams_per_token),
             watcher,
+            allowed: Arc::new(options.allowed.clone()),
             mcp,
             known: Arc::default(),
         }
@@ -117,7 +120,12 @@ pub(super) fn router(app: App) -> Router {
         app.mcp.clone(),
     );
     let guarded = Router::new()
-        .route_service("/mcp", mcp)
+        .route(
+            "/mcp",
+            axum::routing::post_service(mcp)
+                .get(mcp_without_stream)
+                .delete(mcp_without_stream),
+        )
         .route("/v1/tools/{tool}", post(tool))
         .route("/v1/discussions", get(list))
         .route("/v1/discussions/{id}", get(discussion))
@@ -126,7 +134,8 @@ pub(super) fn router(app: App) -> Router {
         .route("/v1/kill-switch", post(kill_switch))
         .route("/v1/fleets/{fleet}/agents", post(fleet))
         .route("/v1/quota", post(quota))
-        .route_layer(middleware::from_fn_with_state(app.clone(), authenticate));
+        .route_layer(middleware::from_fn_with_state(app.clone(), authenticate))
+        .route_layer(middleware::from_fn_with_state(app.clone(), check_origin));
     Router::new()
         .route("/healthz", get(healthz))
         .merge(guarded)
@@ -187,6 +196,15 @@ async fn limit_body(State(app): State<App>, request: Request, next: Next) -> Res
         .is_some_and(|n| n > app.max_body_bytes as u64)
     {
         return error_response(&super::http::too_large(app.max_body_bytes));
+    }
+    next.run(request).await
+}
+
+/// `403 forbidden` for a `Host` or `Origin` that is not this server's
+/// (`origin.rs`), before the token is looked at.
+async fn check_origin(State(app): State<App>, request: Request, next: Next) -> Response {
+    if let Err(err) = app.allowed.check(request.headers(), request.uri()) {
+        return error_response(&err);
     }
     next.run(request).await
 }
@@ -672,6 +690,23 @@ async fn not_found(uri: Uri) -> Response {
         )
         .hint("endpoints: /healthz, /mcp, /v1/tools/TOOL, /v1/discussions, /v1/inbox, /v1/events"),
     )
+}
+
+/// `GET` and `DELETE /mcp`: a stateless server offers no stream of its
+/// own and no session to end (the transport allows 405 for both); the
+/// answer is the contract's error object, as for every other path.
+async fn mcp_without_stream(method: axum::http::Method) -> Response {
+    let mut response = error_response(
+        &Error::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not taken by /mcp: this server is stateless, with no stream or session of its own"),
+        )
+        .hint("send each JSON-RPC message with POST /mcp"),
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, axum::http::HeaderValue::from_static("POST"));
+    response
 }
 
 async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {

@@ -135,6 +135,20 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
+        // An unknown tool is a protocol error (-32602), as the protocol
+        // says; every refusal of a known tool is the tool's own answer.
+        if crate::tools::find(&request.name).is_none() {
+            let err = Error::new(
+                ErrorCode::InvalidArgument,
+                format!("unknown tool {:?}", request.name),
+            )
+            .detail("tool", request.name.as_ref())
+            .hint(format!("tools: {}", crate::tools::names()));
+            return Err(ErrorData::invalid_params(
+                err.message.clone(),
+                Some(err.to_json()),
+            ));
+        }
         let arguments = request.arguments.unwrap_or_default();
         let caller = self.caller(&context);
         let result = match self

@@ -438,7 +438,6 @@ fn every_refusal_is_a_tool_error_with_the_contract_code_and_the_session_goes_on(
                 json!({"discussion_id": "dsc_nope"}),
                 "unknown_discussion",
             ),
-            ("no_such_tool", json!({}), "invalid_argument"),
         ];
         for (tool, arguments, code) in cases {
             let result = call(&client, tool, arguments).await;
@@ -461,6 +460,25 @@ fn every_refusal_is_a_tool_error_with_the_contract_code_and_the_session_goes_on(
                 assert!(!commands.iter().any(|c| hint.contains(c)), "{code}: {hint}");
             }
         }
+        // An unknown tool is a protocol error, -32602, whose data is the
+        // contract's error object; the session goes on.
+        let Value::Object(empty) = json!({}) else {
+            unreachable!()
+        };
+        let unknown = client
+            .call_tool(CallToolRequestParams::new("no_such_tool").with_arguments(empty))
+            .await
+            .expect_err("an unknown tool is a protocol error");
+        let rmcp::ServiceError::McpError(unknown) = unknown else {
+            panic!("{unknown:?}")
+        };
+        assert_eq!(unknown.code.0, -32602, "{unknown:?}");
+        assert!(unknown.message.contains("no_such_tool"), "{unknown:?}");
+        assert_eq!(
+            unknown.data.as_ref().unwrap()["error"]["code"],
+            "invalid_argument"
+        );
+        ok(&call(&client, "list_discussions", json!({})).await);
         // A typo is not a race: the id names no message of the discussion.
         let typo = refused(
             &call(&client, "wake_agent", wake("agent-b", "msg_0000")).await,

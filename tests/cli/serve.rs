@@ -679,7 +679,7 @@ fn the_health_check_never_shows_the_databases_password() {
     let port: u16 = first.trim().rsplit(':').next().unwrap().parse().unwrap();
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
         .unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
@@ -827,7 +827,7 @@ fn a_client_that_goes_away_mid_request_changes_nothing_unacknowledged_and_a_retr
         let text = body.to_string();
         let mut stream = server.connect();
         let head = format!(
-            "POST /v1/tools/ask_peer HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {a}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            "POST /v1/tools/ask_peer HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {a}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
             text.len()
         );
         stream.write_all(head.as_bytes()).unwrap();
@@ -882,7 +882,7 @@ fn slow_headers_are_cut_off_and_connections_past_the_limit_are_refused() {
     );
     // Headers that never end: the server closes the connection.
     let mut slow = server.connect();
-    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")
         .unwrap();
     let started = Instant::now();
     let mut rest = Vec::new();
@@ -1084,7 +1084,7 @@ fn connections_that_send_nothing_are_cut_and_give_their_slots_back() {
         .unwrap();
     // One request on a kept-alive connection, then silence.
     let mut kept = server.connect();
-    kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         .unwrap();
     let mut answer = [0u8; 12];
     kept.read_exact(&mut answer).unwrap();
@@ -1524,7 +1524,7 @@ fn open_raw_stream(server: &Served, token: &str) -> (u16, Vec<String>, std::net:
     let mut stream = server.connect();
     write!(
         stream,
-        "GET /v1/events HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n"
+        "GET /v1/events HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {token}\r\n\r\n"
     )
     .unwrap();
     let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
@@ -1721,4 +1721,91 @@ fn six_hundred_http2_streams_on_three_connections_leave_the_server_answering() {
         "{threads} threads with 600 streams open, {idle_threads} idle"
     );
     let _ = release.send(());
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_refused_as_the_transport_says_and_mcp_get_is_405() {
+    let env = Env::new();
+    env.fleet();
+    let a = token(&env, &["agent-a"]);
+    let server = Served::start(&env, &["--allowed-origin", "https://console.example"]);
+    let own = format!("127.0.0.1:{}", server.port);
+    let own_origin = format!("http://{own}");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let mcp = |host: &str, origin: Option<&str>| {
+        let mut headers = vec![
+            ("host", host),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        if let Some(origin) = origin {
+            headers.push(("origin", origin));
+        }
+        server.request(
+            "POST",
+            "/mcp",
+            Some(&a),
+            &headers,
+            Some(initialize.as_bytes()),
+        )
+    };
+    let before = env.ledger_bytes();
+    // DNS rebinding: a page of evil.example.com pointed at this server.
+    for (host, origin) in [
+        ("evil.example.com", Some("http://evil.example.com")),
+        ("evil.example.com:8470", None),
+        (own.as_str(), Some("http://evil.example.com")),
+        (own.as_str(), Some("null")),
+    ] {
+        let answer = mcp(host, origin);
+        refused(&env, &before, &answer, 403, "forbidden");
+    }
+    // The server's own, a loopback name, no Origin at all, a configured one.
+    for (host, origin) in [
+        (own.as_str(), Some(own_origin.as_str())),
+        ("localhost", None),
+        (own.as_str(), None),
+        (own.as_str(), Some("https://console.example")),
+    ] {
+        let answer = mcp(host, origin);
+        assert_eq!(answer.status, 200, "{host} {origin:?}: {}", answer.text());
+    }
+    // The other endpoints are guarded alike; the health check is not.
+    let listed = server.request(
+        "GET",
+        "/v1/discussions",
+        Some(&a),
+        &[("host", "evil.example.com")],
+        None,
+    );
+    assert_eq!(listed.status, 403, "{}", listed.text());
+    let health = server.request(
+        "GET",
+        "/healthz",
+        None,
+        &[("host", "evil.example.com")],
+        None,
+    );
+    assert_eq!(health.status, 200);
+    // GET and DELETE /mcp: 405 with the contract's error object.
+    for method in ["GET", "DELETE"] {
+        let answer = server.request(method, "/mcp", Some(&a), &[], None);
+        assert_eq!(answer.status, 405, "{}", answer.text());
+        assert_eq!(answer.code(), "method_not_allowed");
+        assert_eq!(answer.header("allow"), Some("POST"));
+    }
+    // A bad --allowed-origin is refused at start.
+    let out = env.run(&[
+        "--json",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--allowed-origin",
+        "console.example/path",
+    ]);
+    assert_eq!(out.status, 3, "{}", out.stderr);
+    assert_eq!(out.error()["details"]["field"], "allowed_origin");
 }

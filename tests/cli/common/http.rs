@@ -116,8 +116,11 @@ impl Served {
         body: Option<&[u8]>,
     ) -> Reply {
         let mut stream = self.connect();
-        let mut head =
-            format!("{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n");
+        // A `host` among `headers` stands in for the usual one.
+        let mut head = format!("{method} {path} HTTP/1.1\r\nconnection: close\r\n");
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            head.push_str("host: 127.0.0.1\r\n");
+        }
         if let Some(token) = token {
             head.push_str(&format!("authorization: Bearer {token}\r\n"));
         }
