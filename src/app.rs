@@ -113,9 +113,42 @@ fn usage_error(err: &clap::Error, args: &[OsString]) -> Error {
             error = error.hint(tip);
         }
     }
+    if let Some(hint) = missing_from_environment(err, meant) {
+        error = error.hint(hint);
+    }
     error.hint(format!(
         "`{} --help` explains every option",
         meant.get_bin_name().unwrap_or("discuss")
+    ))
+}
+
+/// For required options that an environment variable can give (`reply`'s
+/// ids, which a supervised turn sets): which variables, and where they
+/// come from, so a missing `--attempt` reads as what it is.
+fn missing_from_environment(err: &clap::Error, meant: &clap::Command) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if err.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    let Some(ContextValue::Strings(missing)) = err.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let variables: Vec<String> = missing
+        .iter()
+        .filter_map(|shown| {
+            let long = shown.trim_start_matches("--").split([' ', '=']).next()?;
+            let arg = meant.get_arguments().find(|a| a.get_long() == Some(long))?;
+            let variable = arg.get_env()?.to_string_lossy();
+            Some(format!("{variable} (--{long})"))
+        })
+        .collect();
+    if variables.is_empty() {
+        return None;
+    }
+    let them = if variables.len() == 1 { "it" } else { "them" };
+    Some(format!(
+        "a supervised turn (`discuss wake ... -- CMD`) sets {}; outside one, give {them}: `discuss wake` prints the attempt, `discuss inbox --agent A` shows live_attempt_id",
+        variables.join(", ")
     ))
 }
 

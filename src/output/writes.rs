@@ -128,11 +128,15 @@ impl Serialize for WakeView {
         struct WakeJson<'a> {
             discussion_id: &'a str,
             attempt: AttemptOrOutcome<'a>,
+            /// After a supervised turn: the discussion's status.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            status: Option<crate::discussion::Status>,
             #[serde(skip_serializing_if = "std::ops::Not::not")]
             replayed: bool,
         }
         WakeJson {
             discussion_id: &self.discussion_id,
+            status: self.supervised.as_ref().and_then(|s| s.status),
             attempt: match &self.supervised {
                 Some(outcome) => AttemptOrOutcome::Outcome(outcome.into()),
                 None => AttemptOrOutcome::Attempt(AttemptJson::of(&self.attempt)),
@@ -271,5 +275,16 @@ fn supervised_line(discussion_id: &str, outcome: &Outcome) -> String {
         line.push_str(&format!(", reply {message}"));
     }
     line.push('\n');
+    // Where the turn left the discussion, when it ended it: a person
+    // driving turns by hand must not read "completed" as "go on".
+    if let Some(status) = outcome.status.filter(|s| s.is_terminal()) {
+        line.push_str(&format!("{discussion_id} is now {}", status.as_str()));
+        match &outcome.escalated {
+            Some(reason) => line.push_str(&format!(
+                " and escalated ({reason}): `discuss escalations` shows it\n"
+            )),
+            None => line.push('\n'),
+        }
+    }
     line
 }

@@ -90,6 +90,10 @@ pub(crate) struct Outcome {
     pub reason: Option<String>,
     pub exit_code: Option<i32>,
     pub reply_message_id: Option<String>,
+    /// The discussion's status once the turn was recorded, and the reason
+    /// of its escalation when the turn's end escalated it.
+    pub status: Option<crate::discussion::Status>,
+    pub escalated: Option<String>,
 }
 
 impl Outcome {
@@ -556,6 +560,8 @@ fn reply_from_stdout(
             reason: None,
             exit_code: end.exit_code,
             reply_message_id: Some(message_id),
+            status: Some(state.status),
+            escalated: state.escalation.as_ref().map(|e| e.reason.clone()),
         }),
         Err(err) if err.code == ErrorCode::PayloadTooLarge => {
             end.reason = EndReason::OutputTooLarge;
@@ -695,6 +701,11 @@ fn finish(
             &session.stamp(view.last_at_ms()),
         )
     })?;
+    let status = state.as_ref().map(|d| d.status);
+    let escalated = state
+        .as_ref()
+        .and_then(|d| d.escalation.as_ref())
+        .map(|e| e.reason.clone());
     let current = state
         .and_then(|d| d.attempt(&attempt.attempt_id).cloned())
         .unwrap_or_else(|| attempt.clone());
@@ -713,5 +724,7 @@ fn finish(
         reply_message_id: current.reply_message_id.clone(),
         attempt: current,
         outcome,
+        status,
+        escalated,
     })
 }

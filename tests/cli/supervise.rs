@@ -612,3 +612,77 @@ fn the_guardian_refuses_unless_a_supervisor_started_it() {
         assert!(stderr.contains("not a command"), "{case}: {stderr}");
     }
 }
+
+#[test]
+fn a_supervised_reply_that_exhausts_the_budget_says_so() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--max-turns", "2"]);
+    let script = format!(
+        r#"{} reply --type question --payload '{{"body":"more?"}}'"#,
+        bin()
+    );
+    let out = env.run(&wake_argv(
+        "agent-b",
+        &dsc,
+        &root,
+        &["--", "sh", "-c", &script],
+        false,
+    ));
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("completed"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(&format!("{dsc} is now exhausted and escalated (turns)")),
+        "{}",
+        out.stdout
+    );
+    // The JSON says the discussion's status after the turn.
+    let (dsc, root) = env.ask(&["--max-turns", "2"]);
+    let out = env.run(&wake_argv(
+        "agent-b",
+        &dsc,
+        &root,
+        &["--", "sh", "-c", &script],
+        true,
+    ));
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(out.json()["status"], "exhausted");
+    assert_eq!(out.json()["attempt"]["outcome"], "completed");
+    // A turn that leaves the discussion open says nothing more.
+    let (dsc, root) = env.ask(&["--max-turns", "4"]);
+    let out = env.run(&wake_argv(
+        "agent-b",
+        &dsc,
+        &root,
+        &["--", "sh", "-c", &script],
+        false,
+    ));
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("is now"), "{}", out.stdout);
+}
+
+#[test]
+fn a_reply_without_its_attempt_names_the_variable_a_supervised_turn_sets() {
+    let env = Env::new();
+    let out = env.run(&[
+        "reply",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        "dsc_00000000",
+        "--reply-to",
+        "msg_00000000",
+        "--type",
+        "result",
+        "--payload",
+        "{}",
+    ]);
+    assert_eq!(out.status, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "a supervised turn (`discuss wake ... -- CMD`) sets DISCUSS_ATTEMPT_ID (--attempt)"
+        ),
+        "{}",
+        out.stderr
+    );
+}
