@@ -15,7 +15,7 @@ use std::path::Path;
 /// and wake_peer default as in `discuss ask`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  discuss call get_discussion '{\"discussion_id\":\"dsc_…\",\"include_receipts\":false}'\n  \
+    after_help = "Example:\n  discuss call get_discussion \\\n      '{\"discussion_id\":\"dsc_…\",\"include_receipts\":false}'\n  \
     echo '{\"agent_id\":\"agent-b\",...}' | discuss call wake_agent -"
 )]
 pub(crate) struct CallArgs {

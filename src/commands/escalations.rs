@@ -19,8 +19,8 @@ use std::time::Duration;
 /// person has heard of them.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  discuss escalations --pending\n  \
-    discuss escalations deliver -- ./examples/deliver-webhook.sh https://hooks.example/discuss\n  \
-    discuss escalations deliver --follow -- ./examples/deliver-file.sh /var/log/discuss-escalations.jsonl")]
+    discuss escalations deliver -- \\\n      ./examples/deliver-webhook.sh https://hooks.example/discuss\n  \
+    discuss escalations deliver --follow -- \\\n      ./examples/deliver-file.sh /var/log/discuss-escalations.jsonl")]
 pub(crate) struct EscalationsArgs {
     /// Only those not delivered yet
     #[arg(long)]

@@ -21,7 +21,7 @@ use std::sync::Arc;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example (register with an agent host, with the ledger the agents share):\n  \
-    claude mcp add discuss -e DISCUSS_LEDGER=/srv/agents/ledger.jsonl -- discuss mcp --agent agent-a"
+    claude mcp add discuss -e DISCUSS_LEDGER=/srv/agents/ledger.jsonl \\\n      -- discuss mcp --agent agent-a"
 )]
 pub(crate) struct McpArgs {
     /// Act for this agent only: ask_peer.from_agent_id and

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 /// rolling hour and day). The default applies to agents without their own.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  discuss quota set 10 --agent agent-b\n  discuss quota set --tokens-per-hour 200000 --cost-usd-per-day 5 --agent agent-b\n  discuss quota show --json"
+    after_help = "Examples:\n  discuss quota set 10 --agent agent-b\n  discuss quota set --tokens-per-hour 200000 --cost-usd-per-day 5 \\\n      --agent agent-b\n  discuss quota show --json"
 )]
 pub(crate) struct QuotaArgs {
     #[command(subcommand)]

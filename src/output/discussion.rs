@@ -342,6 +342,30 @@ impl View for Reached {
     }
 }
 
+/// A header line, `label` padded to 14 columns and its value, wrapped at
+/// word boundaries to `width` with the value's lines under each other.
+fn labelled(line: &str, width: usize) -> String {
+    const LABEL: usize = 14;
+    if line.chars().count() <= width || line.chars().count() <= LABEL {
+        return format!("{line}\n");
+    }
+    let split = line
+        .char_indices()
+        .nth(LABEL)
+        .map_or(line.len(), |(at, _)| at);
+    let (label, value) = line.split_at(split);
+    let mut out = String::new();
+    for (i, part) in wrap(value, Some(width.saturating_sub(LABEL).max(20)))
+        .iter()
+        .enumerate()
+    {
+        out.push_str(if i == 0 { label } else { "              " });
+        out.push_str(part);
+        out.push('\n');
+    }
+    out
+}
+
 fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
     let mut text = String::new();
     let status = style.status(discussion.status);
@@ -424,6 +448,19 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             escalation.reason,
             escalation.delivery.state(now_ms).as_str()
         ));
+    }
+    // On a terminal, a header line wider than it is wrapped here, under
+    // its value, not cut by the terminal; the first line (the id and the
+    // status) is never wider than an id and a word.
+    if let Some(width) = style.width {
+        text = text
+            .lines()
+            .enumerate()
+            .map(|(i, line)| match i {
+                0 => format!("{line}\n"),
+                _ => labelled(line, width),
+            })
+            .collect();
     }
     // One block a message, not a table: a body keeps its words and lines
     // whole (wrapped at word boundaries only on a terminal, never in a

@@ -230,7 +230,7 @@ impl View for EventView<'_> {
     }
 
     /// One line: line, time, discussion, what happened, status.
-    fn human(&self, _style: &Style, out: &mut Sink) {
+    fn human(&self, style: &Style, out: &mut Sink) {
         let what = match &self.what {
             What::Message {
                 agent_id,
@@ -293,14 +293,32 @@ impl View for EventView<'_> {
                 _ => format!("token {token_id} {op}d"),
             },
         };
-        out.text(&format!(
-            "{:>6}  {}  {}  {}  {}\n",
-            self.line,
+        let rest = format!(
+            "{}  {}  {}  {}",
             clock_time(self.at.0),
             self.discussion_id.unwrap_or("-"),
             printable(what.trim_end(), false),
             self.status.map_or("", Status::as_str)
-        ));
+        );
+        let rest = rest.trim_end();
+        // On a terminal, a line wider than it is wrapped here, at word
+        // boundaries and indented under the time, not cut by the terminal.
+        const INDENT: usize = 8;
+        let wrapped = match style.width {
+            Some(width) if INDENT + rest.chars().count() > width => {
+                super::text::wrap(rest, Some(width.saturating_sub(INDENT).max(20)))
+            }
+            _ => vec![rest.to_owned()],
+        };
+        let mut text = format!("{:>6}  ", self.line);
+        for (i, part) in wrapped.iter().enumerate() {
+            if i > 0 {
+                text.push_str(&" ".repeat(INDENT));
+            }
+            text.push_str(part.trim_start());
+            text.push('\n');
+        }
+        out.text(&text);
     }
 }
 

@@ -143,6 +143,30 @@ const HEADERS: [&str; 6] = [
     "updated",
 ];
 
+/// The columns, by their place in `HEADERS`.
+const PARTICIPANTS: usize = 2;
+const TURNS: usize = 3;
+const NEXT: usize = 4;
+const UPDATED: usize = 5;
+
+/// One way a list gives up width on a narrow terminal.
+#[derive(Clone, Copy)]
+enum Shed {
+    Drop(usize),
+    /// The participants cut down, to no fewer characters than this.
+    Shrink(usize),
+}
+
+/// `cell` in at most `width` characters: cut with an ellipsis.
+fn fit(cell: &str, width: usize) -> std::borrow::Cow<'_, str> {
+    if cell.chars().count() <= width {
+        return std::borrow::Cow::Borrowed(cell);
+    }
+    let mut cut: String = cell.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    std::borrow::Cow::Owned(cut)
+}
+
 /// A row's cells, uncoloured.
 fn cells(d: &Row, now: i64) -> [String; 6] {
     let status = if d.escalated {
@@ -209,8 +233,10 @@ impl View for RowsView {
     /// padding, so it never changes the layout. On a terminal narrower
     /// than the lines, ids are shortened to the shortest prefix unique
     /// among every discussion of the ledger (commands take a unique
-    /// prefix), then columns are left out from the right; in a pipe or a
-    /// file nothing is cut.
+    /// prefix), then `updated` is left out, the participants are cut with
+    /// an ellipsis, then `turns` is left out: `next` (whom to wake) stays
+    /// as long as anything does, and a last line names what was left out.
+    /// In a pipe or a file nothing is cut.
     fn human(&self, style: &Style, out: &mut Sink) {
         if self.rows.is_empty() {
             out.text(&format!("{}\n", self.empty));
@@ -219,6 +245,10 @@ impl View for RowsView {
         // Two passes over the rows: the widths, then the lines.
         let mut widths = self.widths();
         let mut id_length = None;
+        let mut shown: Vec<usize> = (0..HEADERS.len()).collect();
+        let width_of = |shown: &[usize], widths: &[usize]| {
+            line_width(&shown.iter().map(|&i| widths[i]).collect::<Vec<_>>())
+        };
         if let Some(limit) = style.width {
             if line_width(&widths) > limit {
                 // Unique among every discussion of the ledger, not only the
@@ -230,23 +260,47 @@ impl View for RowsView {
                 widths[0] = keep.min(longest.unwrap_or(keep)).max(HEADERS[0].len());
                 id_length = Some(keep);
             }
-            while widths.len() > 2 && line_width(&widths) > limit {
-                widths.pop();
+            // Least needed first; the participants shrink before `turns`
+            // goes, and down to a few characters before they go.
+            for step in [
+                Shed::Drop(UPDATED),
+                Shed::Shrink(16),
+                Shed::Drop(TURNS),
+                Shed::Shrink(8),
+                Shed::Drop(PARTICIPANTS),
+                Shed::Drop(NEXT),
+            ] {
+                let over = width_of(&shown, &widths).saturating_sub(limit);
+                if over == 0 {
+                    break;
+                }
+                match step {
+                    Shed::Drop(column) => shown.retain(|&i| i != column),
+                    Shed::Shrink(least) => {
+                        let wanted = widths[PARTICIPANTS].saturating_sub(over);
+                        widths[PARTICIPANTS] = widths[PARTICIPANTS]
+                            .min(wanted.max(least).max(HEADERS[PARTICIPANTS].len()));
+                    }
+                }
             }
         }
         let line = |cells: &[String], status: Option<Status>| {
             let mut text = String::new();
-            for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
+            for (n, &i) in shown.iter().enumerate() {
+                let width = widths[i];
+                let cell = fit(&cells[i], width);
                 match (i, status) {
                     (1, Some(status)) => {
                         text.push_str(&cell.replacen(status.as_str(), &style.status(status), 1))
                     }
-                    _ => text.push_str(cell),
+                    _ => text.push_str(&cell),
                 }
-                if i + 1 < widths.len() {
-                    text.push_str(&" ".repeat(width - cell.chars().count() + 2));
+                if n + 1 < shown.len() {
+                    text.push_str(&" ".repeat(width.saturating_sub(cell.chars().count()) + 2));
                 }
             }
+            // An empty last cell leaves no padding behind.
+            text.truncate(text.trim_end_matches(' ').len());
             text.push('\n');
             text
         };
@@ -257,6 +311,19 @@ impl View for RowsView {
                 cells[0] = row.id.chars().take(keep).collect();
             }
             out.text(&line(&cells, Some(row.status)));
+        }
+        let left_out: Vec<&str> = (0..HEADERS.len())
+            .filter(|i| !shown.contains(i))
+            .map(|i| HEADERS[i])
+            .collect();
+        if !left_out.is_empty() {
+            let note = format!(
+                "(left out at this width: {}; a wider terminal or --json shows them)",
+                left_out.join(", ")
+            );
+            for wrapped in super::text::wrap(&note, style.width) {
+                out.text(&format!("{wrapped}\n"));
+            }
         }
     }
 

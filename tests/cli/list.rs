@@ -282,8 +282,10 @@ fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.starts_with("dsc_"))
         .collect();
     assert_eq!(shown.len(), 3, "{open}");
+    assert!(open.contains("(left out at this width: updated"), "{open}");
     for short in shown {
         assert!(short.len() < 36, "{open}");
         let named = env.show(short)["discussion_id"]

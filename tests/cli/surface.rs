@@ -224,6 +224,70 @@ fn help_lists_the_commands_own_options_first_and_keeps_examples_copyable() {
     );
 }
 
+/// The commands a help lists under "Commands:" (and "help", left out).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_help_example_pastes_whole_at_80_columns() {
+    let env = Env::new();
+    let mut pending = vec![Vec::<String>::new()];
+    let mut checked = 0;
+    while let Some(path) = pending.pop() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = env.run_with(&[("COLUMNS", "80")], &args, "").stdout;
+        for sub in subcommands(&help) {
+            let mut deeper = path.clone();
+            deeper.push(sub);
+            pending.push(deeper);
+        }
+        let mut in_example = false;
+        let mut continued = false;
+        for line in help.lines() {
+            if line.starts_with("Example") {
+                in_example = true;
+                continued = false;
+                continue;
+            }
+            if !in_example || line.trim().is_empty() {
+                continue;
+            }
+            checked += 1;
+            assert!(
+                line.chars().count() <= 80,
+                "`{}` help: a line over 80 columns: {line:?}",
+                path.join(" ")
+            );
+            // A line that does not continue one ending in `\` starts a
+            // command: a wrapped URL or path on a line of its own would
+            // run the wrong thing when the first line is pasted.
+            let word = line.split_whitespace().next().unwrap_or("");
+            let starts_a_command = line.starts_with("  ")
+                && !line.starts_with("   ")
+                && ["discuss", "echo", "claude", "curl", "mkdir", "export"]
+                    .iter()
+                    .any(|c| word == *c || word.starts_with("TOKEN=$(discuss"));
+            assert!(
+                continued || starts_a_command,
+                "`{} --help` at 80 columns: {line:?} neither starts a command nor continues one\n{help}",
+                path.join(" ")
+            );
+            continued = line.trim_end().ends_with('\\');
+        }
+    }
+    assert!(checked > 40, "only {checked} example lines were read");
+}
+
 /// Completion in a real bash, through the script `discuss completions
 /// bash` prints: a Tab offers the open and active discussions, ids from a
 /// typed prefix, agents and fleets, all read from the ledger.
@@ -482,4 +546,74 @@ fn c1_controls_and_bidi_overrides_never_reach_the_terminal() {
             }
         }
     }
+}
+
+#[test]
+fn at_80_columns_list_keeps_whom_to_wake_and_events_and_show_wrap_their_own_lines() {
+    let env = Env::new();
+    let long = "agent-with-a-rather-long-name-for-testing";
+    env.ok(&["fleet", "add", "fleet-alpha", "agent-a", long]);
+    let (dsc, _) = {
+        let asked = env.ok(&[
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            long,
+            "--fleet",
+            "fleet-alpha",
+            "--payload",
+            r#"{"body":"Refactor the auth module?"}"#,
+        ]);
+        (asked["discussion_id"].as_str().unwrap().to_owned(), ())
+    };
+    for width in [80, 60] {
+        let list = strip_colour(&on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {width}; discuss list"),
+        ));
+        let row = list.lines().find(|l| l.starts_with("dsc_")).unwrap();
+        // At 80 `next` stays (whom to wake); narrower, what is left out
+        // is named.
+        if width == 80 {
+            assert!(row.ends_with(long), "`next` stays at {width}: {list}");
+        } else {
+            assert!(list.contains("next"), "{list}");
+        }
+        assert!(list.contains("(left out at this width:"), "{list}");
+        for line in list.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{list}");
+        }
+        let events = strip_colour(&on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {width}; discuss events"),
+        ));
+        for line in events.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{events}");
+        }
+        // Words whole: the long name is on one line.
+        assert!(events.contains(long), "{events}");
+        let show = strip_colour(&on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {width}; discuss show {dsc}"),
+        ));
+        let header: Vec<&str> = show.lines().take_while(|l| !l.is_empty()).collect();
+        for line in &header {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{show}");
+        }
+        assert!(show.contains(long), "{show}");
+    }
+    // In a pipe nothing is wrapped or left out.
+    let piped = env.run(&["events"]).stdout;
+    assert!(
+        piped
+            .lines()
+            .any(|l| l.contains(&dsc) && l.ends_with("open") && l.chars().count() > 80),
+        "{piped}"
+    );
+    let piped = env.run(&["list"]).stdout;
+    assert!(!piped.contains("left out"), "{piped}");
 }
