@@ -50,20 +50,35 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<Answer> {
         now_ms,
         "no discussions",
         args.quiet.quiet,
+        false,
     ))
 }
 
 pub(crate) fn inbox(ctx: &Context, args: &InboxArgs) -> Result<Answer> {
     let (rows, now_ms) = inbox_rows(ctx, &args.agent)?;
     let empty = format!("nothing waits for {}", args.agent);
-    Ok(rows_answer(ctx, rows, now_ms, &empty, args.quiet.quiet))
+    Ok(rows_answer(
+        ctx,
+        rows,
+        now_ms,
+        &empty,
+        args.quiet.quiet,
+        true,
+    ))
 }
 
 /// The rows as a view, with what a person's rendering needs of the ledger
 /// besides them: where it is, when nothing was found (an empty answer
 /// from the wrong path misleads, so a ledger that is not there is said
 /// so), and every id, when the terminal is too narrow for whole ones.
-fn rows_answer(ctx: &Context, rows: Vec<Row>, now_ms: i64, empty: &str, quiet: bool) -> Answer {
+fn rows_answer(
+    ctx: &Context,
+    rows: Vec<Row>,
+    now_ms: i64,
+    empty: &str,
+    quiet: bool,
+    live_turns: bool,
+) -> Answer {
     let human = !ctx.out.json && !quiet;
     let location = ctx.ledger.location();
     let empty = if !human || !rows.is_empty() {
@@ -78,6 +93,7 @@ fn rows_answer(ctx: &Context, rows: Vec<Row>, now_ms: i64, empty: &str, quiet: b
         now_ms,
         empty,
         known_ids: Vec::new(),
+        live_turns,
     };
     if human && view.needs_known_ids(&ctx.out.style()) {
         // A shortened id is not worth failing the list for.

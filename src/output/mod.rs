@@ -637,6 +637,7 @@ mod tests {
             now_ms: 1_000,
             empty: String::new(),
             known_ids: Vec::new(),
+            live_turns: false,
         };
         let human = rendered(&view, &Output::new(false, ColorChoice::Never), Form::Usual);
         assert!(human.starts_with("discussion "), "{human}");
@@ -684,6 +685,7 @@ mod tests {
             now_ms: 1_000,
             empty: String::new(),
             known_ids: Vec::new(),
+            live_turns: false,
         };
         let narrow = Style {
             color: false,

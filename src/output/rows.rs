@@ -2,7 +2,7 @@
 //! `{"discussions": [...]}` and as aligned columns for a person.
 
 use super::json_line::JsonObject;
-use super::text::relative;
+use super::text::{clock_time, relative};
 use super::{Sink, Style, View};
 use crate::discussion::{Row, Status};
 use serde::Serialize;
@@ -116,6 +116,9 @@ pub(crate) struct RowsView {
     /// shortened (`needs_known_ids`): a shortened id must stay unique
     /// among them all, not only among the rows shown.
     pub known_ids: Vec<String>,
+    /// `inbox`: under the rows, each live turn with the attempt and the
+    /// head it must be answered with.
+    pub live_turns: bool,
 }
 
 impl Serialize for RowsView {
@@ -312,6 +315,27 @@ impl View for RowsView {
             }
             out.text(&line(&cells, Some(row.status)));
         }
+        if self.live_turns {
+            for row in &self.rows {
+                let (Some(attempt), Some(deadline), Some(head)) = (
+                    &row.live_attempt_id,
+                    row.live_attempt_deadline_ms,
+                    &row.head_message_id,
+                ) else {
+                    continue;
+                };
+                let line = format!(
+                    "live turn of {} in {}: --attempt {attempt} --reply-to {head}, until {} ({})",
+                    row.head_to_agent_id.as_deref().unwrap_or("?"),
+                    row.id,
+                    clock_time(deadline),
+                    relative(deadline, self.now_ms)
+                );
+                for wrapped in super::text::wrap(&line, style.width) {
+                    out.text(&format!("{wrapped}\n"));
+                }
+            }
+        }
         let left_out: Vec<&str> = (0..HEADERS.len())
             .filter(|i| !shown.contains(i))
             .map(|i| HEADERS[i])
@@ -360,6 +384,7 @@ pub(crate) fn rows_by_hand_as_serde(rows: Vec<Row>) -> bool {
         now_ms: 0,
         empty: String::new(),
         known_ids: Vec::new(),
+        live_turns: false,
     };
     let mut by_hand = Vec::new();
     let mut sink = Sink::new(&mut by_hand);

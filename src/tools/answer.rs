@@ -296,6 +296,7 @@ fn rows_json(rows: Vec<crate::discussion::Row>, now_ms: i64) -> Value {
         now_ms,
         empty: String::new(),
         known_ids: Vec::new(),
+        live_turns: false,
     }
     .value()
 }

@@ -298,3 +298,22 @@ fn list_is_one_line_a_row_at_80_columns_with_or_without_colour() {
         );
     }
 }
+
+#[test]
+fn the_human_inbox_shows_a_live_turn_with_the_ids_to_reply_with() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&[]);
+    let waiting = env.run(&["inbox", "--agent", "agent-b"]).stdout;
+    assert!(waiting.contains(&dsc), "{waiting}");
+    assert!(!waiting.contains("live turn"), "{waiting}");
+    let att = env.wake(&dsc, "agent-b", &root);
+    let live = env.run(&["inbox", "--agent", "agent-b"]).stdout;
+    assert!(
+        live.contains(&format!(
+            "live turn of agent-b in {dsc}: --attempt {att} --reply-to {root}, until"
+        )),
+        "{live}"
+    );
+    // `list` keeps to its rows.
+    assert!(!env.run(&["list"]).stdout.contains("live turn"));
+}
