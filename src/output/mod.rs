@@ -669,6 +669,7 @@ mod tests {
             now_ms: 1_000,
             empty: String::new(),
             known_ids: Vec::new(),
+            live_turns: false,
         };
         let mut largest = Largest(0, 0);
         let mut sink = Sink::new(&mut largest);
