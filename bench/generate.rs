@@ -159,6 +159,7 @@ impl Generator {
                     signal: None,
                     detail: None,
                     usage: None,
+                    usage_unreadable: false,
                 };
                 plan_attempt_end(&live.id, &attempt.attempt_id, &end, &refs, &stamp)
                     .unwrap()

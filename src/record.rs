@@ -104,6 +104,10 @@ pub struct Receipt {
     /// about. (A claim's lease ends at its `deadline_ms`.)
     #[serde(default)]
     pub escalation_receipt_id: Option<String>,
+    /// On an attempt's terminal receipt: the turn's usage report existed
+    /// but could not be read (a spend budget fails closed on it).
+    #[serde(default)]
+    pub usage_unreadable: Option<bool>,
 }
 
 /// The receipts the format names. A ledger may hold others (another
@@ -486,7 +490,7 @@ impl Record {
             Body::Receipt(r) => {
                 put("receipt", r.receipt.clone().into());
                 put("discussion_id", r.discussion_id.clone().into());
-                let optional: [(&str, Option<Value>); 14] = [
+                let optional: [(&str, Option<Value>); 15] = [
                     ("attempt_id", r.attempt_id.clone().map(Value::from)),
                     ("agent_id", r.agent_id.clone().map(Value::from)),
                     ("turn", r.turn.map(Value::from)),
@@ -507,6 +511,7 @@ impl Record {
                         "escalation_receipt_id",
                         r.escalation_receipt_id.clone().map(Value::from),
                     ),
+                    ("usage_unreadable", r.usage_unreadable.map(Value::from)),
                 ];
                 for (key, value) in optional {
                     if let Some(value) = value {

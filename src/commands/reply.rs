@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::operations;
 use crate::output::{Answer, ReplyView};
 use crate::spend::Usage;
+use crate::supervisor::UsageReport;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -68,12 +69,16 @@ pub(crate) fn run(ctx: &Context, args: &ReplyArgs) -> Result<Answer> {
         kind,
         &args.payload.read()?,
         args.close,
-    )?
-    .with_usage(match (&args.usage, &args.usage_file) {
-        (Some(usage), _) => Some(Usage::parse(usage)?),
-        (None, Some(file)) => crate::supervisor::read_usage_file(file),
-        (None, None) => None,
-    });
+    )?;
+    let request = match (&args.usage, &args.usage_file) {
+        (Some(usage), _) => request.with_usage(Some(Usage::parse(usage)?)),
+        (None, Some(file)) => match crate::supervisor::read_usage_file(file) {
+            UsageReport::Read(usage) => request.with_usage(Some(usage)),
+            UsageReport::Unreadable => request.with_usage_unreadable(true),
+            UsageReport::None => request,
+        },
+        (None, None) => request,
+    };
     let key = args.idempotency.key()?;
     let (discussion, message_id, replayed) = operations::reply::reply(ctx, &request, key)?;
     Ok(Answer::new(ReplyView {

@@ -257,6 +257,7 @@ impl Fold {
                 findings: Vec::new(),
                 updated_at_ms: at_ms,
                 spend: Spend::default(),
+                usage_unreadable: false,
             },
             root_record: None,
             root_ready: false,
@@ -685,6 +686,7 @@ impl Fold {
             detail: None,
             terminal_receipt: false,
             usage: None,
+            usage_unreadable: false,
         });
         Ok(())
     }
@@ -734,6 +736,7 @@ impl Fold {
                 }
             },
         };
+        let unreadable = kind != ReceiptKind::Started && r.usage_unreadable == Some(true);
         match kind {
             ReceiptKind::Started => {
                 if attempt.started_at_ms.is_some() || !(live || lapsed) {
@@ -757,7 +760,7 @@ impl Fold {
                     ));
                 }
                 attempt.terminal_receipt = true;
-                self.spent(usage, limits, t, index);
+                self.spent(usage, unreadable, limits, t, index);
             }
             _ => {
                 let failed = r.kind() == Some(ReceiptKind::Failed);
@@ -776,7 +779,7 @@ impl Fold {
                     if !failed {
                         attempt.reason = r.reason.clone().or(attempt.reason.take());
                     }
-                    self.spent(usage, limits, t, index);
+                    self.spent(usage, unreadable, limits, t, index);
                     return Ok(());
                 }
                 attempt.state = if failed {
@@ -795,7 +798,7 @@ impl Fold {
                 } else if self.d.turns_used >= limits.policy.max_turns {
                     self.reach(Status::Exhausted, t);
                 }
-                self.spent(usage, limits, t, index);
+                self.spent(usage, unreadable, limits, t, index);
             }
         }
         Ok(())
@@ -805,7 +808,25 @@ impl Fold {
     /// grows, and a spend budget it reaches exhausts the discussion (a
     /// terminal state reached first, `closed` by that same reply
     /// included, stays).
-    fn spent(&mut self, usage: Option<Usage>, limits: Limits, t: i64, index: usize) {
+    ///
+    /// A report that could not be read (`usage_unreadable`) under a token
+    /// or cost budget exhausts it too: the budget fails closed.
+    fn spent(
+        &mut self,
+        usage: Option<Usage>,
+        unreadable: bool,
+        limits: Limits,
+        t: i64,
+        index: usize,
+    ) {
+        let budgeted = limits.policy.max_tokens.is_some() || limits.policy.max_cost_usd.is_some();
+        if unreadable {
+            self.d.attempts[index].usage_unreadable = true;
+            if budgeted {
+                self.d.usage_unreadable = true;
+                self.reach(Status::Exhausted, t);
+            }
+        }
         let Some(usage) = usage else { return };
         self.d.attempts[index].usage = Some(usage);
         self.d.spend.add(&usage);

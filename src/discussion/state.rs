@@ -201,6 +201,8 @@ pub struct Attempt {
     pub terminal_receipt: bool,
     /// What the turn reported it cost, on its terminal receipt.
     pub usage: Option<Usage>,
+    /// Its terminal receipt says its usage report could not be read.
+    pub usage_unreadable: bool,
 }
 
 /// Which budget ran out.
@@ -209,6 +211,9 @@ pub enum Budget {
     Turns,
     Tokens,
     Cost,
+    /// Not a budget used up: a turn's usage report could not be read
+    /// while a spend budget was set, and the budget fails closed.
+    UsageUnreadable,
 }
 
 impl Budget {
@@ -217,6 +222,7 @@ impl Budget {
             Budget::Turns => "turns",
             Budget::Tokens => "tokens",
             Budget::Cost => "cost",
+            Budget::UsageUnreadable => "usage_unreadable",
         }
     }
 }
@@ -329,6 +335,9 @@ pub struct Discussion {
     pub updated_at_ms: i64,
     /// The sum of the usage its attempts reported.
     pub spend: Spend,
+    /// A turn under a spend budget ended with a usage report that could
+    /// not be read: the budget failed closed.
+    pub usage_unreadable: bool,
 }
 
 impl Discussion {
@@ -377,6 +386,7 @@ impl Discussion {
             Some(Budget::Turns)
         } else {
             self.spend_reached(&policy)
+                .or(self.usage_unreadable.then_some(Budget::UsageUnreadable))
         }
     }
 

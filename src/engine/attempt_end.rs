@@ -54,6 +54,8 @@ pub struct AttemptEnd {
     pub detail: Option<String>,
     /// What the turn reported it cost (its usage file), if anything.
     pub usage: Option<crate::spend::Usage>,
+    /// Its usage file was there but could not be read.
+    pub usage_unreadable: bool,
 }
 
 /// The `started` receipt, while the attempt is still reserved.
@@ -140,6 +142,7 @@ pub fn plan_attempt_end(
             signal: end.signal,
             detail: end.detail.clone(),
             usage: end.usage.map(|u| Box::new(u.to_json())),
+            usage_unreadable: end.usage_unreadable.then_some(true),
             ..Receipt::default()
         })),
     );

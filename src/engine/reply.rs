@@ -117,6 +117,7 @@ pub fn plan_reply(
             agent_id: Some(request.agent.clone()),
             message_id: Some(message.id.clone()),
             usage: request.usage.map(|u| Box::new(u.to_json())),
+            usage_unreadable: request.usage_unreadable.then_some(true),
             ..Receipt::default()
         })),
     );

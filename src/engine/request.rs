@@ -163,6 +163,8 @@ pub struct ReplyRequest {
     pub close: bool,
     /// What the turn reported it cost, for its `completed` receipt.
     pub usage: Option<Usage>,
+    /// The turn's usage report was there but could not be read.
+    pub usage_unreadable: bool,
     pub digest: String,
     /// As `WakeRequest::participant_only`.
     pub participant_only: bool,
@@ -213,6 +215,7 @@ impl ReplyRequest {
             body,
             close,
             usage: None,
+            usage_unreadable: false,
             digest,
             participant_only: false,
         };
@@ -221,6 +224,16 @@ impl ReplyRequest {
         // and the exact check runs again in the plan.
         request.envelope(2)?;
         Ok(request)
+    }
+
+    /// The request with a usage report that could not be read: recorded,
+    /// and under a spend budget the discussion fails closed.
+    pub fn with_usage_unreadable(mut self, unreadable: bool) -> ReplyRequest {
+        if unreadable {
+            self.digest = super::idempotency::digest(&[&self.digest, "usage_unreadable"]);
+            self.usage_unreadable = true;
+        }
+        self
     }
 
     /// The request of an agent token, which must take part.

@@ -224,6 +224,7 @@ impl Sim {
             return;
         };
         let end = AttemptEnd {
+            usage_unreadable: false,
             reason: if deadman {
                 EndReason::Deadline
             } else {

@@ -110,6 +110,9 @@ pub(crate) struct AttemptJson<'a> {
     pub pid: Option<u32>,
     pub detail: Option<&'a str>,
     pub usage: Option<Value>,
+    /// Its usage report was there but could not be read.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub usage_unreadable: bool,
 }
 
 impl<'a> AttemptJson<'a> {
@@ -131,6 +134,7 @@ impl<'a> AttemptJson<'a> {
             pid: attempt.pid,
             detail: attempt.detail.as_deref(),
             usage: attempt.usage.map(|u| u.to_json()),
+            usage_unreadable: attempt.usage_unreadable,
         }
     }
 }
@@ -441,11 +445,14 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
     }
     if let Some(escalation) = &discussion.escalation {
         text.push_str(&format!(
-            "escalated     {} at {} after {} turns ({} budget); {}\n",
+            "escalated     {} at {} after {} turns ({}); {}\n",
             escalation.receipt_id,
             format_ms(escalation.at_ms),
             escalation.turns_used,
-            escalation.reason,
+            match escalation.reason.as_str() {
+                "usage_unreadable" => "a usage report could not be read".to_owned(),
+                budget => format!("{budget} budget"),
+            },
             escalation.delivery.state(now_ms).as_str()
         ));
     }
@@ -487,6 +494,7 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             }
         }
     }
+    let budgeted = root.policy.max_tokens.is_some() || root.policy.max_cost_usd.is_some();
     if !discussion.attempts.is_empty() {
         text.push_str("\nAttempts\n");
         for a in &discussion.attempts {
@@ -504,6 +512,14 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             ));
             if let Some(reason) = &a.reason {
                 text.push_str(&format!(" · {}", printable(reason, false)));
+            }
+            // Under a spend budget, a turn that said nothing of its cost
+            // is worth a look; one whose report could not be read
+            // exhausted the discussion.
+            if a.usage_unreadable {
+                text.push_str(" · usage unreadable");
+            } else if budgeted && a.usage.is_none() && a.terminal_receipt {
+                text.push_str(" · no usage reported");
             }
             text.push('\n');
         }

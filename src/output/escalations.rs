@@ -101,10 +101,13 @@ impl View for EscalationsView {
                 .map(|r| format!("{} ⇄ {}", r.asker, r.peer))
                 .unwrap_or_default();
             text.push_str(&format!(
-                "{}  {}\n  {} budget after {} turns · escalated {} · {participants}\n  spend {} tok · {}\n",
+                "{}  {}\n  {} after {} turns · escalated {} · {participants}\n  spend {} tok · {}\n",
                 d.id,
                 printable(&delivery, false),
-                e.reason,
+                match e.reason.as_str() {
+                    "usage_unreadable" => "a usage report could not be read".to_owned(),
+                    budget => format!("{budget} budget"),
+                },
                 e.turns_used,
                 relative(e.at_ms, self.now_ms),
                 d.spend.tokens(),

@@ -76,6 +76,8 @@ struct Line<'a> {
     usage: Option<Box<Value>>,
     #[serde(default)]
     escalation_receipt_id: Option<String>,
+    #[serde(default)]
+    usage_unreadable: Option<bool>,
     // fleet, credential
     #[serde(default)]
     op: Option<String>,
@@ -150,6 +152,7 @@ fn record_of(l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
             detail: l.detail,
             usage: l.usage,
             escalation_receipt_id: l.escalation_receipt_id,
+            usage_unreadable: l.usage_unreadable,
         })),
         "fleet" => Body::Fleet(FleetChange {
             op: match l.op.as_deref()? {

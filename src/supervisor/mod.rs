@@ -184,6 +184,7 @@ pub(crate) fn run(
         Ok(spawned) => spawned,
         Err(err) => {
             let end = AttemptEnd {
+                usage_unreadable: false,
                 reason: EndReason::SpawnFailed,
                 exit_code: None,
                 signal: None,
@@ -277,6 +278,7 @@ pub(crate) fn run(
     let (status, mut end) = match ending {
         Ending::Killed { reason, status } => {
             let end = AttemptEnd {
+                usage_unreadable: false,
                 reason,
                 exit_code: status.and_then(|s| s.code()),
                 signal: status.and_then(|s| s.signal()),
@@ -287,6 +289,7 @@ pub(crate) fn run(
         }
         Ending::Exited(status) => {
             let end = AttemptEnd {
+                usage_unreadable: false,
                 reason: EndReason::ExitedWithoutReply,
                 exit_code: status.code(),
                 signal: status.signal(),
@@ -307,7 +310,11 @@ pub(crate) fn run(
     // A reply took the usage file with it (`discuss reply` reads it): it
     // is read here, and said to be bad here, only for a turn without one.
     if !replied {
-        end.usage = read_usage_file(&usage_file);
+        match read_usage_file(&usage_file) {
+            UsageReport::Read(usage) => end.usage = Some(usage),
+            UsageReport::Unreadable => end.usage_unreadable = true,
+            UsageReport::None => {}
+        }
     }
     if !replied
         && options.reply_from_stdout
@@ -538,8 +545,13 @@ fn reply_from_stdout(
         &body.to_string(),
         options.close_on_reply,
     )
-    .map(|request| request.with_usage(usage));
+    .map(|request| {
+        request
+            .with_usage(usage)
+            .with_usage_unreadable(usage.is_none() && end.usage_unreadable)
+    });
     end.usage = usage;
+    end.usage_unreadable &= usage.is_none();
     let posted = request.and_then(|request| {
         session.ledger.append(&[&discussion.id], |view| {
             plan_reply(
@@ -579,14 +591,32 @@ fn reply_from_stdout(
 /// The most a usage file may hold.
 pub(crate) const MAX_USAGE_FILE: u64 = 64 * 1024;
 
-/// The usage a child wrote to its `DISCUSS_USAGE_FILE`, if it wrote one
-/// that is. One that is too large or not a usage object is said on
-/// stderr and left out: the turn is recorded as it ended, without usage.
-pub(crate) fn read_usage_file(path: &Path) -> Option<Usage> {
+/// What a turn's usage file said.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum UsageReport {
+    /// No file, or nothing but white space in it: no report.
+    None,
+    Read(Usage),
+    /// A file there that is not a usage object: too large, not UTF-8, not
+    /// a regular file, unreadable. A spend budget fails closed on it.
+    Unreadable,
+}
+
+/// The usage a child wrote to its `DISCUSS_USAGE_FILE`, if it wrote one.
+/// One that cannot be read is said on stderr, and is `Unreadable`: the
+/// turn's receipt records `usage_unreadable`.
+pub(crate) fn read_usage_file(path: &Path) -> UsageReport {
     // Opened without blocking: a FIFO planted there must not hold the
     // supervisor (or `reply`) until a writer comes; only a regular file
     // is read.
     use std::os::unix::fs::OpenOptionsExt as _;
+    let unreadable = |why: String| {
+        eprintln!(
+            "warning: usage file {}: {why}; recorded as usage_unreadable",
+            path.display()
+        );
+        UsageReport::Unreadable
+    };
     let opened = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -600,47 +630,28 @@ pub(crate) fn read_usage_file(path: &Path) -> Option<Usage> {
         });
     let file = match opened {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            eprintln!(
-                "warning: usage file {}: {e}; no usage recorded",
-                path.display()
-            );
-            return None;
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return UsageReport::None,
+        Err(e) => return unreadable(e.to_string()),
     };
     let mut bytes = Vec::new();
     if let Err(e) = file.take(MAX_USAGE_FILE + 1).read_to_end(&mut bytes) {
-        eprintln!(
-            "warning: usage file {}: {e}; no usage recorded",
-            path.display()
-        );
-        return None;
+        return unreadable(e.to_string());
     }
     if bytes.len() as u64 > MAX_USAGE_FILE {
-        eprintln!(
-            "warning: usage file {} is over {MAX_USAGE_FILE} bytes; no usage recorded",
-            path.display()
-        );
-        return None;
+        return unreadable(format!("over {MAX_USAGE_FILE} bytes"));
     }
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return None;
+        return UsageReport::None;
     }
     match std::str::from_utf8(&bytes)
         .map_err(|e| Error::new(ErrorCode::InvalidArgument, format!("not UTF-8: {e}")))
         .and_then(Usage::parse)
     {
-        Ok(usage) => Some(usage),
-        Err(err) => {
-            eprintln!(
-                "warning: usage file {} is not a usage object ({}: {}); no usage recorded",
-                path.display(),
-                err.code,
-                err.message
-            );
-            None
-        }
+        Ok(usage) => UsageReport::Read(usage),
+        Err(err) => unreadable(format!(
+            "not a usage object ({}: {})",
+            err.code, err.message
+        )),
     }
 }
 

@@ -290,8 +290,10 @@ fn a_supervised_turn_records_its_usage_file_however_it_ends() {
     );
     assert_eq!(show["spend"]["cost_usd"], json!(0.75));
 
-    // Garbage or an oversized file: the turn is recorded as it ended,
-    // without usage, and stderr says why.
+    // Garbage in the file: under a spend budget the budget fails closed.
+    // The reply is taken (it was authorized when woken), its receipt
+    // says the report could not be read, and the discussion is exhausted
+    // with one escalation that says why.
     let head = show["head"]["message_id"].as_str().unwrap().to_owned();
     let att = env.wake(&dsc, "agent-a", &head);
     let mut args = reply_args(&dsc, "agent-a", &att, &head, "question", r#"{"body":"x"}"#);
@@ -305,29 +307,107 @@ fn a_supervised_turn_records_its_usage_file_however_it_ends() {
     );
     assert_eq!(out.status, 0, "{}", out.stderr);
     assert!(
-        out.stderr.contains("is not a usage object"),
+        out.stderr.contains("is not a usage object") || out.stderr.contains("not a usage object"),
         "{}",
         out.stderr
     );
+    assert_eq!(out.json()["status"], "exhausted");
     let show = env.show(&dsc);
+    assert_eq!(show["status"], "exhausted");
     assert_eq!(show["attempts"][2]["state"], "completed");
     assert_eq!(show["attempts"][2]["usage"], Value::Null);
+    assert_eq!(show["attempts"][2]["usage_unreadable"], true);
+    assert_eq!(show["escalation"]["reason"], "usage_unreadable");
+    assert_eq!(show["spend"]["cost_usd"], json!(0.75));
+    let receipts: Vec<Value> = env
+        .records()
+        .into_iter()
+        .filter(|r| r["receipt"] == "discussion.attempt.completed")
+        .collect();
+    assert_eq!(receipts.last().unwrap()["usage_unreadable"], true);
+    let human = env.run(&["show", &dsc]).stdout;
+    assert!(human.contains("usage unreadable"), "{human}");
+    assert!(
+        human.contains("a usage report could not be read"),
+        "{human}"
+    );
+}
 
-    let head = show["head"]["message_id"].as_str().unwrap().to_owned();
-    let script = r#"head -c 70000 /dev/zero | tr '\0' ' ' > "$DISCUSS_USAGE_FILE"; exit 1"#;
+#[test]
+fn an_unreadable_usage_report_fails_closed_only_under_a_spend_budget() {
+    let env = Env::new();
+    env.fleet();
+    // An oversized file, a FIFO, garbage: each a supervised turn that
+    // ends without a reply, in a discussion with a token budget.
+    let scripts = [
+        r#"head -c 70000 /dev/zero | tr '\0' ' ' > "$DISCUSS_USAGE_FILE"; exit 1"#,
+        r#"mkfifo "$DISCUSS_USAGE_FILE"; exit 1"#,
+        r#"echo '[1,2]' > "$DISCUSS_USAGE_FILE"; exit 1"#,
+    ];
+    for script in scripts {
+        let (dsc, root) = env.ask(&["--max-turns", "8", "--max-tokens", "1000"]);
+        let out = env.run(&wake_argv(
+            "agent-b",
+            &dsc,
+            &root,
+            &["--", "sh", "-c", script],
+            true,
+        ));
+        assert_eq!(out.status, 8, "{}", out.stderr);
+        assert!(out.stderr.contains("usage_unreadable"), "{}", out.stderr);
+        let show = env.show(&dsc);
+        assert_eq!(show["status"], "exhausted", "{script}");
+        assert_eq!(show["attempts"][0]["state"], "failed");
+        assert_eq!(show["attempts"][0]["usage_unreadable"], true);
+        assert_eq!(show["escalation"]["reason"], "usage_unreadable");
+        assert_eq!(out.json()["status"], "exhausted");
+    }
+    // Without a spend budget: recorded, and the discussion goes on.
+    let (dsc, root) = env.ask(&["--max-turns", "8"]);
     let out = env.run(&wake_argv(
         "agent-b",
         &dsc,
-        &head,
-        &["--", "sh", "-c", script],
+        &root,
+        &["--", "sh", "-c", scripts[2]],
         true,
     ));
     assert_eq!(out.status, 8, "{}", out.stderr);
-    assert!(out.stderr.contains("over 65536 bytes"), "{}", out.stderr);
     let show = env.show(&dsc);
-    assert_eq!(show["attempts"][3]["state"], "failed");
-    assert_eq!(show["attempts"][3]["usage"], Value::Null);
-    assert_eq!(show["spend"]["cost_usd"], json!(0.75));
+    assert_eq!(show["status"], "open");
+    assert_eq!(show["attempts"][0]["usage_unreadable"], true);
+    assert!(show["escalation"].is_null());
+    // No report at all under a budget: nothing recorded, the discussion
+    // goes on, and `show` marks the turn.
+    let (dsc, root) = env.ask(&["--max-turns", "8", "--max-cost-usd", "1"]);
+    let out = env.run(&wake_argv(
+        "agent-b",
+        &dsc,
+        &root,
+        &["--", "sh", "-c", "exit 1"],
+        true,
+    ));
+    assert_eq!(out.status, 8, "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "open");
+    assert!(show["attempts"][0].get("usage_unreadable").is_none());
+    let human = env.run(&["show", &dsc]).stdout;
+    assert!(human.contains("no usage reported"), "{human}");
+    // A reply that closes the discussion keeps it closed.
+    let (dsc, root) = env.ask(&["--max-turns", "8", "--max-cost-usd", "1"]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    let mut args = reply_args(&dsc, "agent-b", &att, &root, "result", r#"{"body":"done"}"#);
+    args.extend(["--close", "--json"]);
+    let garbage = env.dir.path().join("garbage2.json");
+    std::fs::write(&garbage, "not json").unwrap();
+    let out = env.run_with(
+        &[("DISCUSS_USAGE_FILE", garbage.to_str().unwrap())],
+        &args,
+        "",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let show = env.show(&dsc);
+    assert_eq!(show["status"], "closed");
+    assert!(show["escalation"].is_null());
 }
 
 #[test]
@@ -704,4 +784,5 @@ fn a_fifo_at_the_usage_file_never_holds_the_supervisor() {
     let show = env.show(&dsc);
     assert_eq!(show["attempts"][0]["state"], "failed");
     assert_eq!(show["attempts"][0]["reason"], "exited_without_reply");
+    assert_eq!(show["attempts"][0]["usage_unreadable"], true);
 }

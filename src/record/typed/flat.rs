@@ -48,6 +48,7 @@ pub(super) fn line(bytes: &[u8]) -> Option<Line<'_>> {
             b"escalation_receipt_id" => {
                 once(&mut f.escalation_receipt_id, s.nullable(Scan::owned)?)?
             }
+            b"usage_unreadable" => once(&mut f.usage_unreadable, s.nullable(Scan::boolean)?)?,
             b"op" => once(&mut f.op, s.nullable(Scan::owned)?)?,
             b"engaged" => once(&mut f.engaged, s.nullable(Scan::boolean)?)?,
             b"wakes_per_hour" => once(&mut f.wakes_per_hour, s.nullable(unsigned32)?)?,
@@ -96,6 +97,7 @@ pub(super) fn line(bytes: &[u8]) -> Option<Line<'_>> {
         detail: f.detail.flatten(),
         usage: f.usage.flatten(),
         escalation_receipt_id: f.escalation_receipt_id.flatten(),
+        usage_unreadable: f.usage_unreadable.flatten(),
         op: f.op.flatten(),
         engaged: f.engaged.flatten(),
         wakes_per_hour: f.wakes_per_hour.flatten(),
@@ -156,6 +158,7 @@ struct Fields<'a> {
     detail: Option<Option<String>>,
     usage: Option<Option<Box<serde_json::Value>>>,
     escalation_receipt_id: Option<Option<String>>,
+    usage_unreadable: Option<Option<bool>>,
     op: Option<Option<String>>,
     engaged: Option<Option<bool>>,
     wakes_per_hour: Option<Option<u32>>,
