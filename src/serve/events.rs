@@ -58,7 +58,13 @@ pub(super) struct Seen {
 /// tokens' state once for every stream.
 pub(super) struct Watcher {
     seen: watch::Receiver<Seen>,
+    /// Stream reads running at once on the blocking pool.
+    reads: tokio::sync::Semaphore,
 }
+
+/// Stream reads that run at once: each is short, and more would only
+/// start threads (a woken stream waits its turn for a few milliseconds).
+const READS_AT_ONCE: usize = 4;
 
 impl Watcher {
     pub(super) fn start(session: Arc<Session>, stopping: watch::Receiver<bool>) -> Watcher {
@@ -85,7 +91,10 @@ impl Watcher {
                     std::thread::sleep(POLL);
                 }
             });
-        Watcher { seen }
+        Watcher {
+            seen,
+            reads: tokio::sync::Semaphore::new(READS_AT_ONCE),
+        }
     }
 
     pub(super) fn subscribe(&self) -> watch::Receiver<Seen> {
@@ -306,9 +315,17 @@ async fn follow(
             seen.borrow_and_update();
             let Some(taken) = batch.take() else { return };
             let session = Arc::clone(&app.session);
-            let Ok(mut read) =
-                tokio::task::spawn_blocking(move || read_batch(&session, taken)).await
-            else {
+            // A few reads at a time, whatever the number of streams: an
+            // append that wakes 600 streams must not start 600 threads.
+            // The permit goes back before the batch is sent: a client
+            // that reads slowly holds back only its own stream.
+            let read = match app.watcher.reads.acquire().await {
+                Ok(_reading) => {
+                    tokio::task::spawn_blocking(move || read_batch(&session, taken)).await
+                }
+                Err(_) => return,
+            };
+            let Ok(mut read) = read else {
                 return;
             };
             for event in read.sent.drain(..) {
