@@ -199,6 +199,42 @@ pub struct KillSwitch {
     pub engaged: bool,
     #[serde(default)]
     pub reason: Option<String>,
+    /// The switch's scope; absent: the global switch.
+    #[serde(default)]
+    pub scope: Option<Scope>,
+}
+
+/// What a scoped kill-switch covers: a fleet, an agent or a discussion,
+/// written `{"fleet":F}`, `{"agent":A}` or `{"discussion":D}`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Scope {
+    Fleet(String),
+    Agent(String),
+    Discussion(String),
+}
+
+impl Scope {
+    /// `fleet`, `agent` or `discussion`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Scope::Fleet(_) => "fleet",
+            Scope::Agent(_) => "agent",
+            Scope::Discussion(_) => "discussion",
+        }
+    }
+
+    /// The fleet, agent or discussion id.
+    pub fn id(&self) -> &str {
+        match self {
+            Scope::Fleet(id) | Scope::Agent(id) | Scope::Discussion(id) => id,
+        }
+    }
+
+    /// As JSON: `{"fleet":F}` and the like.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({ self.kind(): self.id() })
+    }
 }
 
 /// One quota of one agent (or of the default, without `agent_id`): the
@@ -534,6 +570,9 @@ impl Record {
             Body::KillSwitch(k) => {
                 put("engaged", k.engaged.into());
                 put("reason", k.reason.clone().into());
+                if let Some(scope) = &k.scope {
+                    put("scope", scope.to_json());
+                }
             }
             Body::Quota(q) => {
                 put("agent_id", q.agent_id.clone().into());
@@ -730,7 +769,8 @@ mod tests {
             record.body,
             Body::KillSwitch(KillSwitch {
                 engaged: true,
-                reason: None
+                reason: None,
+                scope: None,
             })
         );
     }

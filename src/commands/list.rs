@@ -44,27 +44,13 @@ pub(crate) struct InboxArgs {
 pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<Answer> {
     let statuses = parse_statuses(&args.statuses)?;
     let (rows, now_ms) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
-    Ok(rows_answer(
-        ctx,
-        rows,
-        now_ms,
-        "no discussions",
-        args.quiet.quiet,
-        false,
-    ))
+    rows_answer(ctx, rows, now_ms, "no discussions", args.quiet.quiet, false)
 }
 
 pub(crate) fn inbox(ctx: &Context, args: &InboxArgs) -> Result<Answer> {
     let (rows, now_ms) = inbox_rows(ctx, &args.agent)?;
     let empty = format!("nothing waits for {}", args.agent);
-    Ok(rows_answer(
-        ctx,
-        rows,
-        now_ms,
-        &empty,
-        args.quiet.quiet,
-        true,
-    ))
+    rows_answer(ctx, rows, now_ms, &empty, args.quiet.quiet, true)
 }
 
 /// The rows as a view, with what a person's rendering needs of the ledger
@@ -78,7 +64,7 @@ fn rows_answer(
     empty: &str,
     quiet: bool,
     live_turns: bool,
-) -> Answer {
+) -> Result<Answer> {
     let human = !ctx.out.json && !quiet;
     let location = ctx.ledger.location();
     let empty = if !human || !rows.is_empty() {
@@ -94,10 +80,11 @@ fn rows_answer(
         empty,
         known_ids: Vec::new(),
         live_turns,
+        switches: crate::operations::read::switches(ctx, now_ms)?,
     };
     if human && view.needs_known_ids(&ctx.out.style()) {
         // A shortened id is not worth failing the list for.
         view.known_ids = ctx.ledger.discussion_ids().unwrap_or_default();
     }
-    Answer::new(view).quiet(quiet)
+    Ok(Answer::new(view).quiet(quiet))
 }

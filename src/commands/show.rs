@@ -29,7 +29,8 @@ pub(crate) enum ShowFormat {
 }
 
 pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer> {
-    let (discussion, now_ms) = crate::operations::read::load(ctx, &args.discussion)?;
+    let (discussion, now_ms, halted) =
+        crate::operations::read::load_with_halt(ctx, &args.discussion)?;
     let form = match args.format {
         ShowFormat::Human => Form::Usual,
         ShowFormat::Markdown => Form::Markdown,
@@ -38,6 +39,7 @@ pub(crate) fn run(ctx: &Context, args: &ShowArgs) -> Result<Answer> {
         discussion,
         now_ms,
         receipts: !args.no_receipts,
+        halted,
     })
     .form(form))
 }

@@ -98,6 +98,7 @@ pub(crate) fn run(ctx: &Context, args: &WaitArgs) -> Result<Answer> {
                 discussion,
                 now_ms: now,
                 receipts: true,
+                halted: None,
             }))));
         }
         let status = discussion.status;

@@ -39,10 +39,19 @@ pub fn plan_fleet(
 
 /// Every change is recorded, even to the same state: the ledger keeps who
 /// engaged or released the switch, when, and why.
-pub fn plan_kill_switch(engaged: bool, reason: Option<String>, stamp: &Stamp) -> Vec<Record> {
+pub fn plan_kill_switch(
+    engaged: bool,
+    reason: Option<String>,
+    scope: Option<crate::record::Scope>,
+    stamp: &Stamp,
+) -> Vec<Record> {
     vec![stamp.record(
         ids::RECORD,
-        Body::KillSwitch(KillSwitch { engaged, reason }),
+        Body::KillSwitch(KillSwitch {
+            engaged,
+            reason,
+            scope,
+        }),
     )]
 }
 

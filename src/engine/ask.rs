@@ -21,7 +21,11 @@ pub fn plan_ask(
     request: &AskRequest,
     stamp: &Stamp,
 ) -> Result<(Vec<Record>, AskOutcome)> {
-    global.check_kill_switch()?;
+    global.check_halts(crate::global::Covered {
+        fleet: Some(&request.fleet),
+        agents: [Some(&request.from), Some(&request.to)],
+        discussion: None,
+    })?;
     let Some(members) = global.members(&request.fleet) else {
         return Err(Error::new(
             ErrorCode::UnknownFleet,

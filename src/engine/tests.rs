@@ -143,6 +143,7 @@ impl Sim {
             crate::record::Body::KillSwitch(crate::record::KillSwitch {
                 engaged: true,
                 reason: Some("from the future".into()),
+                scope: None,
             })
         } else {
             let attempt_id = self

@@ -90,6 +90,7 @@ mod tests {
             body: Body::KillSwitch(KillSwitch {
                 engaged: false,
                 reason: None,
+                scope: None,
             }),
             line: 0,
             idempotency: None,

@@ -5,8 +5,9 @@
 use crate::discussion::envelope::check_range;
 use crate::engine::{Quotas, plan_fleet, plan_kill_switch, plan_quota};
 use crate::error::{Error, ErrorCode, Result};
-use crate::global::{Global, KillSwitchState};
+use crate::global::Global;
 use crate::ids;
+use crate::record::Scope;
 use crate::record::{FleetOp, MAX_WAKES_PER_HOUR};
 use crate::session::Session;
 use crate::spend;
@@ -41,23 +42,40 @@ pub(crate) fn set_kill_switch(
     session: &Session,
     engaged: bool,
     reason: Option<String>,
-) -> Result<KillSwitchState> {
+    scope: Option<Scope>,
+) -> Result<crate::global::Global> {
     if engaged && reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
         return Err(
             Error::new(ErrorCode::InvalidArgument, "--reason must not be empty")
                 .hint("say why, e.g. --reason 'runaway loop'"),
         );
     }
+    let scope = match scope {
+        Some(Scope::Fleet(fleet)) => {
+            crate::ids::check_name("fleet_id", &fleet)?;
+            Some(Scope::Fleet(fleet))
+        }
+        Some(Scope::Agent(agent)) => {
+            crate::ids::check_name("agent_id", &agent)?;
+            Some(Scope::Agent(agent))
+        }
+        // A discussion is written whole: a prefix names it now, the
+        // record must name it for good.
+        Some(Scope::Discussion(given)) => {
+            crate::ids::check_server_id("discussion_id", crate::ids::DISCUSSION, &given)?;
+            Some(Scope::Discussion(super::resolve_discussion(
+                session, &given,
+            )?))
+        }
+        None => None,
+    };
     let reason = reason.filter(|_| engaged);
     session.ledger.append_global(|view| {
         let stamp = session.stamp(view.last_at_ms());
-        let state = KillSwitchState {
-            engaged,
-            reason: reason.clone(),
-            changed_at_ms: Some(stamp.at_ms),
-            changed_by: Some(stamp.by.clone()),
-        };
-        Ok((plan_kill_switch(engaged, reason.clone(), &stamp), state))
+        let mut global = view.global(stamp.at_ms).into_owned();
+        let records = plan_kill_switch(engaged, reason.clone(), scope.clone(), &stamp);
+        records.iter().for_each(|record| global.apply(record));
+        Ok((records, global))
     })
 }
 

@@ -9,6 +9,26 @@ use crate::session::Session;
 /// Reads and derives one discussion (a unique id prefix names it too) and
 /// the instant it was derived at; `unknown_discussion` when absent.
 pub(crate) fn load(session: &Session, discussion_id: &str) -> Result<(Discussion, i64)> {
+    let (discussion, now, _) = load_with_halt(session, discussion_id)?;
+    Ok((discussion, now))
+}
+
+/// The kill-switches as a reader at `now_ms` sees them, for the views
+/// that mark halted discussions (rows read from the summaries carry none).
+pub(crate) fn switches(session: &Session, now_ms: i64) -> Result<crate::global::Switches> {
+    if !session.ledger.exists()? {
+        return Ok(crate::global::Switches::default());
+    }
+    let view = session.ledger.view(&[])?;
+    Ok(view.global(now_ms).switches())
+}
+
+/// `load`, and the first engaged switch that covers the discussion, read
+/// in the same view.
+pub(crate) fn load_with_halt(
+    session: &Session,
+    discussion_id: &str,
+) -> Result<(Discussion, i64, Option<crate::global::Halt>)> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
     let discussion_id = &crate::operations::resolve_discussion(session, discussion_id)?;
     let view = session.ledger.view(&[discussion_id])?;
@@ -18,5 +38,14 @@ pub(crate) fn load(session: &Session, discussion_id: &str) -> Result<(Discussion
             let err = unknown_discussion(discussion_id).detail("ledger", session.ledger.location());
             crate::operations::near_match(err, session, discussion_id)
         })?;
-    Ok((discussion, now))
+    let root = discussion.root.as_ref();
+    let halt = view.global(now).halt_of(crate::global::Covered {
+        fleet: root.map(|r| r.fleet_id.as_str()),
+        agents: [
+            root.map(|r| r.asker.as_str()),
+            root.map(|r| r.peer.as_str()),
+        ],
+        discussion: Some(discussion_id),
+    });
+    Ok((discussion, now, halt))
 }

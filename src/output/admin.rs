@@ -2,7 +2,7 @@
 
 use super::text::printable;
 use super::{At, Sink, Style, View};
-use crate::global::{DEFAULT_WAKES_PER_HOUR, Global, KillSwitchState};
+use crate::global::{DEFAULT_WAKES_PER_HOUR, Global};
 use crate::spend::Usd;
 use serde::Serialize;
 use serde_json::Value;
@@ -177,33 +177,75 @@ pub(crate) struct KillSwitchView {
     pub reason: Option<String>,
     pub changed_at: Option<At>,
     pub changed_by: Option<String>,
+    /// Every engaged scoped switch.
+    pub scopes: Vec<ScopedSwitchJson>,
 }
 
-impl From<KillSwitchState> for KillSwitchView {
-    fn from(state: KillSwitchState) -> KillSwitchView {
+/// One engaged scoped switch, as `kill-switch status --json` lists it.
+#[derive(Serialize)]
+pub(crate) struct ScopedSwitchJson {
+    pub scope: serde_json::Value,
+    pub reason: Option<String>,
+    pub changed_at: Option<At>,
+    pub changed_by: Option<String>,
+}
+
+impl From<&Global> for KillSwitchView {
+    fn from(global: &Global) -> KillSwitchView {
+        let state = &global.kill_switch;
         KillSwitchView {
             engaged: state.engaged,
-            reason: state.reason,
+            reason: state.reason.clone(),
             changed_at: state.changed_at_ms.map(At),
-            changed_by: state.changed_by,
+            changed_by: state.changed_by.clone(),
+            scopes: global
+                .scoped
+                .iter()
+                .map(|s| ScopedSwitchJson {
+                    scope: s.scope.to_json(),
+                    reason: s.state.reason.clone(),
+                    changed_at: s.state.changed_at_ms.map(At),
+                    changed_by: s.state.changed_by.clone(),
+                })
+                .collect(),
         }
     }
 }
 
 impl View for KillSwitchView {
     fn human(&self, _style: &Style, out: &mut Sink) {
-        if !self.engaged {
-            out.text("kill-switch off\n");
-            return;
+        let since = |at: Option<At>, by: Option<&str>| {
+            format!(
+                "since {} by {}",
+                at.map(|at| crate::clock::format_ms(at.0))
+                    .unwrap_or_default(),
+                printable(by.unwrap_or(""), false)
+            )
+        };
+        let mut text = if self.engaged {
+            format!(
+                "kill-switch ENGAGED: {} ({})\n",
+                printable(self.reason.as_deref().unwrap_or(""), false),
+                since(self.changed_at, self.changed_by.as_deref())
+            )
+        } else {
+            "kill-switch off\n".to_owned()
+        };
+        for scoped in &self.scopes {
+            let scope = scoped
+                .scope
+                .as_object()
+                .and_then(|o| o.iter().next())
+                .map(|(kind, id)| format!("{kind} {}", id.as_str().unwrap_or("")))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "  {} HALTED: {} ({})\n",
+                printable(&scope, false),
+                printable(scoped.reason.as_deref().unwrap_or(""), false),
+                since(scoped.changed_at, scoped.changed_by.as_deref())
+            ));
         }
-        out.text(&format!(
-            "kill-switch ENGAGED: {} (since {} by {})\n",
-            printable(self.reason.as_deref().unwrap_or(""), false),
-            self.changed_at
-                .map(|at| crate::clock::format_ms(at.0))
-                .unwrap_or_default(),
-            printable(self.changed_by.as_deref().unwrap_or(""), false)
-        ));
+        out.text(&text);
     }
 }
 

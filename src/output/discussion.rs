@@ -17,6 +17,8 @@ pub(crate) struct DiscussionView {
     /// With each transcript entry's receipts (`show` without
     /// `--no-receipts`).
     pub receipts: bool,
+    /// The first engaged kill-switch that covers it.
+    pub halted: Option<crate::global::Halt>,
 }
 
 /// `wait`: the discussion reached a status it was waited for.
@@ -40,6 +42,7 @@ struct DiscussionJson<'a> {
     attempts: Vec<AttemptJson<'a>>,
     escalation: Option<EscalationJson<'a>>,
     integrity_findings: Vec<FindingJson<'a>>,
+    halted: Option<Value>,
 }
 
 /// A discussion's policy, with its conversation deadline.
@@ -246,6 +249,7 @@ impl Serialize for DiscussionView {
                 .as_ref()
                 .map(|e| EscalationJson::of(e, self.now_ms)),
             integrity_findings: d.findings.iter().map(FindingJson::of).collect(),
+            halted: self.halted.as_ref().map(crate::global::Halt::to_json),
         }
         .serialize(serializer)
     }
@@ -327,7 +331,25 @@ fn receipts_of<'a>(
 impl View for DiscussionView {
     /// A header, then one block a message, the attempts and the findings.
     fn human(&self, style: &Style, out: &mut Sink) {
-        out.text(&human(&self.discussion, self.now_ms, style));
+        let mut text = human(&self.discussion, self.now_ms, style);
+        // A halt is plain, right under the status line.
+        if let Some(halt) = &self.halted
+            && !self.discussion.status.is_terminal()
+        {
+            let scope = match &halt.scope {
+                None => "the global kill-switch".to_owned(),
+                Some(scope) => format!("the kill-switch of {} {}", scope.kind(), scope.id()),
+            };
+            let line = format!(
+                "halted        HALTED by {scope}: {} (since {} by {})\n",
+                printable(halt.state.reason.as_deref().unwrap_or(""), false),
+                halt.state.changed_at_ms.map(format_ms).unwrap_or_default(),
+                printable(halt.state.changed_by.as_deref().unwrap_or(""), false)
+            );
+            let at = text.find('\n').map_or(text.len(), |i| i + 1);
+            text.insert_str(at, &labelled(&line, style.width.unwrap_or(usize::MAX)));
+        }
+        out.text(&text);
     }
 
     fn markdown(&self, out: &mut Sink) {
@@ -678,6 +700,7 @@ pub(crate) fn render_all(discussion: Discussion, now_ms: i64) -> (Value, String,
         discussion,
         now_ms,
         receipts: true,
+        halted: None,
     };
     (super::Render::value(&view), human, markdown)
 }

@@ -58,6 +58,8 @@ enum What<'a> {
     KillSwitch {
         engaged: bool,
         reason: Option<&'a str>,
+        /// `"global"`, or `{"fleet":F}` and the like.
+        scope: Value,
     },
     Quota {
         agent_id: Option<&'a str>,
@@ -106,6 +108,10 @@ impl<'a> EventView<'a> {
             Body::KillSwitch(k) => What::KillSwitch {
                 engaged: k.engaged,
                 reason: k.reason.as_deref(),
+                scope: k
+                    .scope
+                    .as_ref()
+                    .map_or_else(|| Value::from("global"), crate::record::Scope::to_json),
             },
             Body::Quota(q) => What::Quota {
                 agent_id: q.agent_id.as_deref(),
@@ -188,9 +194,14 @@ impl EventView<'_> {
                 o.str("fleet_id", fleet_id);
                 o.str("agent_id", agent_id);
             }
-            What::KillSwitch { engaged, reason } => {
+            What::KillSwitch {
+                engaged,
+                reason,
+                scope,
+            } => {
                 o.bool("engaged", *engaged);
                 o.opt_str("reason", *reason);
+                o.value("scope", scope);
             }
             What::Quota {
                 agent_id,
@@ -254,11 +265,23 @@ impl View for EventView<'_> {
                 agent_id,
             } => format!("fleet {op} {agent_id} in {fleet_id}"),
             // A halt and its release must not read alike.
-            What::KillSwitch { engaged, reason } => match (engaged, reason) {
-                (true, Some(reason)) => format!("kill-switch ENGAGED: {reason}"),
-                (true, None) => "kill-switch ENGAGED".to_owned(),
-                (false, _) => "kill-switch released".to_owned(),
-            },
+            What::KillSwitch {
+                engaged,
+                reason,
+                scope,
+            } => {
+                let which = match scope.as_object().and_then(|o| o.iter().next()) {
+                    Some((kind, id)) => {
+                        format!("kill-switch of {kind} {}", id.as_str().unwrap_or(""))
+                    }
+                    None => "kill-switch".to_owned(),
+                };
+                match (engaged, reason) {
+                    (true, Some(reason)) => format!("{which} ENGAGED: {reason}"),
+                    (true, None) => format!("{which} ENGAGED"),
+                    (false, _) => format!("{which} released"),
+                }
+            }
             What::Quota {
                 agent_id,
                 wakes_per_hour,

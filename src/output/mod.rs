@@ -638,6 +638,7 @@ mod tests {
             empty: String::new(),
             known_ids: Vec::new(),
             live_turns: false,
+            switches: Default::default(),
         };
         let human = rendered(&view, &Output::new(false, ColorChoice::Never), Form::Usual);
         assert!(human.starts_with("discussion "), "{human}");
@@ -670,6 +671,7 @@ mod tests {
             empty: String::new(),
             known_ids: Vec::new(),
             live_turns: false,
+            switches: Default::default(),
         };
         let mut largest = Largest(0, 0);
         let mut sink = Sink::new(&mut largest);
@@ -687,6 +689,7 @@ mod tests {
             empty: String::new(),
             known_ids: Vec::new(),
             live_turns: false,
+            switches: Default::default(),
         };
         let narrow = Style {
             color: false,

@@ -24,10 +24,12 @@ struct RowJson<'a> {
     live_attempt_deadline_at: Option<super::At>,
     tokens: u64,
     cost_usd: crate::spend::Usd,
+    /// The first engaged switch that covers it.
+    halted: Option<serde_json::Value>,
 }
 
-impl<'a> From<&'a Row> for RowJson<'a> {
-    fn from(row: &'a Row) -> RowJson<'a> {
+impl<'a> RowJson<'a> {
+    fn of(row: &'a Row, switches: &crate::global::Switches) -> RowJson<'a> {
         RowJson {
             discussion_id: &row.id,
             fleet_id: row.fleet_id.as_deref(),
@@ -43,8 +45,21 @@ impl<'a> From<&'a Row> for RowJson<'a> {
             live_attempt_deadline_at: row.live_attempt_deadline_ms.map(super::At),
             tokens: row.tokens,
             cost_usd: row.cost_usd,
+            halted: halt_of(row, switches).map(|h| h.to_json()),
         }
     }
+}
+
+/// The first engaged switch that covers a row's discussion.
+fn halt_of(row: &Row, switches: &crate::global::Switches) -> Option<crate::global::Halt> {
+    switches.halt_of(crate::global::Covered {
+        fleet: row.fleet_id.as_deref(),
+        agents: [
+            row.participants.first().map(String::as_str),
+            row.participants.get(1).map(String::as_str),
+        ],
+        discussion: Some(&row.id),
+    })
 }
 
 impl RowJson<'_> {
@@ -68,6 +83,7 @@ impl RowJson<'_> {
         );
         o.uint("tokens", self.tokens);
         o.usd("cost_usd", self.cost_usd);
+        o.value("halted", &self.halted);
         o.close();
     }
 }
@@ -119,20 +135,22 @@ pub(crate) struct RowsView {
     /// `inbox`: under the rows, each live turn with the attempt and the
     /// head it must be answered with.
     pub live_turns: bool,
+    /// The kill-switches when the rows were read: a covered row is halted.
+    pub switches: crate::global::Switches,
 }
 
 impl Serialize for RowsView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         // Row by row, as the JSON is written: never a second copy.
-        struct Rows<'r>(&'r [Row]);
+        struct Rows<'r>(&'r [Row], &'r crate::global::Switches);
         impl Serialize for Rows<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_seq(self.0.iter().map(RowJson::from))
+                serializer.collect_seq(self.0.iter().map(|row| RowJson::of(row, self.1)))
             }
         }
         let mut object = serializer.serialize_struct("Rows", 1)?;
-        object.serialize_field("discussions", &Rows(&self.rows))?;
+        object.serialize_field("discussions", &Rows(&self.rows, &self.switches))?;
         object.end()
     }
 }
@@ -171,12 +189,21 @@ fn fit(cell: &str, width: usize) -> std::borrow::Cow<'_, str> {
 }
 
 /// A row's cells, uncoloured.
-fn cells(d: &Row, now: i64) -> [String; 6] {
-    let status = if d.escalated {
+fn cells(d: &Row, now: i64, switches: &crate::global::Switches) -> [String; 6] {
+    let mut status = if d.escalated {
         format!("{} (escalated)", d.status.as_str())
     } else {
         d.status.as_str().to_owned()
     };
+    // A halt is plain: the discussion cannot move while it lasts.
+    if !d.status.is_terminal()
+        && let Some(halt) = halt_of(d, switches)
+    {
+        status.push_str(&match &halt.scope {
+            None => " HALTED".to_owned(),
+            Some(scope) => format!(" HALTED ({})", scope.kind()),
+        });
+    }
     [
         d.id.clone(),
         status,
@@ -219,7 +246,10 @@ impl RowsView {
     fn widths(&self) -> Vec<usize> {
         let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
         for row in &self.rows {
-            for (width, cell) in widths.iter_mut().zip(cells(row, self.now_ms)) {
+            for (width, cell) in widths
+                .iter_mut()
+                .zip(cells(row, self.now_ms, &self.switches))
+            {
                 *width = (*width).max(cell.chars().count());
             }
         }
@@ -309,7 +339,7 @@ impl View for RowsView {
         };
         out.text(&line(&HEADERS.map(str::to_owned), None));
         for row in &self.rows {
-            let mut cells = cells(row, self.now_ms);
+            let mut cells = cells(row, self.now_ms, &self.switches);
             if let Some(keep) = id_length {
                 cells[0] = row.id.chars().take(keep).collect();
             }
@@ -365,7 +395,7 @@ impl View for RowsView {
             if i > 0 {
                 json.push(b',');
             }
-            RowJson::from(row).write_json(json);
+            RowJson::of(row, &self.switches).write_json(json);
             if !out.hand_on_when_full() {
                 // A failed write: the rest would go nowhere.
                 return true;
@@ -385,6 +415,7 @@ pub(crate) fn rows_by_hand_as_serde(rows: Vec<Row>) -> bool {
         empty: String::new(),
         known_ids: Vec::new(),
         live_turns: false,
+        switches: Default::default(),
     };
     let mut by_hand = Vec::new();
     let mut sink = Sink::new(&mut by_hand);

@@ -84,6 +84,8 @@ struct Line<'a> {
     // kill_switch
     #[serde(default)]
     engaged: Option<bool>,
+    #[serde(default)]
+    scope: Option<crate::record::Scope>,
     // quota
     #[serde(default)]
     wakes_per_hour: Option<u32>,
@@ -166,6 +168,7 @@ fn record_of(l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
         "kill_switch" => Body::KillSwitch(KillSwitch {
             engaged: l.engaged?,
             reason: l.reason,
+            scope: l.scope,
         }),
         "quota" => {
             let quota = QuotaSetting {

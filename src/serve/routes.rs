@@ -602,15 +602,30 @@ async fn kill_switch(
     body: Body,
 ) -> Response {
     operator_write(app, principal, headers, body, |session, request| {
-        fields_of(&request, &["engaged", "reason"])?;
+        fields_of(&request, &["engaged", "reason", "scope"])?;
         let engaged =
             typed(&request, "engaged", "true or false", Value::as_bool)?.ok_or_else(|| {
                 Error::new(ErrorCode::InvalidArgument, "engaged is required")
                     .detail("field", "engaged")
             })?;
         let reason = typed(&request, "reason", "a string", Value::as_str)?.map(str::to_owned);
-        let state = crate::operations::admin::set_kill_switch(session, engaged, reason)?;
-        Ok(KillSwitchView::from(state))
+        // "global", absent or null: the global switch; else one of
+        // {"fleet":F}, {"agent":A}, {"discussion":D}.
+        let scope = match request.get("scope") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(global)) if global == "global" => None,
+            Some(given) => Some(
+                serde_json::from_value::<crate::record::Scope>(given.clone()).map_err(|_| {
+                    Error::new(
+                        ErrorCode::InvalidArgument,
+                        "scope must be \"global\" or one of {\"fleet\":F}, {\"agent\":A}, {\"discussion\":D}",
+                    )
+                    .detail("field", "scope")
+                })?,
+            ),
+        };
+        let global = crate::operations::admin::set_kill_switch(session, engaged, reason, scope)?;
+        Ok(KillSwitchView::from(&global))
     })
     .await
 }

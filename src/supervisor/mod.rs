@@ -230,6 +230,17 @@ pub(crate) fn run(
         .map(|stdout| std::thread::spawn(move || capture(stdout)));
 
     let mut changes = Changes::from_now(session);
+    // What a switch must cover to kill this turn: the global one, the
+    // discussion's fleet, either participant, the discussion itself.
+    let root = discussion.root.as_ref();
+    let covered = crate::global::Covered {
+        fleet: root.map(|r| r.fleet_id.as_str()),
+        agents: [
+            root.map(|r| r.asker.as_str()),
+            root.map(|r| r.peer.as_str()),
+        ],
+        discussion: Some(&discussion.id),
+    };
     let status = every(POLL, || {
         if let Some(status) = child
             .try_wait()
@@ -249,8 +260,8 @@ pub(crate) fn run(
                 Some(Some(view))
                     if view
                         .global(session.now(view.last_at_ms()))
-                        .kill_switch
-                        .engaged =>
+                        .halt_of(covered)
+                        .is_some() =>
                 {
                     watchdog.fire(EndReason::KillSwitch)
                 }

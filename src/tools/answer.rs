@@ -213,7 +213,7 @@ fn answer_request(
             if let Some(reader) = caller.reader() {
                 rows.retain(|row| row.participants.iter().any(|p| p == reader));
             }
-            rows_json(rows, now_ms)
+            rows_json(session, rows, now_ms)?
         }
         Operation::Inbox => {
             if caller.own_only {
@@ -227,11 +227,11 @@ fn answer_request(
                 );
             };
             let (rows, now_ms) = lists::inbox_rows(session, agent)?;
-            rows_json(rows, now_ms)
+            rows_json(session, rows, now_ms)?
         }
         Operation::Get => {
             let id = resolve_for(session, &request.string("discussion_id")?, caller)?;
-            let (mut discussion, now_ms) = operations::read::load(session, &id)?;
+            let (mut discussion, now_ms, halted) = operations::read::load_with_halt(session, &id)?;
             if let Some(reader) = caller.reader() {
                 hide_unless_taking_part(&discussion, reader)?;
             }
@@ -242,6 +242,7 @@ fn answer_request(
                 discussion,
                 now_ms,
                 receipts: request.bool("include_receipts")?,
+                halted,
             }
             .value()
         }
@@ -290,13 +291,14 @@ fn pinned(request: &Request, caller: Caller<'_>, field: &str) -> Result<()> {
 }
 
 /// `{"discussions":[...]}`, as `list --json` and `inbox --json` print it.
-fn rows_json(rows: Vec<crate::discussion::Row>, now_ms: i64) -> Value {
-    RowsView {
+fn rows_json(session: &Session, rows: Vec<crate::discussion::Row>, now_ms: i64) -> Result<Value> {
+    Ok(RowsView {
         rows,
         now_ms,
         empty: String::new(),
         known_ids: Vec::new(),
         live_turns: false,
+        switches: operations::read::switches(session, now_ms)?,
     }
-    .value()
+    .value())
 }

@@ -1820,3 +1820,49 @@ fn a_foreign_host_or_origin_is_refused_as_the_transport_says_and_mcp_get_is_405(
     assert_eq!(out.status, 3, "{}", out.stderr);
     assert_eq!(out.error()["details"]["field"], "allowed_origin");
 }
+
+#[test]
+fn an_operator_halts_one_agent_through_serve_and_an_agent_token_cannot() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&[]);
+    let operator = token(&env, &["ops", "--operator"]);
+    let b = token(&env, &["agent-b"]);
+    let server = Served::start(&env, &[]);
+    let before = env.ledger_bytes();
+    let halt = json!({"engaged": true, "reason": "b loops", "scope": {"agent": "agent-b"}});
+    let refused_halt = server.post("/v1/kill-switch", Some(&b), &halt);
+    refused(&env, &before, &refused_halt, 403, "forbidden");
+    let bad = server.post(
+        "/v1/kill-switch",
+        Some(&operator),
+        &json!({"engaged": true, "reason": "x", "scope": {"team": "t"}}),
+    );
+    refused(&env, &before, &bad, 400, "invalid_argument");
+    let state = ok(&server.post("/v1/kill-switch", Some(&operator), &halt));
+    assert_eq!(state["engaged"], false, "the global switch is untouched");
+    assert_eq!(state["scopes"][0]["scope"], json!({"agent": "agent-b"}));
+    assert_eq!(state["scopes"][0]["changed_by"], "tester");
+    let status = env.ok(&["kill-switch", "status"]);
+    assert_eq!(status["scopes"][0]["reason"], "b loops");
+    let before = env.ledger_bytes();
+    let woken = server.post(
+        "/v1/tools/wake_agent",
+        Some(&b),
+        &json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root}),
+    );
+    let error = refused(&env, &before, &woken, 503, "kill_switch_engaged");
+    assert_eq!(error["details"]["scope"], json!({"agent": "agent-b"}));
+    let read = ok(&server.get(&format!("/v1/discussions/{dsc}"), Some(&b)));
+    assert_eq!(read["halted"]["scope"], json!({"agent": "agent-b"}));
+    ok(&server.post(
+        "/v1/kill-switch",
+        Some(&operator),
+        &json!({"engaged": false, "scope": {"agent": "agent-b"}}),
+    ));
+    ok(&server.post(
+        "/v1/tools/wake_agent",
+        Some(&b),
+        &json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root}),
+    ));
+}

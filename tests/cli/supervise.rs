@@ -686,3 +686,65 @@ fn a_reply_without_its_attempt_names_the_variable_a_supervised_turn_sets() {
         out.stderr
     );
 }
+
+#[test]
+fn a_switch_that_covers_the_turn_kills_its_child_and_one_that_does_not_leaves_it() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "20000"]);
+    let mut supervisor =
+        spawn_supervisor(&env, &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]));
+    wait_for(&env, |r| {
+        r.iter()
+            .any(|r| r["receipt"] == "discussion.attempt.started")
+    });
+    // Another agent's and another fleet's switches do not cover it.
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--agent",
+        "agent-c",
+        "--reason",
+        "not this one",
+    ]);
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--fleet",
+        "fleet-other",
+        "--reason",
+        "nor this",
+    ]);
+    let (quiet_for, step) = (Duration::from_millis(1_500), Duration::from_millis(50));
+    let started = Instant::now();
+    while started.elapsed() < quiet_for {
+        assert!(
+            supervisor.try_wait().unwrap().is_none(),
+            "killed by a switch that does not cover it"
+        );
+        std::thread::sleep(step);
+    }
+    // The peer's own switch: killed within a second or so.
+    let engaged = Instant::now();
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--agent",
+        "agent-b",
+        "--reason",
+        "b loops",
+    ]);
+    let status = supervisor.wait().unwrap();
+    assert!(
+        engaged.elapsed() < Duration::from_secs(3),
+        "killed {:?} after the switch",
+        engaged.elapsed()
+    );
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(supervisor.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert_eq!(status.code(), Some(8));
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["attempt"]["reason"], "kill_switch");
+    assert!(!alive(started_pid(&env)));
+    // The turn stays charged.
+    assert_eq!(env.show(&dsc)["turns_used"], 2);
+}

@@ -94,6 +94,7 @@ impl PgLedger {
                 // or the usage of turns.
                 && folded.global.credentials_known
                 && folded.global.spend_known
+                && folded.global.scopes_known
             {
                 state.lines = lines;
                 state.bytes = row.get::<_, i64>(2) as u64;

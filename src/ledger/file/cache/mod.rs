@@ -208,7 +208,7 @@ impl Cache {
         let body: CheckpointBody = serde_json::from_slice(json).ok()?;
         // Saved by an earlier version, which skipped credential records
         // or the usage of turns.
-        if !body.global.credentials_known || !body.global.spend_known {
+        if !body.global.credentials_known || !body.global.spend_known || !body.global.scopes_known {
             return None;
         }
         let entries = &bytes[24 + json_len..];
