@@ -55,6 +55,7 @@ pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
     match &args.command {
         None => {
             let (mut discussions, now_ms) = escalated(ctx, &HashSet::new())?;
+            let due = crate::operations::escalations::due(ctx)?;
             if args.pending {
                 discussions.retain(|d| {
                     d.escalation
@@ -65,6 +66,7 @@ pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
             Ok(Answer::new(EscalationsView {
                 discussions,
                 now_ms,
+                due,
             }))
         }
         Some(EscalationsCommand::Deliver { follow, command }) => deliver(ctx, *follow, command),
@@ -78,6 +80,9 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
     let mut changes = Changes::from_now(ctx);
     let mut delivered_ids = HashSet::new();
     loop {
+        // Every unresolved end first: a deadman or an expiry has no write
+        // of its own to record its escalation.
+        crate::operations::escalations::record_due(ctx)?;
         let (discussions, now_ms) = escalated(ctx, &delivered_ids)?;
         for discussion in &discussions {
             if crate::supervisor::stop_requested() {

@@ -890,10 +890,23 @@ impl Fold {
                 "a second escalation".into(),
             ));
         }
-        if !matches!(self.d.terminal, Some((Status::Exhausted, _))) {
+        // Every unresolved end escalates: an exhausted budget (the write
+        // that exhausts it records it), and a deadman, an expiry or an
+        // invalid discussion (the first writer that finds it due records
+        // it). The reason must name the end the discussion reached.
+        let reason = r.reason.as_deref().unwrap_or("turns");
+        let fits = match reason {
+            "deadman" => matches!(self.d.terminal, Some((Status::Deadman, _))),
+            "expired" => matches!(self.d.terminal, Some((Status::Expired, _))),
+            "invalid" => {
+                self.d.root.is_none() || self.d.findings.iter().any(|f| f.kind.invalidates())
+            }
+            _ => matches!(self.d.terminal, Some((Status::Exhausted, _))),
+        };
+        if !fits {
             return Err((
                 FindingKind::ContradictoryReceipts,
-                "an escalation of a discussion that is not exhausted".into(),
+                format!("an escalation ({reason}) of a discussion that has not reached that end"),
             ));
         }
         self.d.escalation = Some(Escalation {

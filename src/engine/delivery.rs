@@ -91,3 +91,57 @@ pub fn plan_delivery(
     let (records, state) = finish_plan(discussion_id, existing, vec![record], stamp)?;
     Ok((records, Some(state)))
 }
+
+/// The reason of the escalation a discussion is due for without any write
+/// of its own: it reached `deadman` or `expired` by time, or turned
+/// `invalid`, and nothing escalated it yet. `None` otherwise (exhaustion is
+/// escalated by the write that exhausts it).
+pub fn due_escalation(discussion: &Discussion) -> Option<&'static str> {
+    if discussion.escalation.is_some() {
+        return None;
+    }
+    match discussion.status {
+        crate::discussion::Status::Deadman => Some("deadman"),
+        crate::discussion::Status::Expired => Some("expired"),
+        crate::discussion::Status::Invalid => Some("invalid"),
+        _ => None,
+    }
+}
+
+/// The escalation receipt of `discussion_id` when it is due (`due_escalation`),
+/// derived under the writer lock, so that racing writers record it once.
+pub fn plan_due_escalation(
+    discussion_id: &str,
+    existing: &[&Record],
+    stamp: &Stamp,
+) -> Result<(Vec<Record>, Option<Discussion>)> {
+    let Some(discussion) = derive(discussion_id, existing, stamp.at_ms) else {
+        return Ok((Vec::new(), None));
+    };
+    let Some(reason) = due_escalation(&discussion) else {
+        return Ok((Vec::new(), Some(discussion)));
+    };
+    let receipt = stamp.record(
+        ids::RECEIPT,
+        Body::Receipt(Box::new(Receipt {
+            receipt: ReceiptKind::Escalated.name().into(),
+            discussion_id: discussion_id.into(),
+            turns_used: Some(discussion.turns_used),
+            reason: Some(reason.into()),
+            ..Receipt::default()
+        })),
+    );
+    let all: Vec<&Record> = existing.iter().copied().chain([&receipt]).collect();
+    let after = derive(discussion_id, &all, stamp.at_ms);
+    // Recorded only when derivation accepts it as this discussion's one
+    // escalation (an invalid discussion's fold may not reach it).
+    if after
+        .as_ref()
+        .and_then(|d| d.escalation.as_ref())
+        .map(|e| &e.receipt_id)
+        != Some(&receipt.id)
+    {
+        return Ok((Vec::new(), Some(discussion)));
+    }
+    Ok((vec![receipt], after))
+}

@@ -20,7 +20,7 @@ pub use admin::{
 };
 pub use ask::{AskOutcome, plan_ask};
 pub use attempt_end::{AttemptEnd, EndReason, plan_attempt_end, plan_started};
-pub use delivery::{DeliveryStep, LEASE_MS, plan_delivery};
+pub use delivery::{DeliveryStep, LEASE_MS, due_escalation, plan_delivery, plan_due_escalation};
 pub use reply::plan_reply;
 pub use request::{AskRequest, ReplyRequest, WakeRequest};
 pub use wake::plan_wake;
@@ -80,7 +80,12 @@ pub fn finish_plan(
         ));
         state = derive_with(&new);
     }
-    if state.status == Status::Invalid {
+    // Refused when the new records make it invalid, or add to what makes
+    // it so; an invalid discussion's escalation and its delivery receipts
+    // add no finding and go through.
+    let findings_before =
+        || derive(discussion_id, existing, stamp.at_ms).map_or(0, |d| d.findings.len());
+    if state.status == Status::Invalid && state.findings.len() > findings_before() {
         let detail = state
             .findings
             .last()

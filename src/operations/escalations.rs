@@ -9,6 +9,54 @@ use crate::error::Result;
 use crate::session::Session;
 use std::collections::HashSet;
 
+/// The ends that escalate: every terminal status but `closed`.
+const UNRESOLVED: [Status; 4] = [
+    Status::Exhausted,
+    Status::Deadman,
+    Status::Expired,
+    Status::Invalid,
+];
+
+/// The discussions due an escalation that nobody has recorded yet (they
+/// ended by time, or turned invalid, with no write to record it), derived
+/// now; newest end first.
+pub(crate) fn due(session: &Session) -> Result<Vec<Discussion>> {
+    let (rows, _) = lists::listed(
+        session,
+        &[Status::Deadman, Status::Expired, Status::Invalid],
+        None,
+        None,
+    )?;
+    let mut due = Vec::new();
+    for row in rows.iter().filter(|row| !row.escalated) {
+        let (discussion, _) = read::load(session, &row.id)?;
+        if crate::engine::due_escalation(&discussion).is_some() {
+            due.push(discussion);
+        }
+    }
+    Ok(due)
+}
+
+/// Records the escalation of every discussion that is due one, each in a
+/// write under its discussion's lock (a racing writer that recorded it
+/// first leaves nothing to record); how many this call recorded.
+pub(crate) fn record_due(session: &Session) -> Result<usize> {
+    let mut recorded = 0;
+    for discussion in due(session)? {
+        let wrote = session.ledger.append(&[&discussion.id], |view| {
+            let (records, _) = crate::engine::plan_due_escalation(
+                &discussion.id,
+                &view.discussion(&discussion.id),
+                &session.stamp(view.last_at_ms()),
+            )?;
+            let wrote = !records.is_empty();
+            Ok((records, wrote))
+        })?;
+        recorded += usize::from(wrote);
+    }
+    Ok(recorded)
+}
+
 /// Every discussion with an escalation but those in `known_delivered` (a
 /// delivered escalation stays delivered: a deliverer that follows need not
 /// read it again), the newest escalation first, and the instant they were
@@ -17,7 +65,7 @@ pub(crate) fn escalated(
     session: &Session,
     known_delivered: &HashSet<String>,
 ) -> Result<(Vec<Discussion>, i64)> {
-    let (rows, now) = lists::listed(session, &[Status::Exhausted], None, None)?;
+    let (rows, now) = lists::listed(session, &UNRESOLVED, None, None)?;
     let mut escalated = Vec::new();
     for row in rows
         .iter()

@@ -473,6 +473,9 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             escalation.turns_used,
             match escalation.reason.as_str() {
                 "usage_unreadable" => "a usage report could not be read".to_owned(),
+                "deadman" => "a turn passed its deadline".to_owned(),
+                "expired" => "the conversation passed its deadline".to_owned(),
+                "invalid" => "the discussion turned invalid".to_owned(),
                 budget => format!("{budget} budget"),
             },
             escalation.delivery.state(now_ms).as_str()

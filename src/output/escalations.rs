@@ -58,21 +58,45 @@ pub(crate) fn escalation_env(object: &Value) -> Vec<(String, String)> {
 pub(crate) struct EscalationsView {
     pub discussions: Vec<Discussion>,
     pub now_ms: i64,
+    /// Discussions due an escalation that nobody recorded yet (ended by
+    /// time or turned invalid with no write since): listed as pending,
+    /// `"recorded": false`, until a writer records them.
+    pub due: Vec<Discussion>,
+}
+
+/// A due escalation not recorded yet, as the discussion would carry it.
+fn as_if_recorded(d: &Discussion) -> Discussion {
+    let mut d = d.clone();
+    d.escalation = Some(crate::discussion::Escalation {
+        receipt_id: String::new(),
+        at_ms: d.terminal.map_or(d.updated_at_ms, |(_, at)| at),
+        turns_used: d.turns_used,
+        reason: crate::engine::due_escalation(&d)
+            .unwrap_or("invalid")
+            .to_owned(),
+        delivery: crate::discussion::Delivery::default(),
+    });
+    d
 }
 
 impl Serialize for EscalationsView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let items: Vec<Value> = self
-            .discussions
+        let object_of = |d: &Discussion, recorded: bool| {
+            let e = d.escalation.as_ref()?;
+            let mut object = escalation_object(d);
+            object["delivery"] =
+                serde_json::to_value(EscalationJson::of(e, self.now_ms)).ok()?["delivery"].take();
+            object["recorded"] = recorded.into();
+            if !recorded {
+                object["receipt_id"] = Value::Null;
+            }
+            Some(object)
+        };
+        let due: Vec<Discussion> = self.due.iter().map(as_if_recorded).collect();
+        let items: Vec<Value> = due
             .iter()
-            .filter_map(|d| {
-                let e = d.escalation.as_ref()?;
-                let mut object = escalation_object(d);
-                object["delivery"] = serde_json::to_value(EscalationJson::of(e, self.now_ms))
-                    .ok()?["delivery"]
-                    .take();
-                Some(object)
-            })
+            .filter_map(|d| object_of(d, false))
+            .chain(self.discussions.iter().filter_map(|d| object_of(d, true)))
             .collect();
         json!({ "escalations": items }).serialize(serializer)
     }
@@ -81,14 +105,20 @@ impl Serialize for EscalationsView {
 impl View for EscalationsView {
     /// One block an escalation, not a table: ids stay whole at any width.
     fn human(&self, _style: &Style, out: &mut Sink) {
-        if self.discussions.is_empty() {
+        if self.discussions.is_empty() && self.due.is_empty() {
             out.text("no escalations\n");
             return;
         }
         let mut text = String::new();
-        for d in &self.discussions {
+        let due: Vec<Discussion> = self.due.iter().map(as_if_recorded).collect();
+        for (d, recorded) in due
+            .iter()
+            .map(|d| (d, false))
+            .chain(self.discussions.iter().map(|d| (d, true)))
+        {
             let Some(e) = &d.escalation else { continue };
             let delivery = match (&e.delivery.delivered, e.delivery.state(self.now_ms)) {
+                _ if !recorded => "pending (due, not recorded yet)".to_owned(),
                 (Some((at, by)), _) => format!("delivered {} by {by}", relative(*at, self.now_ms)),
                 (None, state) if e.delivery.failures > 0 => {
                     format!("{} ({} failed)", state.as_str(), e.delivery.failures)
@@ -106,6 +136,9 @@ impl View for EscalationsView {
                 printable(&delivery, false),
                 match e.reason.as_str() {
                     "usage_unreadable" => "a usage report could not be read".to_owned(),
+                    "deadman" => "a turn passed its deadline".to_owned(),
+                    "expired" => "the conversation passed its deadline".to_owned(),
+                    "invalid" => "the discussion turned invalid".to_owned(),
                     budget => format!("{budget} budget"),
                 },
                 e.turns_used,

@@ -544,3 +544,160 @@ fn iso(ms: i64) -> String {
     let at = jiff::Timestamp::from_millisecond(ms).unwrap();
     format!("{}", at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
 }
+
+/// A discussion a → b whose woken turn lapses: deadman once the clock
+/// moves 2 s on.
+fn deadman(env: &Env) -> String {
+    let (dsc, root) = env.ask(&["--turn-timeout-ms", "1000"]);
+    env.wake(&dsc, "agent-b", &root);
+    dsc
+}
+
+#[test]
+fn every_unresolved_end_escalates_once_and_closed_never() {
+    let mut env = Env::new();
+    env.fleet();
+    let lapsed = deadman(&env);
+    let (expired, _) = env.ask(&["--timeout-ms", "1000", "--turn-timeout-ms", "1000"]);
+    let (closed, root) = env.ask(&[]);
+    let att = env.wake(&closed, "agent-b", &root);
+    env.reply(&closed, "agent-b", &att, &root, "result", true);
+    let (broken, _) = env.ask(&[]);
+    // A receipt that does not fit its attempt machine: invalid.
+    env.append_raw(&format!(
+        r#"{{"v":1,"kind":"receipt","id":"rcp_00000000000000000000000000000bad","at_ms":{},"by":"x","receipt":"discussion.attempt.completed","discussion_id":"{broken}","attempt_id":"att_0000000000000000000000000000bad0","agent_id":"agent-b","message_id":"msg_0000000000000000000000000000bad0"}}
+"#,
+        env.now_ms
+    ));
+    env.advance(2_000);
+    assert_eq!(env.status(&lapsed), "deadman");
+    assert_eq!(env.status(&expired), "expired");
+    assert_eq!(env.status(&broken), "invalid");
+    // Due, and listed as pending before anyone recorded them.
+    let listed = env.ok(&["escalations", "--pending"]);
+    let due: Vec<&Value> = listed["escalations"].as_array().unwrap().iter().collect();
+    assert_eq!(due.len(), 3, "{listed}");
+    assert!(
+        due.iter()
+            .all(|e| e["recorded"] == false && e["receipt_id"].is_null())
+    );
+    let mut reasons: Vec<&str> = due.iter().map(|e| e["reason"].as_str().unwrap()).collect();
+    reasons.sort_unstable();
+    assert_eq!(reasons, ["deadman", "expired", "invalid"]);
+    let human = env.run(&["escalations"]).stdout;
+    assert!(human.contains("a turn passed its deadline"), "{human}");
+    assert!(human.contains("pending (due, not recorded yet)"), "{human}");
+    // The deliverer records each, then delivers each once.
+    let file = env.dir.path().join("out.jsonl");
+    let out = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(out.json()["delivered"], 3);
+    assert_eq!(receipts(&env, "discussion.escalated").len(), 3);
+    for (dsc, status, reason) in [
+        (&lapsed, "deadman", "deadman"),
+        (&expired, "expired", "expired"),
+        (&broken, "invalid", "invalid"),
+    ] {
+        let shown = env.show(dsc);
+        assert_eq!(shown["status"], status, "the escalation changes no status");
+        assert_eq!(shown["escalation"]["reason"], reason);
+        assert_eq!(shown["escalation"]["delivery"]["state"], "delivered");
+    }
+    assert!(env.show(&closed)["escalation"].is_null());
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(lines.lines().count(), 3);
+    // Nothing more to record or deliver.
+    let again = deliver(&env, &[&example("deliver-file.sh"), file.to_str().unwrap()]);
+    assert_eq!(again.json()["delivered"], 0);
+    assert_eq!(receipts(&env, "discussion.escalated").len(), 3);
+    assert!(
+        env.ok(&["escalations"])["escalations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["recorded"] == true)
+    );
+    // Only the discussion that was invalid before is invalid: the
+    // escalations and their receipts added no finding.
+    let verified = env.run(&["--json", "verify"]);
+    assert_eq!(verified.status, 7, "{}", verified.stderr);
+    let invalid = verified.json()["invalid_discussions"].clone();
+    assert_eq!(invalid.as_array().unwrap().len(), 1, "{invalid}");
+    assert!(invalid.to_string().contains(&broken), "{invalid}");
+}
+
+#[test]
+fn two_deliverers_racing_over_five_deadman_discussions_record_and_deliver_each_once() {
+    let mut env = Env::new();
+    env.fleet();
+    let lapsed: Vec<String> = (0..5).map(|_| deadman(&env)).collect();
+    env.advance(2_000);
+    let outbox = env.dir.path().join("outbox");
+    std::fs::create_dir(&outbox).unwrap();
+    let script = format!("cat > {}/\"$DISCUSS_RECEIPT_ID.$$\"", outbox.display());
+    let args = [
+        "--json",
+        "escalations",
+        "deliver",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ];
+    let racers: Vec<Child> = (0..2).map(|_| spawn(&env, &args)).collect();
+    for racer in racers {
+        let out = racer.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let escalated = receipts(&env, "discussion.escalated");
+    assert_eq!(escalated.len(), 5, "one escalation a discussion");
+    let mut named: Vec<&str> = escalated
+        .iter()
+        .map(|r| r["discussion_id"].as_str().unwrap())
+        .collect();
+    named.sort_unstable();
+    let mut expected: Vec<&str> = lapsed.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(named, expected);
+    assert_eq!(receipts(&env, "discussion.escalation.delivered").len(), 5);
+    let handed = std::fs::read_dir(&outbox).unwrap().count();
+    assert_eq!(handed, 5, "each handed to the command once");
+    assert_eq!(env.ok(&["verify"])["invalid_discussions"], json!([]));
+}
+
+#[test]
+fn a_following_deliverer_hears_of_a_deadman_within_a_second_of_its_deadline() {
+    let env = Env::new();
+    env.fleet();
+    let dsc = deadman(&env);
+    let file = env.dir.path().join("out.jsonl");
+    let mut follower = spawn(
+        &env,
+        &[
+            "--json",
+            "escalations",
+            "deliver",
+            "--follow",
+            "--",
+            &example("deliver-file.sh"),
+            file.to_str().unwrap(),
+        ],
+    );
+    // The turn's deadline is a second after the pinned clock's start.
+    let started = Instant::now();
+    wait_until("the deadman's escalation to be delivered", || {
+        std::fs::read_to_string(&file).is_ok_and(|s| s.contains(&dsc))
+    });
+    let took = started.elapsed();
+    let _ = Command::new("kill").arg(follower.id().to_string()).status();
+    assert!(follower.wait().unwrap().success());
+    assert!(
+        took < Duration::from_millis(3_000),
+        "heard of it {took:?} after start (the deadline was at 1 s)"
+    );
+    assert_eq!(env.show(&dsc)["escalation"]["reason"], "deadman");
+}
