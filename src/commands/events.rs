@@ -5,7 +5,7 @@
 use super::Context;
 use crate::error::Result;
 use crate::operations::events::{Event, EventStream};
-use crate::output::{Answer, EventView};
+use crate::output::{Answer, EventView, TimedEndView};
 use clap::Args;
 use std::time::Duration;
 
@@ -53,7 +53,7 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     // After a cursor, from the operation that holds it, found through the
     // index: a resumed stream does not read the ledger before it.
     let from = ctx.ledger.position_of_line(args.after)?;
-    let mut read_on = |from| {
+    let read_on = |stream: &mut EventStream, from| {
         ctx.out.items(|item| {
             let mut print = |event: &Event<'_>| item(&EventView::of(event));
             ctx.ledger.stream_records(from, |record, spent| {
@@ -61,7 +61,7 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
             })
         })
     };
-    let mut at = read_on(from)?;
+    let mut at = read_on(&mut stream, from)?;
     if !ctx.ledger.exists()? {
         // An empty stream from a wrong path must not look like a quiet one.
         let waiting = if args.follow {
@@ -86,7 +86,17 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
             None => FOLLOW_POLL,
         };
         std::thread::sleep(pause);
-        match read_on(at) {
+        let read = read_on(&mut stream, at).and_then(|next| {
+            // A discussion shown that ended by time alone has no record:
+            // the stream tells it, once, within a poll of its deadline.
+            if stream.next_due().is_some_and(|due| due <= ctx.now(None)) {
+                let now = ctx.now(None);
+                ctx.out
+                    .items(|item| stream.overdue(ctx, now, &mut |end| item(&TimedEndView(end))))?;
+            }
+            Ok(next)
+        });
+        match read {
             Ok(next) => {
                 if unreachable_since.take().is_some() {
                     ctx.out.note(&format!(

@@ -37,6 +37,20 @@ pub(crate) struct EventStream {
     /// Started after a cursor: a discussion first met may have records
     /// before it, read from the ledger for its status.
     resumed: bool,
+    /// Discussions this stream has shown that are not terminal yet, with
+    /// the earliest instant they may end by time alone (a live attempt's
+    /// deadline, the conversation's): such an end has no record, so the
+    /// stream tells it itself (`overdue`), once.
+    watched: IdHashMap<String, i64>,
+}
+
+/// A discussion the stream has shown reached `deadman` or `expired` by
+/// time, with no record to say so.
+pub(crate) struct TimedEnd {
+    pub discussion_id: String,
+    pub status: Status,
+    /// When it reached that status.
+    pub at_ms: i64,
 }
 
 /// A discussion the stream holds: its records so far, and its status
@@ -81,6 +95,7 @@ impl EventStream {
             seen: IdHashSet::default(),
             through: usize::try_from(after).unwrap_or(usize::MAX),
             resumed: after > 0,
+            watched: IdHashMap::default(),
         }
     }
 
@@ -194,10 +209,83 @@ impl EventStream {
                 return Ok(());
             }
         }
+        // Shown: watched for an end by time until a status says it ended.
+        let last = held.records.last().expect("one record");
+        match (status, root) {
+            (Some(status), Some(root)) if !status.is_terminal() => {
+                let reserved = match &last.body {
+                    crate::ledger::Body::Receipt(r)
+                        if r.kind() == Some(crate::record::ReceiptKind::Reserved) =>
+                    {
+                        r.deadline_ms
+                    }
+                    _ => None,
+                };
+                let due = reserved.map_or(root.deadline_ms, |d| d.min(root.deadline_ms));
+                let id = last.discussion_id().unwrap_or_default().to_owned();
+                let entry = self.watched.entry(id).or_insert(due);
+                *entry = (*entry).min(due);
+            }
+            _ => {
+                if let Some(id) = last.discussion_id() {
+                    self.watched.remove(id);
+                }
+            }
+        }
         emit(&Event {
             record: held.records.last().expect("one record"),
             status,
             message: held.status.last_message(),
         })
+    }
+}
+
+impl EventStream {
+    /// The earliest instant a watched discussion may end by time.
+    pub(crate) fn next_due(&self) -> Option<i64> {
+        self.watched.values().min().copied()
+    }
+
+    /// Tells each watched discussion that has reached `deadman` or
+    /// `expired` by `now_ms` with no record to say so (derived from the
+    /// ledger now), once; the others are watched on until their next
+    /// deadline.
+    pub(crate) fn overdue(
+        &mut self,
+        session: &Session,
+        now_ms: i64,
+        tell: &mut dyn FnMut(&TimedEnd) -> Result<()>,
+    ) -> Result<()> {
+        let due: Vec<String> = self
+            .watched
+            .iter()
+            .filter(|&(_, &at)| at <= now_ms)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            let view = session.ledger.view(&[&id])?;
+            let derived = crate::discussion::derive(&id, &view.discussion(&id), now_ms);
+            match derived {
+                Some(d) if matches!(d.status, Status::Deadman | Status::Expired) => {
+                    self.watched.remove(&id);
+                    tell(&TimedEnd {
+                        at_ms: d.terminal.map_or(now_ms, |(_, at)| at),
+                        status: d.status,
+                        discussion_id: id,
+                    })?;
+                }
+                Some(d) if !d.status.is_terminal() => {
+                    let next = d
+                        .live_attempt()
+                        .map_or(i64::MAX, |a| a.deadline_ms)
+                        .min(d.root.as_ref().map_or(i64::MAX, |r| r.deadline_ms));
+                    self.watched.insert(id, next.max(now_ms + 1));
+                }
+                _ => {
+                    self.watched.remove(&id);
+                }
+            }
+        }
+        Ok(())
     }
 }

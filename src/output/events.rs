@@ -353,6 +353,35 @@ pub(crate) fn json_by_hand_as_serde(event: &Event<'_>) -> bool {
     view.write_json(&mut by_hand) && serde_json::to_vec(&view).ok() == Some(by_hand)
 }
 
+/// A discussion a stream has shown reached `deadman` or `expired` by time,
+/// with no record to say so: `{"event":"status","discussion_id","status",
+/// "at"}`, and for a person a line like a record's, without a line number.
+pub(crate) struct TimedEndView<'a>(pub &'a crate::operations::events::TimedEnd);
+
+impl Serialize for TimedEndView<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({
+            "event": "status",
+            "discussion_id": self.0.discussion_id,
+            "status": self.0.status.as_str(),
+            "at": crate::clock::format_ms(self.0.at_ms),
+        })
+        .serialize(serializer)
+    }
+}
+
+impl View for TimedEndView<'_> {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        out.text(&format!(
+            "{:>6}  {}  {}  {}\n",
+            "-",
+            clock_time(self.0.at_ms),
+            self.0.discussion_id,
+            self.0.status.as_str()
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

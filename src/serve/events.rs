@@ -280,6 +280,9 @@ struct Batch {
     /// stream ends exactly there, in the ledger's order.
     token_id: String,
     revoked: bool,
+    /// The earliest instant a discussion shown may end by time (an end
+    /// told by the stream itself, `event: status`).
+    next_due_ms: Option<i64>,
 }
 
 /// Reads and sends until the client goes away, the server stops, or the
@@ -304,6 +307,7 @@ async fn follow(
         failed: false,
         token_id: principal.token_id.clone(),
         revoked: false,
+        next_due_ms: None,
     });
     let mut quiet_since = Instant::now();
     let mut read_now = true;
@@ -351,7 +355,10 @@ async fn follow(
                 read_now = true;
             }
             _ = ticks.tick() => {
-                read_now = batch.as_ref().is_some_and(|b| b.failed);
+                let now = app.session.clock.now_ms();
+                read_now = batch
+                    .as_ref()
+                    .is_some_and(|b| b.failed || b.next_due_ms.is_some_and(|due| due <= now));
                 if quiet_since.elapsed() >= KEEP_ALIVE {
                     if sender.send(Ok(Bytes::from_static(b": keep-alive\n\n"))).await.is_err() {
                         return;
@@ -435,6 +442,20 @@ fn read_batch(session: &Session, mut batch: Batch) -> Batch {
             batch.full = !batch.revoked && sent.len() >= BATCH;
             batch.failed = !batch.revoked && !batch.full;
         }
+    }
+    // Ends by time of discussions shown: told once, without an `id:` (no
+    // record stands behind them, so no cursor moves).
+    if !batch.revoked && !batch.full {
+        let now = session.clock.now_ms();
+        if batch.events.next_due().is_some_and(|due| due <= now) {
+            let _ = batch.events.overdue(session, now, &mut |end| {
+                let data = serde_json::to_string(&crate::output::TimedEndView(end))
+                    .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
+                sent.push(Bytes::from(format!("event: status\ndata: {data}\n\n")));
+                Ok(())
+            });
+        }
+        batch.next_due_ms = batch.events.next_due();
     }
     batch.sent = sent;
     batch

@@ -339,3 +339,56 @@ fn events_show_each_record_with_its_status_and_follow_new_ones() {
     follower.kill().unwrap();
     follower.wait().unwrap();
 }
+
+#[test]
+fn a_follower_is_told_of_a_deadman_that_no_record_says_within_a_second() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "1000"]);
+    env.wake(&dsc, "agent-b", &root);
+    let (quiet, _) = env.ask(&[]);
+    for json in [true, false] {
+        let mut args = vec!["events", "--follow"];
+        if json {
+            args.insert(0, "--json");
+        }
+        let mut child = env
+            .command_std()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        // The attempt's deadline is a second after the pinned start.
+        let told = loop {
+            let line = lines.next().expect("the follower goes on").unwrap();
+            if json {
+                let event: Value = serde_json::from_str(&line).unwrap();
+                if event["event"] == "status" {
+                    break event.to_string();
+                }
+            } else if line.contains(&dsc) && line.trim_start().starts_with('-') {
+                break line;
+            }
+        };
+        let took = started.elapsed();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            took < Duration::from_millis(2_500),
+            "told {took:?} after the start (the deadline was at 1 s)"
+        );
+        if json {
+            let event: Value = serde_json::from_str(&told).unwrap();
+            assert_eq!(event["discussion_id"], dsc.as_str());
+            assert_eq!(event["status"], "deadman");
+            assert!(event["at"].as_str().unwrap().ends_with('Z'));
+            assert_eq!(event.as_object().unwrap().len(), 4, "{event}");
+        } else {
+            assert!(told.ends_with("deadman"), "{told}");
+        }
+        // Once: the other discussion is not told of (it is open).
+        assert!(!told.contains(&quiet));
+    }
+}

@@ -1866,3 +1866,53 @@ fn an_operator_halts_one_agent_through_serve_and_an_agent_token_cannot() {
         &json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root}),
     ));
 }
+
+#[test]
+fn the_event_stream_tells_of_a_deadman_no_record_says() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&["--turn-timeout-ms", "1000"]);
+    env.wake(&dsc, "agent-b", &root);
+    let b = token(&env, &["agent-b"]);
+    let server = Served::start(&env, &[]);
+    let mut stream = server.connect();
+    write!(
+        stream,
+        "GET /v1/events HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {b}\r\n\r\n"
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut status_block = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut reader, &mut line).unwrap() > 0);
+        let line = line.trim_end().to_owned();
+        if line == "event: status" {
+            status_block.push(line);
+            let mut data = String::new();
+            std::io::BufRead::read_line(&mut reader, &mut data).unwrap();
+            status_block.push(data.trim_end().to_owned());
+            break;
+        }
+        // An `id:` line right before it would belong to a record.
+        if line.starts_with("id: ") {
+            status_block.clear();
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(3_000),
+        "told after {:?}",
+        started.elapsed()
+    );
+    let data: Value =
+        serde_json::from_str(status_block[1].strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(
+        (
+            data["event"].as_str(),
+            data["discussion_id"].as_str(),
+            data["status"].as_str()
+        ),
+        (Some("status"), Some(dsc.as_str()), Some("deadman"))
+    );
+}
