@@ -69,9 +69,42 @@ pub fn replay(bytes: &[u8]) -> Replay {
         let _ = global.check_spend_quota(agent, last);
     }
     let _ = global.check_kill_switch();
+    let switches = global.switches();
     let ids = snapshot.discussion_ids();
     for id in &ids {
         let records = snapshot.discussion(id);
+        // The switches that cover a discussion: the writers' check and the
+        // rows' agree; a due escalation is recorded once, adds no finding
+        // and changes no status.
+        if let Some(d) = derive(id, &records, last) {
+            let root = d.root.as_ref();
+            let covered = crate::global::Covered {
+                fleet: root.map(|r| r.fleet_id.as_str()),
+                agents: [
+                    root.map(|r| r.asker.as_str()),
+                    root.map(|r| r.peer.as_str()),
+                ],
+                discussion: Some(id),
+            };
+            assert_eq!(global.halt_of(covered), switches.halt_of(covered), "{id}");
+            let stamp = crate::engine::Stamp {
+                at_ms: last,
+                by: "fuzz".into(),
+            };
+            if let Ok((due, Some(after))) = crate::engine::plan_due_escalation(id, &records, &stamp)
+            {
+                assert!(due.len() <= 1, "{id}");
+                if !due.is_empty() {
+                    assert_eq!(after.status, d.status, "{id}");
+                    assert_eq!(after.findings.len(), d.findings.len(), "{id}");
+                    let again: Vec<&crate::record::Record> =
+                        records.iter().copied().chain(due.iter()).collect();
+                    let (twice, _) =
+                        crate::engine::plan_due_escalation(id, &again, &stamp).unwrap();
+                    assert!(twice.is_empty(), "{id}: escalated twice");
+                }
+            }
+        }
         // The event stream's status after each record is what derive
         // says of the records so far at that record's time.
         let mut after_each = crate::discussion::StatusAfterEach::new(id);

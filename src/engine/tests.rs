@@ -165,6 +165,34 @@ impl Sim {
         !kill_switch
     }
 
+    /// A scoped kill-switch record (`which`: 0 the fleet, 1 the asker, 2
+    /// the peer, 3 the discussion, 4 an agent of no part in it).
+    fn switch(&mut self, which: u8, engaged: bool) {
+        use crate::record::Scope;
+        let scope = match which {
+            0 => Scope::Fleet("f".into()),
+            1 => Scope::Agent("a".into()),
+            2 => Scope::Agent("b".into()),
+            3 => Scope::Discussion(self.dsc.clone()),
+            _ => Scope::Agent("z".into()),
+        };
+        let new = crate::engine::plan_kill_switch(
+            engaged,
+            engaged.then(|| "halt".to_owned()),
+            Some(scope),
+            &self.stamp(),
+        );
+        self.push(new);
+    }
+
+    /// What `escalations deliver` records first: the escalation of a
+    /// discussion that ended by time, when it is due.
+    fn record_due(&mut self) {
+        let (new, _) =
+            crate::engine::plan_due_escalation(&self.dsc, &self.mine(), &self.stamp()).unwrap();
+        self.push(new);
+    }
+
     /// The global state as the commands see it at the sim's time.
     fn global(&self) -> Global {
         Global::derive(&self.records).at(self.now).into_owned()
@@ -577,9 +605,19 @@ struct Model {
     max_cost_nanos: Option<u64>,
     tokens: u64,
     cost_nanos: u64,
+    /// The scoped switches engaged, by `Sim::switch`'s numbering.
+    halted: [bool; 5],
+    /// The reason of a deadman's or an expiry's escalation, once recorded.
+    escalated_by_time: Option<&'static str>,
 }
 
 impl Model {
+    /// Whether a switch covers this discussion's wakes and replies (the
+    /// fleet's, either participant's, its own; not another agent's).
+    fn covered(&self) -> bool {
+        self.halted[..4].iter().any(|&h| h)
+    }
+
     fn terminal(&self, now: i64) -> Option<(Status, i64)> {
         if self.recorded.is_some() {
             return self.recorded;
@@ -608,7 +646,10 @@ impl Model {
     }
 
     fn can_wake(&self, now: i64) -> bool {
-        self.terminal(now).is_none() && self.attempt.is_none() && self.turns_used < self.max_turns
+        !self.covered()
+            && self.terminal(now).is_none()
+            && self.attempt.is_none()
+            && self.turns_used < self.max_turns
     }
 
     fn wake(&mut self, now: i64) {
@@ -673,6 +714,13 @@ enum ModelOp {
         offset_ms: i64,
         kill_switch: bool,
     },
+    /// A scoped switch engaged or released (`Sim::switch`).
+    Switch {
+        which: u8,
+        engaged: bool,
+    },
+    /// A deliverer's pass records the due escalation, if any.
+    RecordDue,
 }
 
 /// What a turn reports: often nothing, else some tokens and tenths or
@@ -698,6 +746,9 @@ fn model_op() -> impl Strategy<Value = ModelOp> {
         // A day to ten years ahead: no case advances that far.
         1 => (86_400_000i64..315_360_000_000, any::<bool>())
             .prop_map(|(offset_ms, kill_switch)| ModelOp::Skewed { offset_ms, kill_switch }),
+        2 => (0u8..5, prop::bool::weighted(0.4))
+            .prop_map(|(which, engaged)| ModelOp::Switch { which, engaged }),
+        2 => Just(ModelOp::RecordDue),
     ]
 }
 
@@ -740,6 +791,8 @@ proptest! {
             max_cost_nanos,
             tokens: 0,
             cost_nanos: 0,
+            halted: [false; 5],
+            escalated_by_time: None,
         };
         // Records of this discussion stamped ahead: each is one clock_skew
         // finding, and nothing else.
@@ -759,7 +812,7 @@ proptest! {
                 ModelOp::Reply { close, spend } => {
                     sim.usage = usage_of(spend);
                     let accepted = sim.reply("result", close);
-                    prop_assert_eq!(accepted, model.live(now).is_some(), "reply at {}", now);
+                    prop_assert_eq!(accepted, model.live(now).is_some() && !model.covered(), "reply at {}", now);
                     if accepted && !crashing {
                         model.end(now, true, close, spend);
                     }
@@ -788,6 +841,23 @@ proptest! {
                 ModelOp::Skewed { offset_ms, kill_switch } => {
                     skewed += usize::from(sim.skewed(offset_ms, kill_switch));
                 }
+                ModelOp::Switch { which, engaged } => {
+                    sim.switch(which, engaged);
+                    if !crashing {
+                        model.halted[usize::from(which)] = engaged;
+                    }
+                }
+                ModelOp::RecordDue => {
+                    sim.record_due();
+                    let due = match model.terminal(now) {
+                        Some((Status::Deadman, _)) => Some("deadman"),
+                        Some((Status::Expired, _)) => Some("expired"),
+                        _ => None,
+                    };
+                    if !crashing && model.escalated_by_time.is_none() {
+                        model.escalated_by_time = due;
+                    }
+                }
             }
             if !matches!(op, ModelOp::Crash(_)) {
                 // A crash armed for an operation that wrote nothing is
@@ -801,10 +871,19 @@ proptest! {
             prop_assert_eq!(state.turns_used, model.turns_used);
             prop_assert_eq!(state.transcript.len(), 1 + model.replies);
             prop_assert_eq!(state.live_attempt().map(|a| a.deadline_ms), model.live(now));
-            prop_assert_eq!(state.escalation.is_some(), state.status == Status::Exhausted);
+            // Exhausted: escalated by its own write. Deadman and expired:
+            // once a deliverer recorded it. Never otherwise.
+            let escalated = state.status == Status::Exhausted
+                || (model.escalated_by_time.is_some()
+                    && matches!(state.status, Status::Deadman | Status::Expired));
+            prop_assert_eq!(state.escalation.is_some(), escalated, "{:?}", model);
             prop_assert_eq!((state.spend.tokens(), state.spend.cost_usd.nanos()), (model.tokens, model.cost_nanos));
             if let Some(escalation) = &state.escalation {
-                prop_assert_eq!(escalation.reason.as_str(), model.reason());
+                let reason = match state.status {
+                    Status::Exhausted => model.reason(),
+                    _ => model.escalated_by_time.unwrap_or("none"),
+                };
+                prop_assert_eq!(escalation.reason.as_str(), reason);
             }
             prop_assert!(
                 state.findings.iter().all(|f| f.kind == FindingKind::ClockSkew),
