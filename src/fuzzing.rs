@@ -77,15 +77,7 @@ pub fn replay(bytes: &[u8]) -> Replay {
         // rows' agree; a due escalation is recorded once, adds no finding
         // and changes no status.
         if let Some(d) = derive(id, &records, last) {
-            let root = d.root.as_ref();
-            let covered = crate::global::Covered {
-                fleet: root.map(|r| r.fleet_id.as_str()),
-                agents: [
-                    root.map(|r| r.asker.as_str()),
-                    root.map(|r| r.peer.as_str()),
-                ],
-                discussion: Some(id),
-            };
+            let covered = d.covered();
             assert_eq!(global.halt_of(covered), switches.halt_of(covered), "{id}");
             let stamp = crate::engine::Stamp {
                 at_ms: last,

@@ -341,6 +341,20 @@ pub struct Discussion {
 }
 
 impl Discussion {
+    /// What the kill-switches that may halt it look at: its fleet, its
+    /// asker and peer, and its id.
+    pub fn covered(&self) -> crate::global::Covered<'_> {
+        let root = self.root.as_ref();
+        crate::global::Covered {
+            fleet: root.map(|r| r.fleet_id.as_str()),
+            agents: [
+                root.map(|r| r.asker.as_str()),
+                root.map(|r| r.peer.as_str()),
+            ],
+            discussion: Some(&self.id),
+        }
+    }
+
     /// What an agent reads of it (`serve`'s agent tokens, `mcp --agent`):
     /// without the tail of a failed delivery command's stderr, which is
     /// for operators (a webhook's error may carry its URL and secret).

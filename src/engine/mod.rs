@@ -199,15 +199,7 @@ pub fn writable_discussion(
         return Err(unknown_discussion(discussion_id));
     }
     // The scoped switches that cover it, first in the contract's order.
-    let root = discussion.root.as_ref();
-    global.check_halts(crate::global::Covered {
-        fleet: root.map(|r| r.fleet_id.as_str()),
-        agents: [
-            root.map(|r| r.asker.as_str()),
-            root.map(|r| r.peer.as_str()),
-        ],
-        discussion: Some(discussion_id),
-    })?;
+    global.check_halts(discussion.covered())?;
     if discussion.status == Status::Invalid {
         return Err(Error::new(
             ErrorCode::DiscussionInvalid,

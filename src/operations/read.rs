@@ -38,14 +38,6 @@ pub(crate) fn load_with_halt(
             let err = unknown_discussion(discussion_id).detail("ledger", session.ledger.location());
             crate::operations::near_match(err, session, discussion_id)
         })?;
-    let root = discussion.root.as_ref();
-    let halt = view.global(now).halt_of(crate::global::Covered {
-        fleet: root.map(|r| r.fleet_id.as_str()),
-        agents: [
-            root.map(|r| r.asker.as_str()),
-            root.map(|r| r.peer.as_str()),
-        ],
-        discussion: Some(discussion_id),
-    });
+    let halt = view.global(now).halt_of(discussion.covered());
     Ok((discussion, now, halt))
 }

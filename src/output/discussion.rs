@@ -471,13 +471,7 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             escalation.receipt_id,
             format_ms(escalation.at_ms),
             escalation.turns_used,
-            match escalation.reason.as_str() {
-                "usage_unreadable" => "a usage report could not be read".to_owned(),
-                "deadman" => "a turn passed its deadline".to_owned(),
-                "expired" => "the conversation passed its deadline".to_owned(),
-                "invalid" => "the discussion turned invalid".to_owned(),
-                budget => format!("{budget} budget"),
-            },
+            escalation_reason_text(&escalation.reason),
             escalation.delivery.state(now_ms).as_str()
         ));
     }
@@ -706,4 +700,15 @@ pub(crate) fn render_all(discussion: Discussion, now_ms: i64) -> (Value, String,
         halted: None,
     };
     (super::Render::value(&view), human, markdown)
+}
+
+/// An escalation's reason, for a person.
+pub(super) fn escalation_reason_text(reason: &str) -> String {
+    match reason {
+        "usage_unreadable" => "a usage report could not be read".to_owned(),
+        "deadman" => "a turn passed its deadline".to_owned(),
+        "expired" => "the conversation passed its deadline".to_owned(),
+        "invalid" => "the discussion turned invalid".to_owned(),
+        budget => format!("{budget} budget"),
+    }
 }

@@ -232,15 +232,7 @@ pub(crate) fn run(
     let mut changes = Changes::from_now(session);
     // What a switch must cover to kill this turn: the global one, the
     // discussion's fleet, either participant, the discussion itself.
-    let root = discussion.root.as_ref();
-    let covered = crate::global::Covered {
-        fleet: root.map(|r| r.fleet_id.as_str()),
-        agents: [
-            root.map(|r| r.asker.as_str()),
-            root.map(|r| r.peer.as_str()),
-        ],
-        discussion: Some(&discussion.id),
-    };
+    let covered = discussion.covered();
     let status = every(POLL, || {
         if let Some(status) = child
             .try_wait()
