@@ -61,8 +61,24 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
             })
         })
     };
-    let mut at = read_on(&mut stream, from)?;
-    if !ctx.ledger.exists()? {
+    // A follower rides out a database that goes away even during its
+    // first read: the stream skips what it printed when it reads again.
+    let mut unreachable_since: Option<std::time::Instant> = None;
+    let mut at = match read_on(&mut stream, from) {
+        Ok(next) => next,
+        Err(err) if args.follow && err.code == crate::error::ErrorCode::LedgerUnavailable => {
+            ctx.out.note(&format!(
+                "{}; retrying, and following once it answers",
+                err.message
+            ));
+            unreachable_since = Some(std::time::Instant::now());
+            from
+        }
+        Err(err) => return Err(err),
+    };
+    // A database gone between the first read and this look is ridden out
+    // below, not a reason to stop.
+    if !ctx.ledger.exists().unwrap_or(true) {
         // An empty stream from a wrong path must not look like a quiet one.
         let waiting = if args.follow {
             "; waiting for it to be created"
@@ -79,7 +95,6 @@ pub(crate) fn run(ctx: &Context, args: &EventsArgs) -> Result<Answer> {
     }
     // A database that restarts is waited for: the stream carries on from
     // its position once it answers again.
-    let mut unreachable_since: Option<std::time::Instant> = None;
     loop {
         let pause = match unreachable_since {
             Some(since) => FOLLOW_RETRY.min(FOLLOW_POLL * (1 + since.elapsed().as_secs() as u32)),
