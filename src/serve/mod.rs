@@ -24,11 +24,13 @@ macro_rules! say {
     }};
 }
 
+mod app;
 mod connection;
 mod events;
 mod http;
 mod origin;
 mod routes;
+mod watch;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::Session;
@@ -197,7 +199,7 @@ async fn serve(
         .local_addr()
         .map_err(|e| Error::io("the listening socket", &e))?;
     let (stop, stopping) = tokio::sync::watch::channel(false);
-    let app = routes::App::new(session, &options, stopping.clone());
+    let app = app::App::new(session, &options, stopping.clone());
     let mcp_cancel = app.mcp_cancellation();
     let router = routes::router(app);
     let mut signals = Signals::new()?;

@@ -1,6 +1,7 @@
 //! The endpoints (`cli.md`, "`discuss serve`"), the token check in front
 //! of all of them but `/healthz`, and one log line per request.
 
+use super::app::App;
 use super::http::{error_response, json_object, json_response, query_pairs, single};
 use crate::credentials::{self, Principal};
 use crate::error::{Error, ErrorCode, Result};
@@ -15,97 +16,15 @@ use axum::http::{HeaderMap, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// What every handler shares.
-#[derive(Clone)]
-pub(super) struct App {
-    pub session: Arc<Session>,
-    pub max_body_bytes: usize,
-    /// Turns true when the server stops: streams end.
-    pub stopping: tokio::sync::watch::Receiver<bool>,
-    /// Event streams open, per server and per token.
-    pub streams: Arc<super::events::Limits>,
-    /// The one watcher of the ledger that event streams wait on.
-    pub watcher: Arc<super::events::Watcher>,
-    /// The `Host`s and `Origin`s requests may carry.
-    allowed: Arc<super::Allowed>,
-    mcp: StreamableHttpServerConfig,
-    /// Tokens seen, by digest, with their principal: a tool call of one of
-    /// them is checked in the operation's own read (`gated`) instead of a
-    /// read of its own.
-    known: Arc<std::sync::Mutex<std::collections::HashMap<String, Principal>>>,
-}
-
 /// A request's token, kept for the check in its operation's read.
 #[derive(Clone)]
 struct Presented(Arc<str>);
-
-impl AsSession for Arc<Session> {
-    fn session(&self) -> &Session {
-        self
-    }
-}
-
-impl App {
-    pub(super) fn new(
-        session: Arc<Session>,
-        options: &super::Options,
-        stopping: tokio::sync::watch::Receiver<bool>,
-    ) -> App {
-        let max_body_bytes = options.max_body_bytes;
-        // Stateless (no session kept between requests, so any server of a
-        // ledger answers any request), JSON answers for plain calls, every
-        // Host accepted (tokens guard every request), the body limit ours.
-        let mcp = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(false)
-            .with_json_response(true)
-            .with_allowed_hosts(Vec::<String>::new())
-            .with_max_request_body_bytes(max_body_bytes);
-        let watcher = Arc::new(super::events::Watcher::start(
-            Arc::clone(&session),
-            stopping.clone(),
-        ));
-        App {
-            session,
-            max_body_bytes,
-            stopping,
-            streams: super::events::Limits::new(options.max_streams, options.max_streams_per_token),
-            watcher,
-            allowed: Arc::new(options.allowed.clone()),
-            mcp,
-            known: Arc::default(),
-        }
-    }
-
-    /// Cancelled at the stop: MCP answers in flight end.
-    pub(super) fn mcp_cancellation(&self) -> impl Fn() + use<> {
-        let token = self.mcp.cancellation_token.clone();
-        move || token.cancel()
-    }
-
-    /// Runs `work` on the blocking pool (the ledger's lock, `fsync` and
-    /// the database block). It runs to its end even when the client goes
-    /// away, so a write is whole or not made at all.
-    pub(super) async fn blocking<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Session) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let session = Arc::clone(&self.session);
-        tokio::task::spawn_blocking(move || work(&session))
-            .await
-            .unwrap_or_else(|e| {
-                Err(Error::new(
-                    ErrorCode::Internal,
-                    format!("the request did not finish: {e}"),
-                ))
-            })
-    }
-}
 
 pub(super) fn router(app: App) -> Router {
     let session = Arc::clone(&app.session);
@@ -268,14 +187,6 @@ fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal>
     let view = session.ledger.view(&[])?;
     let now = session.now(view.last_at_ms());
     credentials::authenticate(&view.global(now), token, now)
-}
-
-impl App {
-    fn lock_known(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Principal>> {
-        self.known.lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 /// The caller a principal makes: an agent token acts as its agent alone.
