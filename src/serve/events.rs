@@ -235,10 +235,13 @@ fn token_is_good(app: &App, principal: &Principal, seen: &Seen) -> bool {
         // check of the token stands.
         return true;
     }
+    // A token the watcher has not read yet was issued after its last
+    // read: the request's own check stands until it has (a revocation of
+    // it is met in the stream's own reading, in ledger order).
     let now = crate::session::reader_time(app.session.clock.now_ms(), None);
     seen.credentials
         .get(&principal.token_id)
-        .is_some_and(|c| c.state(now) == "active")
+        .is_none_or(|c| c.state(now) == "active")
 }
 
 /// Reads the records after the stream's cursor, at most `BATCH` events.

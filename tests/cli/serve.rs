@@ -1916,3 +1916,20 @@ fn the_event_stream_tells_of_a_deadman_no_record_says() {
         (Some("status"), Some(dsc.as_str()), Some("deadman"))
     );
 }
+
+#[test]
+fn a_token_issued_while_the_server_runs_opens_a_stream_at_once() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, _) = env.ask(&[]);
+    let server = Served::start(&env, &[]);
+    // The server's watcher reads the ledger at once when it starts (and
+    // every 100 ms it changes): give it time to have read it before this
+    // token existed, as a long-running server has.
+    server.get("/healthz", None);
+    std::thread::sleep(Duration::from_millis(300));
+    let b = token(&env, &["agent-b"]);
+    let mut events = server.events("/v1/events", &b, None);
+    let first = events.next().expect("the stream goes on");
+    assert_eq!(first.data["discussion_id"], dsc.as_str());
+}
