@@ -22,10 +22,11 @@ for copy in none scoped; do
     "$bin" kill-switch on --fleet other-fleet --reason bench >/dev/null
     "$bin" kill-switch on --agent other-agent-1 --reason bench >/dev/null
     "$bin" kill-switch on --agent other-agent-2 --reason bench >/dev/null
-    "$bin" kill-switch on --discussion dsc_0000000000000000000000000000bench --reason bench >/dev/null 2>&1 \
-      || "$bin" kill-switch on --fleet other-fleet-2 --reason bench >/dev/null
+    other=$("$bin" --json ask --from bench-a --to bench-b --fleet bench-f --payload '{}' | field discussion_id)
+    "$bin" kill-switch on --discussion "$other" --reason bench >/dev/null
     "$bin" kill-switch on --fleet other-fleet-3 --reason bench >/dev/null
   else
+    "$bin" --json ask --from bench-a --to bench-b --fleet bench-f --payload '{}' >/dev/null
     for i in 1 2 3 4 5; do "$bin" fleet add "padding-$i" padding-agent >/dev/null; done
   fi
   "$bin" list --status open >/dev/null # the cache, rebuilt once

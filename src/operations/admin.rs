@@ -62,10 +62,10 @@ pub(crate) fn set_kill_switch(
         // A discussion is written whole: a prefix names it now, the
         // record must name it for good.
         Some(Scope::Discussion(given)) => {
-            crate::ids::check_server_id("discussion_id", crate::ids::DISCUSSION, &given)?;
-            Some(Scope::Discussion(super::resolve_discussion(
-                session, &given,
-            )?))
+            // It must name a discussion there is: a switch of a mistyped
+            // id would halt nothing and look engaged.
+            let (discussion, _) = super::read::load(session, &given)?;
+            Some(Scope::Discussion(discussion.id))
         }
         None => None,
     };

@@ -283,6 +283,19 @@ fn switches_are_independent_and_a_refusal_names_the_first_that_covers_it() {
     assert!(env.show(&dsc)["halted"].is_null());
     assert!(env.ok(&["list"])["discussions"][0]["halted"].is_null());
     env.wake(&dsc, "agent-b", &root);
+    // A discussion that does not exist is refused, not halted.
+    env.fails(
+        &[
+            "kill-switch",
+            "on",
+            "--discussion",
+            "dsc_0000000000000000000000000000dead",
+            "--reason",
+            "x",
+        ],
+        "unknown_discussion",
+        4,
+    );
     // Two scopes at once are a usage error; an empty reason is refused.
     let out = env.run(&[
         "kill-switch",
