@@ -30,6 +30,7 @@ mod operations;
 mod options;
 mod output;
 mod progress;
+mod regular_file;
 mod serve;
 mod session;
 mod supervisor;

@@ -8,7 +8,6 @@ use crate::output::{Answer, ExportView, ImportView, InfoView};
 use clap::{Args, Subcommand};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Export, import or describe the ledger (a file or a PostgreSQL database)
@@ -161,26 +160,21 @@ fn import(ctx: &Context, path: &Path, skip_existing: bool) -> Result<Answer> {
 fn open_source(path: &Path) -> Result<(File, String)> {
     if path.as_os_str() != "-" {
         let shown = path.display().to_string();
-        // O_NONBLOCK: a FIFO must not hang the open (it is refused below).
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(path)
-            .map_err(|e| {
-                Error::new(
-                    ErrorCode::InvalidArgument,
-                    format!("cannot read {shown}: {e}"),
-                )
-                .detail("path", shown.clone())
-            })?;
-        if !file.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(Error::new(
+        // A FIFO must not hang the open: it is refused, as is anything
+        // but a regular file (`regular_file`).
+        let file = crate::regular_file::open_regular(path).map_err(|unread| match unread {
+            crate::regular_file::Unread::Io(e) => Error::new(
+                ErrorCode::InvalidArgument,
+                format!("cannot read {shown}: {e}"),
+            )
+            .detail("path", shown.clone()),
+            _ => Error::new(
                 ErrorCode::InvalidArgument,
                 format!("{shown} is not a regular file"),
             )
-            .detail("path", shown)
-            .hint("to import from a pipe, give - and send the lines to standard input"));
-        }
+            .detail("path", shown.clone())
+            .hint("to import from a pipe, give - and send the lines to standard input"),
+        })?;
         return Ok((file, shown));
     }
     let mut spool = tempfile::tempfile().map_err(|e| Error::io("a temporary file", &e))?;

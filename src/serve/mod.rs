@@ -160,31 +160,15 @@ fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<tokio_rustls::TlsAccept
 /// The most a certificate chain or key file may hold.
 const MAX_PEM_BYTES: u64 = 1 << 20;
 
-/// A PEM file's bytes: a regular file only, opened without blocking, so a
-/// FIFO or a device (`/dev/zero`) in its place is refused at start rather
-/// than waited on or read forever.
+/// A PEM file's bytes: a regular file only (`regular_file`), so a FIFO
+/// or a device (`/dev/zero`) in its place is refused at start rather than
+/// waited on or read forever.
 fn read_pem_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    if !metadata.is_file() {
-        return Err("is not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_PEM_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    if bytes.len() as u64 > MAX_PEM_BYTES {
-        return Err(format!("is over {MAX_PEM_BYTES} bytes"));
-    }
-    Ok(bytes)
+    use crate::regular_file::{Unread, read_regular};
+    read_regular(path, MAX_PEM_BYTES).map_err(|unread| match unread {
+        Unread::Io(e) => format!("cannot be read ({e})"),
+        other => format!("is {other}"),
+    })
 }
 
 async fn serve(

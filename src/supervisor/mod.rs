@@ -609,10 +609,8 @@ pub(crate) enum UsageReport {
 /// One that cannot be read is said on stderr, and is `Unreadable`: the
 /// turn's receipt records `usage_unreadable`.
 pub(crate) fn read_usage_file(path: &Path) -> UsageReport {
-    // Opened without blocking: a FIFO planted there must not hold the
-    // supervisor (or `reply`) until a writer comes; only a regular file
-    // is read.
-    use std::os::unix::fs::OpenOptionsExt as _;
+    // A FIFO planted there must not hold the supervisor (or `reply`)
+    // until a writer comes: only a regular file is read (`regular_file`).
     let unreadable = |why: String| {
         eprintln!(
             "warning: usage file {}: {why}; recorded as usage_unreadable",
@@ -620,29 +618,13 @@ pub(crate) fn read_usage_file(path: &Path) -> UsageReport {
         );
         UsageReport::Unreadable
     };
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .and_then(|file| {
-            if file.metadata()?.is_file() {
-                Ok(file)
-            } else {
-                Err(std::io::Error::other("not a regular file"))
-            }
-        });
-    let file = match opened {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return UsageReport::None,
-        Err(e) => return unreadable(e.to_string()),
+    let bytes = match crate::regular_file::read_regular(path, MAX_USAGE_FILE) {
+        Ok(bytes) => bytes,
+        Err(crate::regular_file::Unread::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return UsageReport::None;
+        }
+        Err(unread) => return unreadable(unread.to_string()),
     };
-    let mut bytes = Vec::new();
-    if let Err(e) = file.take(MAX_USAGE_FILE + 1).read_to_end(&mut bytes) {
-        return unreadable(e.to_string());
-    }
-    if bytes.len() as u64 > MAX_USAGE_FILE {
-        return unreadable(format!("over {MAX_USAGE_FILE} bytes"));
-    }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return UsageReport::None;
     }
