@@ -19,6 +19,10 @@ use crate::record::{Body, Record};
 use crate::record::{Message, Receipt, ReceiptKind};
 use crate::spend::{Spend, Usage};
 
+mod after_each;
+mod escalation;
+pub use after_each::StatusAfterEach;
+
 /// Derives the discussion `id` from its records (in ledger order). `None`
 /// when no record names it.
 pub fn derive(id: &str, all: &[&Record], now_ms: i64) -> Option<Discussion> {
@@ -92,119 +96,6 @@ fn envelope_of(record: &Record, id: &str, contents: bool) -> Option<Result<Envel
 
 fn is_well_formed_ask(envelope: Option<&Result<Envelope, String>>) -> bool {
     matches!(envelope, Some(Ok(env)) if env.kind == MessageType::Ask)
-}
-
-/// A discussion's status after each of its records in turn: at each
-/// record, what `derive` of the records so far says at that record's
-/// time, without deriving the whole discussion again (the event stream).
-///
-/// Once the root has come, each record is folded once, as `derive` folds
-/// it. Where the fold alone cannot tell what `derive` would say (no root
-/// yet; a record so far stamped more than the allowed skew after the
-/// newest, which `derive` would leave out), it asks `derive`.
-pub struct StatusAfterEach {
-    id: String,
-    /// Every record so far folded, from the root's arrival on.
-    fold: Option<Fold>,
-    clock: i64,
-    latest_at_ms: i64,
-    /// What `derive` said at the last record, when it was asked.
-    derived: Option<Option<Discussion>>,
-    /// The type and turn of the last record, a message with a well-formed
-    /// envelope: its envelope parsed once, for the stream too.
-    message: Option<(MessageType, u32)>,
-}
-
-impl StatusAfterEach {
-    pub fn new(id: &str) -> StatusAfterEach {
-        StatusAfterEach {
-            id: id.to_owned(),
-            fold: None,
-            clock: i64::MIN,
-            latest_at_ms: i64::MIN,
-            derived: None,
-            message: None,
-        }
-    }
-
-    /// The type and turn of the last record taken, when it is a message
-    /// whose envelope is well-formed.
-    pub fn last_message(&self) -> Option<(MessageType, u32)> {
-        self.message
-    }
-
-    /// Takes the next record: `records` are all of the discussion's so
-    /// far, in ledger order, the new one last. The status after it, as
-    /// `derive(id, records, its at_ms)` gives it (`None`: no discussion
-    /// yet for that reader). Records or references to them: a list of
-    /// references is only made when a whole derivation is needed.
-    pub fn push<R: std::borrow::Borrow<Record>>(&mut self, records: &[R]) -> Option<Status> {
-        let record = records.last()?.borrow();
-        let all = || records.iter().map(R::borrow).collect::<Vec<&Record>>();
-        let at_ms = record.at_ms;
-        self.latest_at_ms = self.latest_at_ms.max(at_ms);
-        let envelope = envelope_of(record, &self.id, false);
-        self.message = match &envelope {
-            Some(Ok(envelope)) => Some((envelope.kind, envelope.turn)),
-            _ => None,
-        };
-        match &mut self.fold {
-            Some(fold) => {
-                self.clock = self.clock.max(at_ms);
-                // The root came before: any ask now is a second one (even
-                // one that repeats the root's id).
-                if is_well_formed_ask(envelope.as_ref()) {
-                    let root = fold.root_record.clone().unwrap_or_default();
-                    fold.finding(
-                        FindingKind::MalformedRoot,
-                        record,
-                        Some(&record.id),
-                        format!("a second root; the first is {root}"),
-                    );
-                }
-                fold.step(record, envelope.as_ref(), self.clock);
-                fold.advance(self.clock);
-            }
-            None if is_well_formed_ask(envelope.as_ref()) => {
-                // The root: what came before it is folded against it now,
-                // as `derive` does.
-                let records = all();
-                let envelopes: Vec<_> = records
-                    .iter()
-                    .map(|r| envelope_of(r, &self.id, false))
-                    .collect();
-                let mut fold = Fold::new(&self.id, records[0].at_ms, false);
-                fold.choose_root(&records, &envelopes);
-                self.clock = fold.steps(&records, &envelopes);
-                fold.advance(self.clock);
-                self.fold = Some(fold);
-            }
-            None => {}
-        }
-        let some_ahead = self.latest_at_ms > at_ms.saturating_add(crate::clock::MAX_SKEW_MS);
-        match &self.fold {
-            Some(fold) if !some_ahead => {
-                self.derived = None;
-                Some(fold.status())
-            }
-            _ => {
-                // Only its status and root are asked for: lean will do.
-                let derived = derive_lean(&self.id, &all(), at_ms);
-                let status = derived.as_ref().map(|d| d.status);
-                self.derived = Some(derived);
-                status
-            }
-        }
-    }
-
-    /// The root as of the last record taken.
-    pub fn root(&self) -> Option<&Root> {
-        match (&self.derived, &self.fold) {
-            (Some(derived), _) => derived.as_ref()?.root.as_ref(),
-            (None, Some(fold)) => fold.d.root.as_ref(),
-            (None, None) => None,
-        }
-    }
 }
 
 /// What of the root a step checks against, copied (not the root's
@@ -835,90 +726,6 @@ impl Fold {
         }
     }
 
-    /// A delivery receipt of the escalation: claims, successes and
-    /// failures. They never change the status; one that does not fit (no
-    /// such escalation, nothing claimed) is left out.
-    fn on_delivery(&mut self, kind: ReceiptKind, record: &Record, r: &Receipt, t: i64) {
-        let Some(escalation) = self.d.escalation.as_mut() else {
-            return;
-        };
-        if r.escalation_receipt_id.as_deref() != Some(escalation.receipt_id.as_str()) {
-            return;
-        }
-        let delivery = &mut escalation.delivery;
-        if delivery.delivered.is_some() {
-            return;
-        }
-        match kind {
-            ReceiptKind::EscalationClaimed => {
-                let Some(lease_until_ms) = r.deadline_ms else {
-                    return;
-                };
-                let claim_runs = delivery
-                    .claim
-                    .as_ref()
-                    .is_some_and(|c| t < c.lease_until_ms);
-                if claim_runs || delivery.retry_at_ms.is_some_and(|at| t < at) {
-                    return;
-                }
-                delivery.claim = Some(Claim {
-                    receipt_id: record.id.clone(),
-                    by: record.by.clone(),
-                    at_ms: t,
-                    lease_until_ms,
-                });
-            }
-            ReceiptKind::EscalationDelivered => {
-                delivery.claim = None;
-                delivery.delivered = Some((t, record.by.clone()));
-            }
-            _ => {
-                delivery.claim = None;
-                delivery.failures += 1;
-                delivery.retry_at_ms =
-                    Some(t.saturating_add(delivery_backoff_ms(delivery.failures)));
-                delivery.last_failure = r.detail.clone().or_else(|| r.reason.clone());
-            }
-        }
-        self.keep_receipt(record);
-    }
-
-    fn on_escalated(&mut self, record: &Record, r: &Receipt) -> Result<(), (FindingKind, String)> {
-        if self.d.escalation.is_some() {
-            return Err((
-                FindingKind::ContradictoryReceipts,
-                "a second escalation".into(),
-            ));
-        }
-        // Every unresolved end escalates: an exhausted budget (the write
-        // that exhausts it records it), and a deadman, an expiry or an
-        // invalid discussion (the first writer that finds it due records
-        // it). The reason must name the end the discussion reached.
-        let reason = r.reason.as_deref().unwrap_or("turns");
-        let fits = match reason {
-            "deadman" => matches!(self.d.terminal, Some((Status::Deadman, _))),
-            "expired" => matches!(self.d.terminal, Some((Status::Expired, _))),
-            "invalid" => {
-                self.d.root.is_none() || self.d.findings.iter().any(|f| f.kind.invalidates())
-            }
-            _ => matches!(self.d.terminal, Some((Status::Exhausted, _))),
-        };
-        if !fits {
-            return Err((
-                FindingKind::ContradictoryReceipts,
-                format!("an escalation ({reason}) of a discussion that has not reached that end"),
-            ));
-        }
-        self.d.escalation = Some(Escalation {
-            receipt_id: record.id.clone(),
-            at_ms: record.at_ms,
-            turns_used: r.turns_used.unwrap_or(self.d.turns_used),
-            reason: r.reason.clone().unwrap_or_else(|| "turns".into()),
-            delivery: Delivery::default(),
-        });
-        Ok(())
-    }
-
     fn status(&self) -> Status {
         if self.d.root.is_none() || self.d.findings.iter().any(|f| f.kind.invalidates()) {
             Status::Invalid
@@ -934,28 +741,5 @@ impl Fold {
     fn finish(mut self) -> Discussion {
         self.d.status = self.status();
         self.d
-    }
-}
-
-/// How long after its `failures`-th failed delivery an escalation waits
-/// before it is handed out again: 1 s, doubling, at most 10 minutes.
-pub(crate) fn delivery_backoff_ms(failures: u32) -> i64 {
-    const FIRST_MS: i64 = 1_000;
-    const MOST_MS: i64 = 600_000;
-    let doublings = failures.saturating_sub(1).min(20);
-    (FIRST_MS << doublings).min(MOST_MS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::delivery_backoff_ms;
-
-    #[test]
-    fn a_failed_delivery_waits_one_second_doubling_to_ten_minutes() {
-        let waits: Vec<i64> = [1, 2, 3, 10, 11, 1000]
-            .into_iter()
-            .map(delivery_backoff_ms)
-            .collect();
-        assert_eq!(waits, [1_000, 2_000, 4_000, 512_000, 600_000, 600_000]);
     }
 }
