@@ -7,22 +7,24 @@ mod group;
 mod import;
 pub(super) mod private_file;
 mod read;
+mod storage;
+mod syscalls;
+use read::{keyed_of, records_of};
+use syscalls::{Lock, lock, sync, write_lines};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::ledger::excerpt::{Excerpt, Keyed, Plan};
+use crate::ledger::excerpt::{Excerpt, Plan};
 use crate::ledger::failpoint;
 use crate::ledger::lines::read_line_at;
-use crate::ledger::spent::Spent;
 use crate::ledger::summary::Summarize;
 use crate::record::Record;
 use cache::Cache;
 use cache::summary;
 use rustix::fs::OFlags;
-use std::fs::{DirBuilder, File, OpenOptions, TryLockError};
-use std::io::Write;
+use std::fs::{DirBuilder, File, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The file a stream read, and the bytes just before where it stopped:
 /// a ledger truncated and grown again past that point is told apart by
@@ -770,200 +772,6 @@ impl FileLedger {
         .detail("path", self.path.display().to_string())
         .hint("check --ledger / DISCUSS_LEDGER points at the ledger file")
     }
-}
-
-/// The file backend's side of the contract (`ledger::storage`).
-impl crate::ledger::storage::Storage for FileLedger {
-    fn kind(&self) -> &'static str {
-        "file"
-    }
-
-    fn location(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn for_child(&self) -> std::io::Result<std::ffi::OsString> {
-        Ok(std::path::absolute(&self.path)?.into_os_string())
-    }
-
-    fn summarize_with(self, summarize: Summarize) -> Self {
-        FileLedger::summarize_with(self, summarize)
-    }
-
-    fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
-        FileLedger::view(self, discussion_ids)
-    }
-
-    fn view_within(&self, discussion_ids: &[&str], until: Instant) -> Result<Option<Excerpt>> {
-        FileLedger::view_within(self, discussion_ids, until)
-    }
-
-    fn map_discussions<T>(
-        &self,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        FileLedger::map_discussions(self, map)
-    }
-
-    fn map_summaries<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        from_row: impl FnMut(&str) -> std::result::Result<Option<T>, crate::ledger::Untrusted>,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        FileLedger::map_summaries(self, now, from_row, map)
-    }
-
-    fn map_live<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Option<Vec<T>>> {
-        FileLedger::map_live(self, now, map)
-    }
-
-    fn discussion_ids(&self) -> Result<Vec<String>> {
-        FileLedger::discussion_ids(self)
-    }
-
-    fn check_lines(
-        &self,
-        now_ms: i64,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<crate::ledger::LineCheck> {
-        FileLedger::check_lines(self, now_ms, progress)
-    }
-
-    fn check_and_map<T>(
-        &self,
-        now_ms: i64,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<(crate::ledger::LineCheck, Vec<T>)> {
-        FileLedger::check_and_map(self, now_ms, map)
-    }
-
-    fn stream_records(
-        &self,
-        from: (u64, u64),
-        take: impl FnMut(Record, &mut Spent) -> Result<()>,
-    ) -> Result<(u64, u64)> {
-        FileLedger::stream_records(self, from, take)
-    }
-
-    fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
-        FileLedger::position_of_line(self, after)
-    }
-
-    fn version(&self) -> Option<u64> {
-        FileLedger::version(self)
-    }
-
-    fn exists(&self) -> Result<bool> {
-        Ok(self.path.exists())
-    }
-
-    /// One lock for every write: the scope says only what to read.
-    fn append<T>(&self, scope: crate::ledger::Scope<'_>, plan: impl Plan<T>) -> Result<T> {
-        FileLedger::append_keyed(self, scope.discussions, scope.idempotency_key, plan)
-    }
-
-    fn export(&self, out: &mut dyn Write) -> Result<u64> {
-        FileLedger::export(self, out)
-    }
-
-    fn import(
-        &self,
-        source: &crate::ledger::import::Source<'_>,
-    ) -> Result<crate::ledger::import::Imported> {
-        FileLedger::import(self, source)
-    }
-
-    fn counts(&self) -> Result<(u64, u64)> {
-        FileLedger::counts(self)
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Lock {
-    Shared,
-    Exclusive,
-}
-
-/// Takes the lock on `file`, waiting for it at most until `until` (for
-/// ever without one). Returns whether it was taken.
-fn lock(file: &File, kind: Lock, until: Option<Instant>) -> std::io::Result<bool> {
-    let Some(until) = until else {
-        match kind {
-            Lock::Shared => file.lock_shared()?,
-            Lock::Exclusive => file.lock()?,
-        }
-        return Ok(true);
-    };
-    // flock has no timeout: try, and back off up to a few milliseconds, so
-    // a waiter is at most that late once the lock is free.
-    let mut pause = Duration::from_micros(200);
-    loop {
-        let tried = match kind {
-            Lock::Shared => file.try_lock_shared(),
-            Lock::Exclusive => file.try_lock(),
-        };
-        match tried {
-            Ok(()) => return Ok(true),
-            Err(TryLockError::WouldBlock) => {}
-            Err(TryLockError::Error(err)) => return Err(err),
-        }
-        let now = Instant::now();
-        if now >= until {
-            return Ok(false);
-        }
-        std::thread::sleep(pause.min(until - now));
-        pause = (pause * 2).min(Duration::from_millis(5));
-    }
-}
-
-/// One `write` of all lines of an operation, with the fail point of the
-/// tests that cuts it short.
-fn write_lines(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
-    failpoint::partial_write(file, bytes)?;
-    file.write_all(bytes)
-}
-
-/// `fdatasync`, after the fail point of the tests before it.
-fn sync(file: &File) -> std::io::Result<()> {
-    failpoint::hit("append.before_fsync")?;
-    file.sync_data()
-}
-
-/// The records of `discussion_ids`, or `None` when the index turns out
-/// damaged while reading through it.
-fn records_of(cache: &Cache, file: &File, discussion_ids: &[&str]) -> Option<Vec<Record>> {
-    let mut ids = discussion_ids.to_vec();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut records = Vec::new();
-    for id in ids {
-        records.extend(cache.records_of(file, id).ok()?);
-    }
-    Some(records)
-}
-
-/// The first operation that carries `idempotency_key` and the records of
-/// its discussion; `Some(None)` when there is none, `None` when the index
-/// turns out damaged.
-fn keyed_of(cache: &Cache, file: &File, idempotency_key: &str) -> Option<Option<Keyed>> {
-    let Some(first) = cache
-        .records_with_key(file, idempotency_key)
-        .ok()?
-        .into_iter()
-        .next()
-    else {
-        return Some(None);
-    };
-    let discussion = match first.discussion_id() {
-        Some(id) => cache.records_of(file, id).ok()?,
-        None => Vec::new(),
-    };
-    Some(Some(Keyed { first, discussion }))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::cache::{Cache, key_of};
 use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
 use crate::error::{Error, Result};
 use crate::ledger::check::{LineCheck, LineChecker, check_lines};
+use crate::ledger::excerpt::Keyed;
 use crate::ledger::lines::{
     LineFeed, operations_ahead, operations_of, record_and_mark, stream_lines, stream_lines_from,
     worth_a_second_core,
@@ -669,4 +670,40 @@ fn map_ids<T>(
         mapped.extend(derived.flatten());
     }
     Some(mapped)
+}
+
+/// The records of `discussion_ids`, or `None` when the index turns out
+/// damaged while reading through it.
+pub(super) fn records_of(
+    cache: &Cache,
+    file: &File,
+    discussion_ids: &[&str],
+) -> Option<Vec<Record>> {
+    let mut ids = discussion_ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut records = Vec::new();
+    for id in ids {
+        records.extend(cache.records_of(file, id).ok()?);
+    }
+    Some(records)
+}
+
+/// The first operation that carries `idempotency_key` and the records of
+/// its discussion; `Some(None)` when there is none, `None` when the index
+/// turns out damaged.
+pub(super) fn keyed_of(cache: &Cache, file: &File, idempotency_key: &str) -> Option<Option<Keyed>> {
+    let Some(first) = cache
+        .records_with_key(file, idempotency_key)
+        .ok()?
+        .into_iter()
+        .next()
+    else {
+        return Some(None);
+    };
+    let discussion = match first.discussion_id() {
+        Some(id) => cache.records_of(file, id).ok()?,
+        None => Vec::new(),
+    };
+    Some(Some(Keyed { first, discussion }))
 }

@@ -24,6 +24,8 @@
 mod ends;
 mod index_file;
 mod peek;
+mod persist;
+use persist::{merged, sort_in_halves};
 mod rebuild;
 pub(crate) mod summary;
 
@@ -649,107 +651,6 @@ impl Cache {
         self.dirty
     }
 
-    /// Writes the checkpoint (merging into a new base first when the
-    /// entries after the base are many). A failure leaves a stale or
-    /// missing cache, which the next command notices: it never fails the
-    /// command that wrote the ledger.
-    pub(crate) fn save(&mut self) {
-        if !self.dirty {
-            return;
-        }
-        if failpoint::hit("cache.before_save").is_err() {
-            return;
-        }
-        if self.delta.len() > failpoint::merge_at(MERGE_AT) {
-            self.remove_leftovers();
-        }
-        if self.delta.len() > failpoint::merge_at(MERGE_AT) && self.merge().is_err() {
-            return;
-        }
-        if self.write_checkpoint().is_ok() {
-            self.dirty = false;
-        }
-    }
-
-    fn write_checkpoint(&mut self) -> io::Result<()> {
-        self.global.forget_old_reservations();
-        // Under the lock, after the last write: the ledger's ctime now.
-        let ledger = std::fs::metadata(&self.path)?;
-        let body = CheckpointBody {
-            dev: self.dev,
-            ino: self.ino,
-            ledger_ctime: (ledger.ctime(), ledger.ctime_nsec()),
-            mark: self.mark,
-            last_at_ms: self.last_at_ms,
-            global: self.global.clone(),
-            live: self.live.clone(),
-            base: self.base,
-            new_ids: self.new_ids.clone(),
-        };
-        let json = serde_json::to_vec(&body).map_err(io::Error::other)?;
-        let mut rest = Vec::with_capacity(8 + json.len() + self.delta.len() * ENTRY);
-        rest.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        rest.extend_from_slice(&json);
-        for entry in &self.delta {
-            rest.extend_from_slice(&entry.to_bytes());
-        }
-        let mut bytes = Vec::with_capacity(16 + rest.len());
-        bytes.extend_from_slice(CHECKPOINT_MAGIC);
-        bytes.extend_from_slice(&hash64(&rest).to_le_bytes());
-        bytes.extend_from_slice(&rest);
-        let target = Cache::checkpoint_path(&self.path);
-        let mut temp = temporary_beside(&target)?;
-        temp.write_all(&bytes)?;
-        temp.persist(&target).map_err(|e| e.error)?;
-        Ok(())
-    }
-
-    /// A new base: the old one's entries and ids merged with the newer.
-    fn merge(&mut self) -> io::Result<()> {
-        let old_summary = self.summary_base();
-        let touched = self.new_ids.clone();
-        let mut delta = std::mem::take(&mut self.delta);
-        delta.sort_unstable_by_key(|e| (e.key, e.offset));
-        let old = self.base_file.take();
-        let old_entries = self.base.entries;
-        let mut ids: BTreeSet<String> = std::mem::take(&mut self.new_ids);
-        match self.discussion_ids_of_base(old.as_ref()) {
-            Ok(old_ids) => ids.extend(old_ids),
-            Err(Damaged) => {
-                self.base_file = old;
-                self.new_ids = ids;
-                self.delta = delta;
-                return Err(io::Error::other("the base's ids are damaged"));
-            }
-        }
-        let ids: Vec<String> = ids.into_iter().collect();
-        let stream = BaseStream::new(old.as_ref(), (old_entries, self.entries_hash));
-        let merged = MergeSorted {
-            a: stream.peekable(),
-            b: delta.iter().copied().peekable(),
-        };
-        let total = old_entries + delta.len() as u64;
-        match write_base(
-            &self.path, self.dev, self.ino, &self.mark, merged, total, &ids,
-        ) {
-            Ok(base) => {
-                self.use_base(base);
-                if let Some(old_summary) = old_summary {
-                    // Without it the next reader of many discussions
-                    // writes one: a failure costs speed only.
-                    let _ = self.carry_summary(old_summary, &touched);
-                }
-                Ok(())
-            }
-            Err(err) => {
-                self.base_file = old;
-                self.delta = delta;
-                self.new_ids = ids.into_iter().collect();
-                Err(err)
-            }
-        }
-    }
-
     /// The ledger this is the cache of.
     pub(crate) fn ledger_path(&self) -> &Path {
         &self.path
@@ -767,57 +668,6 @@ impl Cache {
         &self.new_ids
     }
 
-    /// The summary of the new base: the old base's lines, with those of
-    /// the discussions the merge `touched` summarized again.
-    fn carry_summary(&self, old_base: u64, touched: &BTreeSet<String>) -> io::Result<()> {
-        let Some(summarize) = self.summarize else {
-            return Ok(());
-        };
-        let Some(new_base) = self.summary_base() else {
-            return Ok(());
-        };
-        let ledger = File::open(&self.path)?;
-        let mut fresh: Vec<(String, Summary)> = Vec::with_capacity(touched.len());
-        for id in touched {
-            let summary = self
-                .with_records(&ledger, id, |records| summarize(id, records))
-                .map_err(|_| io::Error::other("the new base is damaged"))?;
-            fresh.extend(summary.map(|summary| (id.clone(), summary)));
-        }
-        let mut writer = SummaryWriter::new(&self.path, new_base)?;
-        let mut fresh = fresh.into_iter().peekable();
-        let mut failed: Option<io::Error> = None;
-        summary::read(&self.path, old_base, |id, settled_from_ms, row| {
-            let mut push = |id: &str, summary: &Summary| {
-                if let Err(err) = writer.push(id, summary) {
-                    failed.get_or_insert(err);
-                }
-            };
-            while let Some((next, summary)) = fresh.next_if(|(next, _)| next.as_str() <= id) {
-                push(&next, &summary);
-            }
-            if !touched.contains(id) {
-                let row = row.to_owned();
-                push(
-                    id,
-                    &Summary {
-                        settled_from_ms,
-                        row,
-                    },
-                );
-            }
-            Ok(())
-        })
-        .map_err(|_| io::Error::other("the old summary cannot be trusted"))?;
-        for (id, summary) in fresh {
-            writer.push(&id, &summary)?;
-        }
-        if let Some(err) = failed {
-            return Err(err);
-        }
-        writer.finish()
-    }
-
     fn discussion_ids_of_base(&self, file: Option<&File>) -> Result<Vec<String>, Damaged> {
         let Some(file) = file else {
             return Ok(Vec::new());
@@ -831,62 +681,5 @@ impl Cache {
         }
         let text = String::from_utf8(bytes).map_err(|_| Damaged)?;
         Ok(text.lines().map(str::to_string).collect())
-    }
-}
-
-/// Sorts the two halves of `entries` by (key, offset), one on each core
-/// when there are many, and returns where the second starts: `merged`,
-/// they are all of them in order.
-fn sort_in_halves(entries: &mut [LineRef]) -> usize {
-    /// Below this many, a second thread costs more than it saves.
-    const ON_TWO_CORES_FROM: usize = 1 << 16;
-    let by_key = |e: &LineRef| (e.key, e.offset);
-    if entries.len() < ON_TWO_CORES_FROM {
-        entries.sort_unstable_by_key(by_key);
-        return entries.len();
-    }
-    let half = entries.len() / 2;
-    let (first, second) = entries.split_at_mut(half);
-    std::thread::scope(|scope| {
-        let other = scope.spawn(|| first.sort_unstable_by_key(by_key));
-        second.sort_unstable_by_key(by_key);
-        if let Err(panic) = other.join() {
-            std::panic::resume_unwind(panic);
-        }
-    });
-    half
-}
-
-/// The entries of two sorted halves, the second from `halves` on, in
-/// order (`sort_in_halves`).
-fn merged(entries: &[LineRef], halves: usize) -> impl Iterator<Item = LineRef> + '_ {
-    MergeSorted {
-        a: entries[..halves].iter().copied().peekable(),
-        b: entries[halves..].iter().copied().peekable(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Enough entries for both cores, keys repeating as a discussion's do:
-    /// the two halves merged are the entries sorted on one core.
-    #[test]
-    fn halves_sorted_on_two_cores_merge_into_the_order_of_one() {
-        let mut entries: Vec<LineRef> = (0..200_003u64)
-            .map(|i| LineRef {
-                key: crate::ledger::hash::hash64(&(i % 7_919).to_le_bytes()),
-                offset: i * 100,
-                len: 99,
-                line: i as u32 + 1,
-            })
-            .collect();
-        let mut on_one = entries.clone();
-        on_one.sort_unstable_by_key(|e| (e.key, e.offset));
-        let halves = sort_in_halves(&mut entries);
-        assert!(halves > 0 && halves < entries.len(), "two halves");
-        let in_order: Vec<LineRef> = merged(&entries, halves).collect();
-        assert_eq!(in_order, on_one);
     }
 }
