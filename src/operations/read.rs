@@ -9,7 +9,7 @@ use crate::session::Session;
 /// Reads and derives one discussion (a unique id prefix names it too) and
 /// the instant it was derived at; `unknown_discussion` when absent.
 pub(crate) fn load(session: &Session, discussion_id: &str) -> Result<(Discussion, i64)> {
-    let (discussion, now, _) = load_with_halt(session, discussion_id)?;
+    let (discussion, now, _) = read(session, discussion_id, false)?;
     Ok((discussion, now))
 }
 
@@ -29,6 +29,16 @@ pub(crate) fn load_with_halt(
     session: &Session,
     discussion_id: &str,
 ) -> Result<(Discussion, i64, Option<crate::global::Halt>)> {
+    read(session, discussion_id, true)
+}
+
+/// One discussion derived now, and, when `halt` is asked, the switch that
+/// covers it from the same view (only the views that show it pay for it).
+fn read(
+    session: &Session,
+    discussion_id: &str,
+    halt: bool,
+) -> Result<(Discussion, i64, Option<crate::global::Halt>)> {
     ids::check_server_id("discussion_id", ids::DISCUSSION, discussion_id)?;
     let discussion_id = &crate::operations::resolve_discussion(session, discussion_id)?;
     let view = session.ledger.view(&[discussion_id])?;
@@ -38,6 +48,10 @@ pub(crate) fn load_with_halt(
             let err = unknown_discussion(discussion_id).detail("ledger", session.ledger.location());
             crate::operations::near_match(err, session, discussion_id)
         })?;
-    let halt = view.global(now).halt_of(discussion.covered());
+    let halt = if halt {
+        view.global(now).halt_of(discussion.covered())
+    } else {
+        None
+    };
     Ok((discussion, now, halt))
 }
