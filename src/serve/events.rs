@@ -174,17 +174,11 @@ async fn follow(
             seen.borrow_and_update();
             let Some(taken) = batch.take() else { return };
             let session = Arc::clone(&app.session);
-            // A few reads at a time, whatever the number of streams: an
-            // append that wakes 600 streams must not start 600 threads.
-            // The permit goes back before the batch is sent: a client
-            // that reads slowly holds back only its own stream.
-            let read = match app.watcher.reads.acquire().await {
-                Ok(_reading) => {
-                    tokio::task::spawn_blocking(move || read_batch(&session, taken)).await
-                }
-                Err(_) => return,
-            };
-            let Ok(mut read) = read else {
+            // On the server's few reader threads, whatever the number of
+            // streams: an append that wakes 600 streams starts no thread.
+            // The batch is sent after the read is done: a client that
+            // reads slowly holds back only its own stream.
+            let Some(mut read) = app.watcher.read(move || read_batch(&session, taken)).await else {
                 return;
             };
             for event in read.sent.drain(..) {

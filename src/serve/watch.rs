@@ -27,13 +27,19 @@ pub(super) struct Seen {
 /// tokens' state once for every stream.
 pub(super) struct Watcher {
     seen: watch::Receiver<Seen>,
-    /// Stream reads running at once on the blocking pool.
-    pub(super) reads: tokio::sync::Semaphore,
+    /// The streams' reads, handed to the readers.
+    reads: std::sync::Mutex<std::sync::mpsc::Sender<Read>>,
 }
 
-/// Stream reads that run at once: each is short, and more would only
-/// start threads (a woken stream waits its turn for a few milliseconds).
-const READS_AT_ONCE: usize = 4;
+/// One read of a stream, run by a reader thread.
+type Read = Box<dyn FnOnce() + Send>;
+
+/// The threads that run the streams' reads: each read is short, and a
+/// woken stream waits its turn for a few milliseconds; a thread of the
+/// blocking pool for each read grew the pool with the streams, since a
+/// pool thread that has just finished is not always idle when the next
+/// read comes.
+const READERS: usize = 4;
 
 impl Watcher {
     pub(super) fn start(session: Arc<Session>, stopping: watch::Receiver<bool>) -> Watcher {
@@ -60,10 +66,45 @@ impl Watcher {
                     std::thread::sleep(POLL);
                 }
             });
+        let (reads, jobs) = std::sync::mpsc::channel::<Read>();
+        let jobs = Arc::new(Mutex::new(jobs));
+        for i in 0..READERS {
+            let jobs = Arc::clone(&jobs);
+            let _ = std::thread::Builder::new()
+                .name(format!("discuss-read-{i}"))
+                .spawn(move || {
+                    loop {
+                        // The lock is held only while waiting for a job.
+                        let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        match job {
+                            Ok(job) => job(),
+                            // The watcher is gone: the server stops.
+                            Err(_) => return,
+                        }
+                    }
+                });
+        }
         Watcher {
             seen,
-            reads: tokio::sync::Semaphore::new(READS_AT_ONCE),
+            reads: Mutex::new(reads),
         }
+    }
+
+    /// Runs `read` on a reader thread; `None` when the readers are gone.
+    pub(super) async fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job: Read = Box::new(move || {
+            let _ = answer.send(read());
+        });
+        self.reads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(job)
+            .ok()?;
+        answered.await.ok()
     }
 
     pub(super) fn subscribe(&self) -> watch::Receiver<Seen> {
