@@ -21,14 +21,20 @@ pub(crate) const DEFAULT_EXPIRES_IN_HOURS: i64 = 90 * 24;
 
 /// A new token, from the kernel's random source.
 pub(crate) fn new_token() -> Result<String> {
-    let mut random = [0u8; RANDOM_BYTES];
+    let random: [u8; RANDOM_BYTES] = random_bytes()?;
+    Ok(format!("{TOKEN_PREFIX}{}", hex(&random)))
+}
+
+/// `N` bytes from the kernel's random source (tokens, seal keys).
+pub(crate) fn random_bytes<const N: usize>() -> Result<[u8; N]> {
+    let mut random = [0u8; N];
     let mut filled = 0;
-    while filled < RANDOM_BYTES {
+    while filled < N {
         filled +=
             rustix::rand::getrandom(&mut random[filled..], rustix::rand::GetRandomFlags::empty())
                 .map_err(|e| Error::io("the random source", &std::io::Error::from(e)))?;
     }
-    Ok(format!("{TOKEN_PREFIX}{}", hex(&random)))
+    Ok(random)
 }
 
 /// The hex SHA-256 digest of `token`, as a `credential` record holds it.
@@ -36,13 +42,7 @@ pub(crate) fn digest(token: &str) -> String {
     hex(&Sha256::digest(token.as_bytes()))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
+use crate::record::chain::hex;
 
 /// Who a request acts for, once its token is known.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -66,6 +66,9 @@ pub enum ErrorCode {
     KillSwitchEngaged,
     DiscussionInvalid,
     IntegrityFindings,
+    /// `verify --seal`: the ledger no longer holds the sealed line as it
+    /// was, or the seal's signature does not verify.
+    SealMismatch,
     WaitTimeout,
     /// `wait`: the discussion is in a terminal status not among those
     /// asked for, and terminal statuses never change.
@@ -116,6 +119,7 @@ impl ErrorCode {
             KillSwitchEngaged => "kill_switch_engaged",
             DiscussionInvalid => "discussion_invalid",
             IntegrityFindings => "integrity_findings",
+            SealMismatch => "seal_mismatch",
             WaitTimeout => "wait_timeout",
             StatusUnreachable => "status_unreachable",
         }
@@ -137,7 +141,7 @@ impl ErrorCode {
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict => 5,
             WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged | TooManyStreams => 6,
-            DiscussionInvalid | IntegrityFindings => 7,
+            DiscussionInvalid | IntegrityFindings | SealMismatch => 7,
             WaitTimeout | StatusUnreachable => 10,
         }
     }

@@ -82,6 +82,7 @@ pub fn replay(bytes: &[u8]) -> Replay {
             let stamp = crate::engine::Stamp {
                 at_ms: last,
                 by: "fuzz".into(),
+                token_id: None,
             };
             if let Ok((due, Some(after))) = crate::engine::plan_due_escalation(id, &records, &stamp)
             {
@@ -485,7 +486,7 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     }
     // What `verify` and `list` stream must be what replay holds.
     let check = ledger
-        .check_lines(0, |_, _| {})
+        .check_lines(crate::ledger::LineChecker::new(0), |_, _| {})
         .expect("a check of any bytes");
     assert_eq!(check.records, snapshot.records.len() as u64, "records");
     assert_eq!(check.unreadable, snapshot.unreadable, "unreadable lines");

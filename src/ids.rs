@@ -8,6 +8,8 @@ pub(crate) const MESSAGE: &str = "msg_";
 pub(crate) const ATTEMPT: &str = "att_";
 pub(crate) const RECEIPT: &str = "rcp_";
 pub(crate) const RECORD: &str = "rec_";
+/// The `kind:"import"` line before imported lines (`ledger import`).
+pub(crate) const IMPORT: &str = "imp_";
 
 /// A new server-authored id: prefix plus UUIDv7 hex (time-ordered).
 pub(crate) fn new_id(prefix: &str) -> String {

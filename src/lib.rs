@@ -31,6 +31,7 @@ mod options;
 mod output;
 mod progress;
 mod regular_file;
+mod seal;
 mod serve;
 mod session;
 mod supervisor;

@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub mod chain;
 pub(crate) mod scan;
 mod typed;
 
@@ -27,6 +28,11 @@ pub struct Record {
     /// The operation this record belongs to, when it is a later line of an
     /// operation of several lines (its `op_id`).
     pub op_id: Option<String>,
+    /// The token a `serve` caller was verified by (its `tok_` id, never the
+    /// token): written beside `by`, which is the caller's word. Never on a
+    /// credential, whose own `token_id` names the token it issues or
+    /// revokes. An addition to ledger v1's fields.
+    pub token_id: Option<String>,
 }
 
 /// `--idempotency-key`: the key, and a digest of the request it was given
@@ -48,6 +54,20 @@ pub enum Body {
     KillSwitch(KillSwitch),
     Quota(QuotaSetting),
     Credential(Credential),
+    Import(ImportMark),
+}
+
+/// A `kind:"import"` line (an addition to ledger v1): the `lines` lines
+/// after it were appended by `ledger import` and do not continue the
+/// ledger's chain. Their first line, and those at `chain_restarts`
+/// (0-based among them: where `--skip-existing` left lines out, or the
+/// imported file's own chain restarts), follow no line here; every other
+/// one still names the line before it. Nothing else reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ImportMark {
+    pub lines: u64,
+    #[serde(default)]
+    pub chain_restarts: Vec<u64>,
 }
 
 /// A P2P substrate message; discussion messages carry the envelope in `payload`.
@@ -312,6 +332,8 @@ struct Header {
     idempotency_key: Option<String>,
     #[serde(default)]
     request_digest: Option<String>,
+    #[serde(default)]
+    token_id: Option<String>,
 }
 
 /// What a line says of itself beside its kind and body, however it was
@@ -324,6 +346,7 @@ struct Stamp {
     op_id: Option<String>,
     idempotency_key: Option<String>,
     request_digest: Option<String>,
+    token_id: Option<String>,
 }
 
 impl Stamp {
@@ -338,6 +361,11 @@ impl Stamp {
             OpMark::Member { op_id } => Some(op_id.clone()),
             _ => None,
         };
+        // A credential's `token_id` is the token it is about.
+        let token_id = match body {
+            Body::Credential(_) => None,
+            _ => self.token_id,
+        };
         let record = Record {
             id: self.id,
             at_ms: self.at_ms,
@@ -346,6 +374,7 @@ impl Stamp {
             line: line_no,
             idempotency,
             op_id,
+            token_id,
         };
         (record, mark)
     }
@@ -422,6 +451,7 @@ impl Record {
             Body::KillSwitch(_) => "kill_switch",
             Body::Quota(_) => "quota",
             Body::Credential(_) => "credential",
+            Body::Import(_) => "import",
         }
     }
 
@@ -483,6 +513,7 @@ impl Record {
                 }
             }),
             "credential" => Credential::deserialize(&value).map(Body::Credential),
+            "import" => ImportMark::deserialize(&value).map(Body::Import),
             other => return Err(format!("unknown kind {other:?}")),
         }
         .map_err(|e| format!("bad {} record: {e}", header.kind))?;
@@ -494,6 +525,7 @@ impl Record {
             op_id: header.op_id,
             idempotency_key: header.idempotency_key,
             request_digest: header.request_digest,
+            token_id: header.token_id,
         };
         Ok(stamp.record(body, line_no))
     }
@@ -506,6 +538,11 @@ impl Record {
         map.insert("id".into(), self.id.clone().into());
         map.insert("at_ms".into(), self.at_ms.into());
         map.insert("by".into(), self.by.clone().into());
+        if let Some(token_id) = &self.token_id
+            && !matches!(self.body, Body::Credential(_))
+        {
+            map.insert("token_id".into(), token_id.clone().into());
+        }
         // Before the payload, which stays a message's last field (the
         // cache's fast path reads a message line up to its payload).
         if let Some(idempotency) = &self.idempotency {
@@ -603,36 +640,42 @@ impl Record {
                     put("expires_ms", c.expires_ms.into());
                 }
             }
+            Body::Import(i) => {
+                put("lines", i.lines.into());
+                put("chain_restarts", i.chain_restarts.clone().into());
+            }
         }
         Value::Object(map)
     }
 
-    /// The record as one ledger line, `\n` included.
+    /// The record as one line, `\n` included, unchained (a line as another
+    /// tool would append it; `discuss` writes `operation_lines`).
     pub fn to_line(&self) -> String {
         let mut line = self.to_json().to_string();
         line.push('\n');
         line
     }
 
-    /// The lines of one operation. When there are several, every line
-    /// carries `op_id` (the first record's id) and the first also
-    /// `op_lines`.
-    pub fn operation_lines(records: &[Record]) -> String {
+    /// The lines of one operation, chained: the first names `prev` (the
+    /// digest of the line before them), and `prev` becomes the last one's
+    /// digest. When there are several, every line carries `op_id` (the
+    /// first record's id) and the first also `op_lines`.
+    pub fn operation_lines(records: &[Record], prev: &mut chain::Digest) -> String {
         let [first, ..] = records else {
             return String::new();
         };
-        if records.len() == 1 {
-            return first.to_line();
-        }
         let mut lines = String::new();
         for (index, record) in records.iter().enumerate() {
             let mut json = record.to_json();
-            if index == 0 {
-                json[OP_LINES] = records.len().into();
+            if records.len() > 1 {
+                if index == 0 {
+                    json[OP_LINES] = records.len().into();
+                }
+                json[OP_ID] = first.id.clone().into();
             }
-            json[OP_ID] = first.id.clone().into();
+            let start = lines.len();
             lines.push_str(&json.to_string());
-            lines.push('\n');
+            chain::chain_last_line(&mut lines, start, prev);
         }
         lines
     }
@@ -657,6 +700,7 @@ mod tests {
             line: 0,
             idempotency: None,
             op_id: None,
+            token_id: None,
         }
     }
 

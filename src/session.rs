@@ -65,6 +65,7 @@ impl Session {
         Stamp {
             at_ms: reader_time(self.clock.now_ms(), last_at_ms),
             by: self.actor.clone(),
+            token_id: VERIFIED_TOKEN.with_borrow(Clone::clone),
         }
     }
 
@@ -85,4 +86,32 @@ pub(crate) fn reader_time(clock_ms: i64, last_at_ms: Option<i64>) -> i64 {
         }
         _ => clock_ms,
     }
+}
+
+thread_local! {
+    /// The token the request this thread works for was verified by
+    /// (`serve`, `as_verified`): `Session::stamp` writes it on every record.
+    /// One session serves every request of a server, each on a thread of
+    /// its own while it works, so the caller is the thread's, not the
+    /// session's.
+    static VERIFIED_TOKEN: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `work` with every record it writes on this thread carrying
+/// `token_id` (`ledger.md`: "a record written through `serve` carries the
+/// verified caller's `token_id`"); the thread's earlier caller after, even
+/// when `work` panics.
+pub(crate) fn as_verified<T>(token_id: Option<&str>, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<String>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let earlier = self.0.take();
+            VERIFIED_TOKEN.with_borrow_mut(|token| *token = earlier);
+        }
+    }
+    let earlier = VERIFIED_TOKEN
+        .with_borrow_mut(|token| std::mem::replace(token, token_id.map(str::to_owned)));
+    let _restore = Restore(earlier);
+    work()
 }

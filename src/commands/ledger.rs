@@ -4,7 +4,7 @@
 use super::Context;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::lines::{operations_of, record_and_mark, stream_lines};
-use crate::output::{Answer, ExportView, ImportView, InfoView};
+use crate::output::{Answer, ExportView, ImportView, InfoView, KeygenView, SealView};
 use clap::{Args, Subcommand};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -42,6 +42,20 @@ pub(crate) enum LedgerCommand {
     },
     /// Which ledger is in use: kind, location, lines, bytes
     Info,
+    /// Print a seal of the ledger's last line (after checking the chain)
+    /// to keep somewhere else; `verify --seal` checks it later
+    Seal {
+        /// Sign it with this key (from `ledger keygen`)
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+    },
+    /// Make an Ed25519 key to sign seals with; prints its public key
+    Keygen {
+        /// Where the key goes (never replaced; its public key beside it,
+        /// FILE.pub)
+        #[arg(long, short, value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 pub(crate) fn run(ctx: &Context, args: &LedgerArgs) -> Result<Answer> {
@@ -52,7 +66,60 @@ pub(crate) fn run(ctx: &Context, args: &LedgerArgs) -> Result<Answer> {
             skip_existing,
         } => import(ctx, path, *skip_existing),
         LedgerCommand::Info => info(ctx),
+        LedgerCommand::Seal { key } => seal(ctx, key.as_deref()),
+        LedgerCommand::Keygen { output } => keygen(output),
     }
+}
+
+/// A seal of the last line, once the whole chain was checked: a seal
+/// vouches for a history that held when it was made.
+fn seal(ctx: &Context, key: Option<&Path>) -> Result<Answer> {
+    ctx.ledger.require_existing()?;
+    // The key is read before the long read: a wrong path fails at once.
+    let key = key.map(crate::seal::read_key).transpose()?;
+    let now_ms = ctx.clock.now_ms();
+    let check = ctx
+        .ledger
+        .check_lines(crate::ledger::LineChecker::new(now_ms), |_, _| {})?;
+    if let Some(broken) = check.findings.iter().find(|f| f.kind == "chain_broken") {
+        return Err(Error::new(
+            ErrorCode::IntegrityFindings,
+            format!(
+                "the chain is broken at line {}: {}; nothing was sealed",
+                broken.line, broken.detail
+            ),
+        )
+        .detail("line", broken.line)
+        .hint("discuss verify shows every finding"));
+    }
+    let (Some(line), Some(sha256)) = (check.chain.last_line, check.chain.last_sha256) else {
+        return Err(Error::new(
+            ErrorCode::InvalidArgument,
+            "the ledger has no complete line to seal",
+        ));
+    };
+    let seal = crate::seal::Seal {
+        ledger: ctx.ledger.location(),
+        line,
+        sha256,
+        at: crate::clock::format_ms(now_ms),
+        signature: None,
+        public_key: None,
+    };
+    let seal = match &key {
+        Some(key) => seal.sign(key),
+        None => seal,
+    };
+    Ok(Answer::new(SealView(seal)))
+}
+
+fn keygen(output: &Path) -> Result<Answer> {
+    let key = crate::seal::generate_key(output)?;
+    Ok(Answer::new(KeygenView {
+        key_file: output.display().to_string(),
+        public_key: crate::seal::public_key_text(&key.verifying_key()),
+        public_key_file: crate::seal::public_path(output).display().to_string(),
+    }))
 }
 
 fn export(ctx: &Context, output: Option<&Path>) -> Result<Answer> {
@@ -145,7 +212,8 @@ fn import(ctx: &Context, path: &Path, skip_existing: bool) -> Result<Answer> {
     let (source, shown) = open_source(path)?;
     let len = source.metadata().map_err(|e| Error::io(&shown, &e))?.len();
     check_importable(&source, len, &shown)?;
-    let source = crate::ledger::import::Source::scan(&source, len, skip_existing)?;
+    let stamp = ctx.stamp(None);
+    let source = crate::ledger::import::Source::scan(&source, len, skip_existing, stamp)?;
     let done = ctx.ledger.import(&source)?;
     Ok(Answer::new(ImportView {
         imported: done.imported,

@@ -2,42 +2,122 @@
 
 use super::Context;
 use crate::discussion::{Discussion, Status};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::LineCheck;
+use crate::ledger::LineChecker;
 use crate::operations::lists::{check_and_find_invalid, derive_all, newest_first};
+use crate::output::SealHeld;
 use crate::output::{Answer, VerifyView};
 use crate::progress::Progress;
+use crate::record::chain;
+use crate::seal::{Seal, public_key_from};
 use clap::Args;
+use std::path::PathBuf;
 
 /// Replay the whole ledger: unreadable lines, a torn tail, findings about
-/// lines and every invalid discussion. Exit 0 only when there are none,
-/// else 7 with the report.
+/// lines (a broken chain among them) and every invalid discussion. Exit 0
+/// only when there are none, else 7 with the report. With --seal, the
+/// sealed line must still be there with its digest (else seal_mismatch,
+/// exit 7).
 ///
 /// It reads every line, so it takes time in proportion to the ledger: about
 /// 1.5 s per million lines on a 2-core machine; on a terminal, with a
 /// progress bar once it has run for a second, it reads them twice (the
 /// lines, then the discussions).
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Example:\n  discuss verify || discuss verify --json | jq .invalid_discussions"
-)]
-pub(crate) struct VerifyArgs {}
+#[command(after_help = "Examples:\n  \
+    discuss verify || discuss verify --json | jq .invalid_discussions\n  \
+    discuss verify --seal seal.json --public-key seal.key.pub")]
+pub(crate) struct VerifyArgs {
+    /// A seal of `discuss ledger seal`: its line must still hold the
+    /// digest it names
+    #[arg(long, value_name = "FILE")]
+    seal: Option<PathBuf>,
+    /// The seal must be signed by this key (ed25519:HEX, or the file
+    /// `ledger keygen` wrote it to)
+    #[arg(long, value_name = "KEY", requires = "seal")]
+    public_key: Option<String>,
+}
 
-pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
+pub(crate) fn run(ctx: &Context, args: &VerifyArgs) -> Result<Answer> {
     // A CI job pointed at the wrong path must not pass.
     ctx.ledger.require_existing()?;
+    // The seal is read, and its signature checked, before the long read.
+    let seal = match &args.seal {
+        Some(path) => {
+            let seal = Seal::read(path)?;
+            let pinned = args
+                .public_key
+                .as_deref()
+                .map(public_key_from)
+                .transpose()?;
+            let signed_by = seal.check_signature(pinned.as_ref())?;
+            Some((seal, signed_by, pinned.is_some()))
+        }
+        None => None,
+    };
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
     let now_ms = ctx.clock.now_ms();
-    if !Progress::shown(ctx.out.json) {
+    let checker =
+        LineChecker::new(now_ms).digest_of_line(seal.as_ref().map(|(seal, ..)| seal.line));
+    let (lines, derived) = if !Progress::shown(ctx.out.json) {
         // Nobody watches bars: each line is read once, checked and handed
         // to its discussion (a file; a database checks its rows on a
         // second core while this one derives).
-        let (lines, derived) = check_and_derive_all(ctx, now_ms)?;
-        return Ok(report(ctx, lines, derived));
+        check_and_derive_all(ctx, checker)?
+    } else {
+        with_progress(ctx, checker)?
+    };
+    let sealed = seal
+        .map(|(seal, signed_by, pinned)| held(&lines, seal, signed_by, pinned))
+        .transpose()?;
+    Ok(report(ctx, lines, derived, sealed))
+}
+
+/// What a seal vouched for, once the ledger was read: `seal_mismatch`
+/// unless its line is there with its digest.
+fn held(
+    lines: &LineCheck,
+    seal: Seal,
+    signed_by: Option<String>,
+    key_pinned: bool,
+) -> Result<SealHeld> {
+    let mismatch = |why: String| {
+        Error::new(ErrorCode::SealMismatch, why)
+            .detail("line", seal.line)
+            .detail("sealed_sha256", seal.sha256.as_str())
+    };
+    let Some((line, digest)) = lines.digest_at else {
+        return Err(mismatch(format!(
+            "the seal names line {}, and the ledger has fewer lines: it was cut back below the seal",
+            seal.line
+        )));
+    };
+    if Some(digest) != seal.digest().ok() {
+        return Err(mismatch(format!(
+            "line {line} hashes to sha256:{}, not to the sealed sha256:{}: the history up to it was rewritten",
+            chain::hex(&digest),
+            seal.sha256
+        )));
     }
+    Ok(SealHeld {
+        line,
+        sha256: seal.sha256,
+        at: seal.at,
+        signed_by,
+        key_pinned,
+    })
+}
+
+/// The two passes a person watching a bar sees: the lines, then the
+/// discussions.
+fn with_progress(
+    ctx: &Context,
+    checker: LineChecker,
+) -> Result<(LineCheck, (usize, Vec<Discussion>))> {
     let mut progress = Progress::new(ctx.out.json, 0, "verify: reading lines");
-    let lines = ctx.ledger.check_lines(now_ms, |done, total| {
+    let lines = ctx.ledger.check_lines(checker, |done, total| {
         progress.set_total(total);
         progress.at(done);
     })?;
@@ -52,7 +132,7 @@ pub(crate) fn run(ctx: &Context, _args: &VerifyArgs) -> Result<Answer> {
     let mut progress = Progress::new(ctx.out.json, total, "verify: deriving discussions");
     let derived = invalid_discussions(ctx, |derived| progress.at(derived))?;
     progress.done();
-    Ok(report(ctx, lines, derived))
+    Ok((lines, derived))
 }
 
 /// How many discussions there are, and the invalid ones, newest first;
@@ -83,9 +163,9 @@ fn invalid_of(all: Vec<Option<Box<Discussion>>>) -> (usize, Vec<Discussion>) {
 /// invalid ones, newest first, from one read of the ledger.
 fn check_and_derive_all(
     ctx: &Context,
-    now_ms: i64,
+    checker: LineChecker,
 ) -> Result<(LineCheck, (usize, Vec<Discussion>))> {
-    let (lines, all) = check_and_find_invalid(ctx, now_ms)?;
+    let (lines, all) = check_and_find_invalid(ctx, checker)?;
     Ok((lines, invalid_of(all)))
 }
 
@@ -93,6 +173,7 @@ fn report(
     ctx: &Context,
     lines: LineCheck,
     (discussions, invalid): (usize, Vec<Discussion>),
+    seal: Option<SealHeld>,
 ) -> Answer {
     let ok = lines.unreadable.is_empty()
         && lines.torn_tail == 0
@@ -108,5 +189,6 @@ fn report(
         lines,
         discussions,
         invalid,
+        seal,
     })
 }

@@ -37,6 +37,8 @@ use crate::record::{Receipt, ReceiptKind};
 pub struct Stamp {
     pub at_ms: i64,
     pub by: String,
+    /// The token a `serve` caller was verified by (`Record::token_id`).
+    pub token_id: Option<String>,
 }
 
 impl Stamp {
@@ -49,6 +51,7 @@ impl Stamp {
             line: 0,
             idempotency: None,
             op_id: None,
+            token_id: self.token_id.clone(),
         }
     }
 }

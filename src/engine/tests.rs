@@ -76,6 +76,7 @@ impl Sim {
         Stamp {
             at_ms: self.now,
             by: "sim".into(),
+            token_id: None,
         }
     }
 
@@ -138,6 +139,7 @@ impl Sim {
         let stamp = Stamp {
             at_ms: self.now + offset_ms,
             by: "skewed-host".into(),
+            token_id: None,
         };
         let body = if kill_switch {
             crate::record::Body::KillSwitch(crate::record::KillSwitch {

@@ -3,19 +3,158 @@
 
 use super::lines::{LineFeed, OperationFinding, Streamed, operations_of};
 use super::snapshot::UnreadableLine;
-use crate::record::{OpMark, Record};
+use crate::record::chain::{self, Digest, Prev};
+use crate::record::{Body, OpMark, Record};
 use std::io;
 
 /// What `check_lines` finds.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct LineCheck {
     pub records: u64,
+    /// The bytes of the complete lines checked.
+    pub bytes: u64,
     pub unreadable: Vec<UnreadableLine>,
     pub torn_tail: u64,
     /// Lines that are records but do not fit the ledger around them, in
     /// line order: `operation_overrun`, `operation_stray_line`,
-    /// `duplicate_id`, `time_backwards`, `clock_skew`.
+    /// `duplicate_id`, `time_backwards`, `clock_skew`, `chain_broken`.
     pub findings: Vec<LineFinding>,
+    pub chain: ChainSummary,
+    /// The digest of the line `LineChecker::digest_of_line` asked for
+    /// (`verify --seal`), when the ledger has it.
+    pub digest_at: Option<(u64, Digest)>,
+}
+
+/// What `verify` says of the chain.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct ChainSummary {
+    /// Lines that name the line before them (`prev`).
+    pub lines_chained: u64,
+    pub first_chained_line: Option<u64>,
+    /// The last line, and its digest (hex): what a seal of the ledger now
+    /// would name.
+    pub last_line: Option<u64>,
+    pub last_sha256: Option<String>,
+    /// The lines an import appended after a `kind:"import"` line, whose
+    /// chain starts again there (not counted as broken).
+    pub imported_restarts: u64,
+}
+
+/// A line's own digest and what it names before it: read beside the
+/// record, on whichever core parses the line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Link {
+    digest: Digest,
+    prev: Prev,
+}
+
+impl Link {
+    pub(crate) fn of(line: &[u8]) -> Link {
+        Link {
+            digest: chain::digest_of(line),
+            prev: chain::prev_of(line),
+        }
+    }
+}
+
+/// The chain followed line by line (`LineChecker`).
+#[derive(Clone)]
+struct ChainCheck {
+    /// The digest of the last line seen (of no bytes before line 1).
+    last: Digest,
+    last_line: u64,
+    summary: ChainSummary,
+    /// Within the lines an import appended: which of them come next, how
+    /// many there are, and where their chain starts again.
+    imported: Option<(u64, u64, Vec<u64>)>,
+    findings: Vec<LineFinding>,
+    wanted: Option<u64>,
+    digest_at: Option<(u64, Digest)>,
+}
+
+impl ChainCheck {
+    fn new() -> ChainCheck {
+        ChainCheck {
+            last: chain::before_first_line(),
+            last_line: 0,
+            summary: ChainSummary::default(),
+            imported: None,
+            findings: Vec::new(),
+            wanted: None,
+            digest_at: None,
+        }
+    }
+
+    fn line(&mut self, line_no: u64, link: &Link, record: Option<&Record>) {
+        let restarts = match &mut self.imported {
+            Some((next, lines, restarts)) => {
+                let at = *next;
+                *next += 1;
+                let restarts = at == 0 || restarts.binary_search(&at).is_ok();
+                if *next >= *lines {
+                    self.imported = None;
+                }
+                restarts
+            }
+            None => false,
+        };
+        if !matches!(link.prev, Prev::Unchained) {
+            self.summary.lines_chained += 1;
+            self.summary.first_chained_line.get_or_insert(line_no);
+        }
+        let named = match link.prev {
+            Prev::Unchained => None,
+            Prev::Names(digest) => Some(digest),
+            Prev::Malformed => Some([0; 32]),
+        };
+        match named {
+            Some(_) if restarts => self.summary.imported_restarts += 1,
+            Some(named) if named != self.last => self.findings.push(LineFinding {
+                kind: "chain_broken",
+                line: line_no,
+                detail: match (link.prev, self.last_line) {
+                    (Prev::Malformed, _) => {
+                        "its prev is not \"sha256:\" and 64 lowercase hex digits".to_owned()
+                    }
+                    (_, 0) => format!(
+                        "its prev names sha256:{}, but it is the first line: lines before it were removed",
+                        chain::hex(&named)
+                    ),
+                    (_, before) => format!(
+                        "its prev names sha256:{} where line {before} hashes to sha256:{}: line {before} was edited, or lines were removed, inserted or moved here",
+                        chain::hex(&named),
+                        chain::hex(&self.last)
+                    ),
+                },
+            }),
+            _ => {}
+        }
+        if let Some(Record {
+            body: Body::Import(mark),
+            ..
+        }) = record
+            && mark.lines > 0
+        {
+            let mut restarts = mark.chain_restarts.clone();
+            restarts.sort_unstable();
+            self.imported = Some((0, mark.lines, restarts));
+        }
+        self.last = link.digest;
+        self.last_line = line_no;
+        if self.wanted == Some(line_no) {
+            self.digest_at = Some((line_no, link.digest));
+        }
+    }
+
+    fn finish(mut self, check: &mut LineCheck) {
+        if self.last_line > 0 {
+            self.summary.last_line = Some(self.last_line);
+            self.summary.last_sha256 = Some(chain::hex(&self.last));
+        }
+        check.chain = self.summary;
+        check.digest_at = self.digest_at;
+        check.findings.append(&mut self.findings);
+    }
 }
 
 /// A finding about one line of the ledger rather than one discussion.
@@ -36,26 +175,26 @@ impl From<OperationFinding> for LineFinding {
     }
 }
 
-/// Checks the lines `feed` gives (it is called twice: a second pass
-/// confirms the few ids that repeat). `len` is the ledger's size in bytes:
-/// what follows its whole operations is a torn tail; `progress` hears
-/// (bytes read, `len`) now and then.
+/// Checks the lines `feed` gives with `checker` (`feed` is called twice: a
+/// second pass confirms the few ids that repeat). `len` is the ledger's
+/// size in bytes: what follows its whole operations is a torn tail;
+/// `progress` hears (bytes read, `len`) now and then.
 pub(super) fn check_lines(
     mut feed: impl FnMut(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     len: u64,
-    now_ms: i64,
+    mut checker: LineChecker,
     mut progress: impl FnMut(u64, u64),
 ) -> io::Result<LineCheck> {
-    let mut checker = LineChecker::new(now_ms);
     let streamed = operations_of(
         &mut feed,
         |start, line_no, line| {
             if line_no % 4096 == 0 {
                 progress(start, len);
             }
-            record_or_unreadable(line_no, line)
+            let (record, mark) = record_or_unreadable(line_no, line);
+            ((record, Link::of(line)), mark)
         },
-        |line| checker.line(&line),
+        |(line, link)| checker.line(&line, &link),
     )?;
     checker.finish(streamed, len, feed)
 }
@@ -81,6 +220,7 @@ pub(crate) fn record_or_unreadable(
 /// What `verify` checks of the lines, a line at a time, in ledger order:
 /// `check_lines` feeds it, and so does a pass that also derives the
 /// discussions from the same lines (`FileLedger::check_and_map`).
+#[derive(Clone)]
 pub(crate) struct LineChecker {
     check: LineCheck,
     /// Ids are remembered as hashes, to keep memory small; a second pass
@@ -89,6 +229,10 @@ pub(crate) struct LineChecker {
     newest: Option<i64>,
     time_findings: Vec<LineFinding>,
     now_ms: i64,
+    chain: ChainCheck,
+    /// The lines are a database's rows: complete lines only, however many
+    /// bytes its state row counts.
+    rows: bool,
 }
 
 impl LineChecker {
@@ -99,11 +243,30 @@ impl LineChecker {
             newest: None,
             time_findings: Vec::new(),
             now_ms,
+            chain: ChainCheck::new(),
+            rows: false,
         }
     }
 
-    /// The next line of a whole operation.
-    pub(crate) fn line(&mut self, line: &Result<Record, UnreadableLine>) {
+    /// For a database's rows (`rows`).
+    pub(crate) fn of_rows(mut self) -> LineChecker {
+        self.rows = true;
+        self
+    }
+
+    /// Keeps the digest of line `line` on the way (`LineCheck::digest_at`).
+    pub(crate) fn digest_of_line(mut self, line: Option<u64>) -> LineChecker {
+        self.chain.wanted = line;
+        self
+    }
+
+    /// The next line of a whole operation, and its link in the chain.
+    pub(crate) fn line(&mut self, line: &Result<Record, UnreadableLine>, link: &Link) {
+        let line_no = match line {
+            Ok(record) => record.line as u64,
+            Err(unreadable) => unreadable.line as u64,
+        };
+        self.chain.line(line_no, link, line.as_ref().ok());
         match line {
             Ok(record) => {
                 self.check.records += 1;
@@ -126,13 +289,19 @@ impl LineChecker {
         len: u64,
         feed: impl FnOnce(&mut LineFeed<'_>) -> io::Result<(u64, u64)>,
     ) -> io::Result<LineCheck> {
-        self.check.torn_tail = len - streamed.end;
+        // What follows the last whole operation: of a file's `len` bytes,
+        // of a database's rows (whose state row may count other bytes than
+        // rows edited by hand now hold).
+        let len = if self.rows { streamed.lines_end } else { len };
+        self.check.torn_tail = len.max(streamed.lines_end) - streamed.end;
+        self.check.bytes = streamed.lines_end;
         self.check.findings = streamed
             .findings
             .into_iter()
             .map(LineFinding::from)
             .collect();
         self.check.findings.extend(self.time_findings);
+        self.chain.finish(&mut self.check);
         self.check
             .findings
             .extend(duplicate_ids(feed, self.id_hashes)?);

@@ -5,8 +5,10 @@
 //! crash.
 
 use super::lines::stream_lines;
+use crate::engine::Stamp;
 use crate::error::{Error, ErrorCode, Result};
-use crate::record::Record;
+use crate::record::chain::{self, Digest, Prev};
+use crate::record::{Body, ImportMark, Record};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -17,6 +19,8 @@ pub(crate) struct Source<'a> {
     pub len: u64,
     /// Take only records whose ids are new (`--skip-existing`).
     pub skip_existing: bool,
+    /// Time and author of the `kind:"import"` line, when one is written.
+    pub stamp: Stamp,
     /// Record id → (offset, length) of its line in the source.
     ids: HashMap<String, (u64, usize)>,
 }
@@ -31,7 +35,12 @@ pub(crate) struct Imported {
 impl<'a> Source<'a> {
     /// Reads the record id of every line (a line that is no record has
     /// none, and is imported as it is, to become a finding).
-    pub(crate) fn scan(file: &'a File, len: u64, skip_existing: bool) -> Result<Source<'a>> {
+    pub(crate) fn scan(
+        file: &'a File,
+        len: u64,
+        skip_existing: bool,
+        stamp: Stamp,
+    ) -> Result<Source<'a>> {
         let mut ids = HashMap::new();
         stream_lines(file, len, |offset, line_no, line| {
             if let Ok(record) = Record::parse(line, line_no as usize) {
@@ -43,8 +52,50 @@ impl<'a> Source<'a> {
             file,
             len,
             skip_existing,
+            stamp,
             ids,
         })
+    }
+
+    /// The line that goes before the imported ones when they do not
+    /// continue the ledger's chain from `prev` (the digest of its last
+    /// line): a `kind:"import"` line naming how many follow and where
+    /// their own chain starts again (`record::ImportMark`), so that
+    /// `verify` does not read an honest import as tampering. `None` when
+    /// they continue it (an export imported into an empty ledger): every
+    /// byte stays as it was. `prev` becomes the marker's digest.
+    pub(crate) fn boundary(
+        &self,
+        skip: &HashSet<u64>,
+        prev: &mut Digest,
+    ) -> Result<Option<String>> {
+        let mut expected = *prev;
+        let mut lines = 0u64;
+        let mut restarts = Vec::new();
+        stream_lines(self.file, self.len, |offset, _, line| {
+            if skip.contains(&offset) {
+                return;
+            }
+            match chain::prev_of(line) {
+                Prev::Names(named) if named == expected => {}
+                Prev::Unchained => {}
+                _ => restarts.push(lines),
+            }
+            expected = chain::digest_of(line);
+            lines += 1;
+        })
+        .map_err(|e| Error::io("the file to import", &e))?;
+        if restarts.is_empty() {
+            return Ok(None);
+        }
+        let marker = self.stamp.record(
+            crate::ids::IMPORT,
+            Body::Import(ImportMark {
+                lines,
+                chain_restarts: restarts,
+            }),
+        );
+        Ok(Some(Record::operation_lines(&[marker], prev)))
     }
 
     /// Whether a record of the ledger with this id matters to the import.

@@ -94,6 +94,29 @@ pub(crate) fn read_line_at(file: &File, offset: u64, limit: u64) -> io::Result<(
     Ok((line, false))
 }
 
+/// The line of `file` that ends at byte `end` (its `\n` at `end - 1`),
+/// without its `\n`: read backwards a few KiB at a time from `end`. No
+/// bytes before the first line (`end` 0).
+pub(crate) fn read_line_before(file: &File, end: u64) -> io::Result<Vec<u8>> {
+    if end == 0 {
+        return Ok(Vec::new());
+    }
+    let line_end = end - 1; // the `\n`
+    let mut chunk = 4 * 1024u64;
+    loop {
+        let from = line_end.saturating_sub(chunk);
+        let mut bytes = vec![0u8; (line_end - from) as usize];
+        file.read_exact_at(&mut bytes, from)?;
+        if let Some(newline) = memchr::memrchr(b'\n', &bytes) {
+            return Ok(bytes.split_off(newline + 1));
+        }
+        if from == 0 {
+            return Ok(bytes);
+        }
+        chunk *= 4;
+    }
+}
+
 /// What streaming the ledger's whole operations found.
 #[derive(Debug, Default)]
 pub(crate) struct Streamed {
@@ -102,6 +125,8 @@ pub(crate) struct Streamed {
     pub end: u64,
     /// How many lines the whole operations have.
     pub lines: u64,
+    /// The first byte after the last complete line.
+    pub lines_end: u64,
     /// Whether complete lines were held back as an operation cut short.
     pub cut_operation: bool,
     /// Lines whose operation marks do not fit.
@@ -572,6 +597,7 @@ impl<T> Operations<T> {
         Streamed {
             end,
             lines,
+            lines_end: lines_end.0,
             cut_operation: end < lines_end.0,
             findings: self.findings,
         }

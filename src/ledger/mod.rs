@@ -30,7 +30,7 @@ mod storage;
 pub(crate) mod summary;
 
 pub(crate) use crate::record::{Body, Idempotency, Record};
-pub(crate) use check::{LineCheck, LineFinding};
+pub(crate) use check::{ChainSummary, LineCheck, LineChecker, LineFinding};
 pub(crate) use excerpt::{Excerpt, Keyed, Scope};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;

@@ -5,7 +5,7 @@
 //! backend says where a discussion ends: a file's index, a database's
 //! own count of its rows.
 
-use super::check::{LineCheck, LineChecker, record_or_unreadable};
+use super::check::{LineCheck, LineChecker, Link, record_or_unreadable};
 use super::hash::IdHashMap;
 use super::lines::{LineFeed, operations_on_both_cores};
 use super::snapshot::UnreadableLine;
@@ -33,10 +33,15 @@ pub(crate) fn in_line_order<L: Fn(&str) -> Option<u64>>(
     mut checker: Option<LineChecker>,
     mut each: impl FnMut(&str, &[&Record]),
 ) -> Result<Option<LineCheck>, PassFailed> {
-    let read = |_, line_no, line: &[u8]| record_or_unreadable(line_no, line);
-    let take = |line: Result<Record, UnreadableLine>| {
-        if let Some(checker) = &mut checker {
-            checker.line(&line);
+    // The chain's digests only for a check: a list has no use for them.
+    let checking = checker.is_some();
+    let read = |_, line_no, line: &[u8]| {
+        let (record, mark) = record_or_unreadable(line_no, line);
+        ((record, checking.then(|| Link::of(line))), mark)
+    };
+    let take = |(line, link): (Result<Record, UnreadableLine>, Option<Link>)| {
+        if let (Some(checker), Some(link)) = (&mut checker, link) {
+            checker.line(&line, &link);
         }
         pass.take(line.ok(), &mut each);
     };

@@ -95,6 +95,7 @@ mod tests {
             line: 0,
             idempotency: None,
             op_id: None,
+            token_id: None,
         };
         let first = Record::operation_lines(&[record("rec_1")]);
         let op = Record::operation_lines(&[record("rec_2"), record("rec_3"), record("rec_4")]);

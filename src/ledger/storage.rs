@@ -7,7 +7,7 @@
 //! of its own implementing `Storage`, one variant of `Ledger` and its
 //! arm in `Ledger::at`; nothing above the ledger changes.
 
-use super::check::LineCheck;
+use super::check::{LineCheck, LineChecker};
 use super::excerpt::{Excerpt, Plan, Scope};
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
@@ -97,13 +97,17 @@ pub(crate) trait Storage {
         Ok(ids)
     }
     /// Every line checked, as `verify` reports.
-    fn check_lines(&self, now_ms: i64, progress: impl FnMut(u64, u64)) -> Result<LineCheck>;
+    fn check_lines(
+        &self,
+        checker: LineChecker,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<LineCheck>;
     /// `check_lines` and `map_discussions` together (`verify`), from one
     /// read of the lines in order: each parsed once, checked, and handed
     /// to its discussion.
     fn check_and_map<T>(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)>;
     /// The records of whole operations after position `from` (bytes, lines)
@@ -307,18 +311,18 @@ impl Ledger {
 
     pub(crate) fn check_lines(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
-        on_backend!(self, backend => Storage::check_lines(backend, now_ms, progress))
+        on_backend!(self, backend => Storage::check_lines(backend, checker, progress))
     }
 
     pub(crate) fn check_and_map<T>(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)> {
-        on_backend!(self, backend => Storage::check_and_map(backend, now_ms, map))
+        on_backend!(self, backend => Storage::check_and_map(backend, checker, map))
     }
 
     pub(crate) fn stream_records(

@@ -47,12 +47,12 @@ pub(crate) fn derive_all<T>(
 /// is derived whole.
 pub(crate) fn check_and_find_invalid(
     session: &Session,
-    now_ms: i64,
+    checker: crate::ledger::LineChecker,
 ) -> Result<(LineCheck, Vec<Option<Box<Discussion>>>)> {
     let instant = Instant::new(session);
     let (lines, mapped) = session
         .ledger
-        .check_and_map(now_ms, |last_at_ms, id, records| {
+        .check_and_map(checker, |last_at_ms, id, records| {
             let at = instant.at(last_at_ms);
             let invalid = derive_status(id, records, at)? == Status::Invalid;
             Some(

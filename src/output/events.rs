@@ -78,6 +78,8 @@ enum What<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         role: Option<&'static str>,
     },
+    /// The lines after it were imported (`ledger import`).
+    Import { lines: u64 },
 }
 
 impl<'a> EventView<'a> {
@@ -128,6 +130,7 @@ impl<'a> EventView<'a> {
                 agent_id: c.agent_id.as_deref(),
                 role: c.role.map(Role::as_str),
             },
+            Body::Import(i) => What::Import { lines: i.lines },
         };
         EventView {
             line: record.line,
@@ -229,6 +232,7 @@ impl EventView<'_> {
                 o.str_if("agent_id", *agent_id);
                 o.str_if("role", *role);
             }
+            What::Import { lines } => o.uint("lines", *lines),
         }
         o.close();
         true
@@ -264,6 +268,7 @@ impl View for EventView<'_> {
                 fleet_id,
                 agent_id,
             } => format!("fleet {op} {agent_id} in {fleet_id}"),
+            What::Import { lines } => format!("import of the {lines} lines after this one"),
             // A halt and its release must not read alike.
             What::KillSwitch {
                 engaged,

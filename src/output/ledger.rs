@@ -4,7 +4,7 @@ use super::discussion::FindingJson;
 use super::text::{count, printable};
 use super::{Sink, Style, View};
 use crate::discussion::Discussion;
-use crate::ledger::{Info, LineCheck, LineFinding, UnreadableLine};
+use crate::ledger::{ChainSummary, Info, LineCheck, LineFinding, UnreadableLine};
 use serde::Serialize;
 
 /// `verify`: what a full replay found.
@@ -19,6 +19,21 @@ pub(crate) struct VerifyView {
     pub discussions: usize,
     /// The invalid discussions, newest first.
     pub(crate) invalid: Vec<Discussion>,
+    /// `--seal`: the seal that held.
+    pub seal: Option<SealHeld>,
+}
+
+/// `verify --seal`: the sealed line is there with its digest.
+#[derive(Debug, Serialize)]
+pub(crate) struct SealHeld {
+    pub line: u64,
+    pub sha256: String,
+    pub at: String,
+    /// The key the seal's signature verified with (`None`: unsigned).
+    pub signed_by: Option<String>,
+    /// Whether that key was the one `--public-key` named (else only the
+    /// seal's own key: it proves the seal unaltered, not whose it is).
+    pub key_pinned: bool,
 }
 
 impl Serialize for VerifyView {
@@ -33,6 +48,9 @@ impl Serialize for VerifyView {
             torn_tail_bytes: u64,
             ledger_findings: &'a [LineFinding],
             invalid_discussions: Vec<InvalidJson<'a>>,
+            chain: &'a ChainSummary,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            seal: Option<&'a SealHeld>,
         }
         #[derive(Serialize)]
         struct InvalidJson<'a> {
@@ -55,6 +73,8 @@ impl Serialize for VerifyView {
                     integrity_findings: d.findings.iter().map(FindingJson::of).collect(),
                 })
                 .collect(),
+            chain: &self.lines.chain,
+            seal: self.seal.as_ref(),
         }
         .serialize(serializer)
     }
@@ -108,6 +128,27 @@ impl View for VerifyView {
                     printable(&f.detail, false)
                 ));
             }
+        }
+        let chain = &lines.chain;
+        match (chain.first_chained_line, &chain.last_sha256) {
+            (Some(first), Some(last)) => out.text(&format!(
+                "chain: {} chained from line {first}; the last line hashes to sha256:{last}\n",
+                count(chain.lines_chained, "line", "lines")
+            )),
+            _ => out.text("chain: no line is chained (written before chaining)\n"),
+        }
+        if let Some(seal) = &self.seal {
+            let signed = match (&seal.signed_by, seal.key_pinned) {
+                (Some(key), true) => format!(", signed by {key}"),
+                (Some(key), false) => format!(
+                    ", signed by the seal's own key {key} (pass --public-key to know whose)"
+                ),
+                (None, _) => ", unsigned".to_owned(),
+            };
+            out.text(&format!(
+                "seal: line {} still hashes to sha256:{} as sealed at {}{signed}\n",
+                seal.line, seal.sha256, seal.at
+            ));
         }
         out.text(&format!(
             "{}: {}, {}, {}, {}, {}, {}\n",
@@ -180,6 +221,36 @@ impl View for ImportView {
                 count(skipped, "record", "records")
             ));
         }
+    }
+}
+
+/// `ledger seal`: the seal, one JSON object whatever the output (it is
+/// meant to be kept as it is).
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct SealView(pub crate::seal::Seal);
+
+impl View for SealView {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        let json = serde_json::to_string(&self.0).unwrap_or_default();
+        out.text(&format!("{json}\n"));
+    }
+}
+
+/// `ledger keygen`: where the key went, and its public key.
+#[derive(Serialize)]
+pub(crate) struct KeygenView {
+    pub key_file: String,
+    pub public_key: String,
+    pub public_key_file: String,
+}
+
+impl View for KeygenView {
+    fn human(&self, _style: &Style, out: &mut Sink) {
+        out.text(&format!(
+            "signing key written to {} (keep it secret: it signs seals)\npublic key {} (also in {}; give it to whoever checks seals)\n",
+            self.key_file, self.public_key, self.public_key_file
+        ));
     }
 }
 

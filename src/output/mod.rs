@@ -25,7 +25,9 @@ pub(crate) use escalations::{
     DeliveryPassView, DeliveryView, EscalationsView, escalation_env, escalation_object,
 };
 pub(crate) use events::{EventView, TimedEndView};
-pub(crate) use ledger::{ExportView, ImportView, InfoView, VerifyView};
+pub(crate) use ledger::{
+    ExportView, ImportView, InfoView, KeygenView, SealHeld, SealView, VerifyView,
+};
 pub(crate) use rows::{RowsView, rows_by_hand_as_serde, summary_row_as_serde, summary_row_json};
 pub(crate) use text::{terminal_width, wrap};
 pub(crate) use writes::{AskView, ReplyView, WakeView};

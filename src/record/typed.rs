@@ -125,10 +125,13 @@ pub(super) fn parse(line: &[u8], line_no: usize) -> Option<(Record, OpMark)> {
 /// `Line` is a kilobyte, and where `parse` moved it itself, the compiler
 /// at times copied it word by word (a thousand instructions a line).
 #[inline(never)]
-fn record_of(l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
+fn record_of(mut l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
     if l.v != FORMAT_VERSION {
         return None;
     }
+    // A credential's `token_id` is its body's; any other record's is who
+    // wrote it (`Stamp::record` keeps it off a credential).
+    let token_id = l.token_id.take();
     let body = match &*l.kind {
         "message" => Body::Message(Message {
             fleet_id: l.fleet_id?,
@@ -188,7 +191,7 @@ fn record_of(l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
                 "revoke" => CredentialOp::Revoke,
                 _ => return None,
             },
-            token_id: l.token_id?,
+            token_id: token_id.clone()?,
             agent_id: l.agent_id,
             role: l.role,
             sha256: l.sha256,
@@ -204,6 +207,7 @@ fn record_of(l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
         op_id: l.op_id,
         idempotency_key: l.idempotency_key,
         request_digest: l.request_digest,
+        token_id,
     };
     Some(stamp.record(body, line_no))
 }

@@ -212,39 +212,10 @@ async fn call(
     let known = Arc::clone(&app.known);
     let answer = app
         .blocking(move |session| {
-            let Some(Presented(token)) = presented else {
-                return crate::tools::answer(session, tool, request, caller(&principal));
-            };
-            let clock = session.clock;
-            let (expected, presented) = (principal.clone(), Arc::clone(&token));
-            let check = move |global: &crate::global::Global, last_at_ms: Option<i64>| {
-                let now = crate::session::reader_time(clock.now_ms(), last_at_ms);
-                match credentials::authenticate(global, Some(&presented), now) {
-                    Ok(found) if found == expected => Ok(()),
-                    _ => Err(credentials::unauthorized()),
-                }
-            };
-            let (answer, checked) = crate::ledger::gate::within(check, || {
-                crate::tools::answer(session, tool, request, caller(&principal))
-            });
-            let refused =
-                |answer: &Result<Value>| matches!(answer, Err(err) if err.code == ErrorCode::Unauthorized);
-            let answer = if checked || refused(&answer) {
-                answer
-            } else {
-                match authenticate_now(session, Some(&token)) {
-                    Ok(found) if found == principal => answer,
-                    Ok(_) => Err(credentials::unauthorized()),
-                    Err(err) => Err(err),
-                }
-            };
-            if refused(&answer) {
-                known
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&credentials::digest(&token));
-            }
-            answer
+            let token_id = principal.token_id.clone();
+            crate::session::as_verified(Some(&token_id), || {
+                checked_answer(session, &principal, presented, tool, request, &known)
+            })
         })
         .await;
     match answer {
@@ -255,6 +226,50 @@ async fn call(
         }
         Err(err) => error_response(&err),
     }
+}
+
+/// `tools::answer` for `principal`, its token checked (`call`).
+fn checked_answer(
+    session: &Session,
+    principal: &Principal,
+    presented: Option<Presented>,
+    tool: &'static str,
+    request: Map<String, Value>,
+    known: &std::sync::Mutex<std::collections::HashMap<String, Principal>>,
+) -> Result<Value> {
+    let Some(Presented(token)) = presented else {
+        return crate::tools::answer(session, tool, request, caller(principal));
+    };
+    let clock = session.clock;
+    let (expected, presented) = (principal.clone(), Arc::clone(&token));
+    let check = move |global: &crate::global::Global, last_at_ms: Option<i64>| {
+        let now = crate::session::reader_time(clock.now_ms(), last_at_ms);
+        match credentials::authenticate(global, Some(&presented), now) {
+            Ok(found) if found == expected => Ok(()),
+            _ => Err(credentials::unauthorized()),
+        }
+    };
+    let (answer, checked) = crate::ledger::gate::within(check, || {
+        crate::tools::answer(session, tool, request, caller(principal))
+    });
+    let refused =
+        |answer: &Result<Value>| matches!(answer, Err(err) if err.code == ErrorCode::Unauthorized);
+    let answer = if checked || refused(&answer) {
+        answer
+    } else {
+        match authenticate_now(session, Some(&token)) {
+            Ok(found) if found == *principal => answer,
+            Ok(_) => Err(credentials::unauthorized()),
+            Err(err) => Err(err),
+        }
+    };
+    if refused(&answer) {
+        known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&credentials::digest(&token));
+    }
+    answer
 }
 
 async fn healthz(State(app): State<App>) -> Response {
@@ -497,7 +512,11 @@ async fn operator_write<V: Render + 'static>(
         Err(err) => return error_response(&err),
     };
     match app
-        .blocking(move |session| Ok(write(session, request)?.value()))
+        .blocking(move |session| {
+            crate::session::as_verified(Some(&principal.token_id), || {
+                Ok(write(session, request)?.value())
+            })
+        })
         .await
     {
         Ok(answer) => json_response(&answer),

@@ -75,31 +75,36 @@ impl McpServer {
 
     /// Whom a request acts for: the token's principal over HTTP, else the
     /// agent the server was started for.
-    fn caller(&self, context: &RequestContext<RoleServer>) -> (Option<String>, bool) {
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Whom {
         let principal = context
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Principal>());
         match principal {
-            Some(principal) => (principal.acting_agent().map(str::to_owned), true),
-            None => (self.agent.clone(), false),
+            Some(principal) => Whom {
+                agent: principal.acting_agent().map(str::to_owned),
+                own_only: true,
+                token_id: Some(principal.token_id.clone()),
+            },
+            None => Whom {
+                agent: self.agent.clone(),
+                own_only: false,
+                token_id: None,
+            },
         }
     }
 
     /// One tool call through `tools::answer`, on the blocking pool.
-    async fn answer(
-        &self,
-        tool: String,
-        request: Map<String, Value>,
-        (agent, own_only): (Option<String>, bool),
-    ) -> Result<Value> {
+    async fn answer(&self, tool: String, request: Map<String, Value>, whom: Whom) -> Result<Value> {
         let session = Arc::clone(&self.session);
         tokio::task::spawn_blocking(move || {
             let caller = Caller {
-                agent: agent.as_deref(),
-                own_only: own_only && agent.is_some(),
+                agent: whom.agent.as_deref(),
+                own_only: whom.own_only && whom.agent.is_some(),
             };
-            crate::tools::answer(session.session(), &tool, request, caller)
+            crate::session::as_verified(whom.token_id.as_deref(), || {
+                crate::tools::answer(session.session(), &tool, request, caller)
+            })
         })
         .await
         .unwrap_or_else(|e| {
@@ -109,6 +114,15 @@ impl McpServer {
             ))
         })
     }
+}
+
+/// Whom one MCP request acts for.
+struct Whom {
+    agent: Option<String>,
+    /// A `serve` token: reads bound to the agent's own discussions.
+    own_only: bool,
+    /// The verified token, written on the records the call appends.
+    token_id: Option<String>,
 }
 
 impl ServerHandler for McpServer {
@@ -123,7 +137,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
-        let tools = match self.caller(&context).0 {
+        let tools = match self.caller(&context).agent {
             Some(_) => &self.pinned_tools,
             None => &self.tools,
         };

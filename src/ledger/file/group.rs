@@ -34,6 +34,9 @@ pub(super) struct Open {
     /// A write failed and was cut back: the group ends, its cache is not
     /// kept.
     pub broken: bool,
+    /// The digest of the line ending at `whole`, which the next line's
+    /// `prev` names: read once a group, when it first writes.
+    pub prev: Option<crate::record::chain::Digest>,
 }
 
 /// An I/O error kept to tell each writer of a failed group.

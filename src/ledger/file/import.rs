@@ -4,8 +4,8 @@
 use super::{CATCH_UP_LIMIT, FileLedger, Lock, cache, lock, private_file};
 use crate::error::{Error, Result};
 use crate::ledger::failpoint;
-use crate::ledger::lines::stream_lines;
-use crate::record::Record;
+use crate::ledger::lines::{read_line_before, stream_lines};
+use crate::record::{Record, chain};
 use rustix::fs::OFlags;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -43,10 +43,22 @@ impl FileLedger {
         })
         .map_err(|e| self.unreadable(&e))?;
         let skip = source.decide(existing)?;
+        let mut prev = match whole {
+            0 => chain::before_first_line(),
+            _ => {
+                chain::digest_of(&read_line_before(&file, whole).map_err(|e| self.unreadable(&e))?)
+            }
+        };
+        let boundary = source.boundary(&skip, &mut prev)?;
         self.mark_import(whole)?;
         let mut lines = 0u64;
         let written = (|| -> std::io::Result<u64> {
-            let copied = if skip.is_empty() {
+            let mut copied = 0;
+            if let Some(boundary) = &boundary {
+                file.write_all(boundary.as_bytes())?;
+                copied += boundary.len() as u64;
+            }
+            copied += if skip.is_empty() {
                 copy_chunks(source.file, source.len, &mut file, &mut lines)?
             } else {
                 copy_lines(source, &skip, &mut file, &mut lines)?

@@ -15,9 +15,9 @@ use syscalls::{Lock, lock, sync, write_lines};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::excerpt::{Excerpt, Plan};
 use crate::ledger::failpoint;
-use crate::ledger::lines::read_line_at;
+use crate::ledger::lines::{read_line_at, read_line_before};
 use crate::ledger::summary::Summarize;
-use crate::record::Record;
+use crate::record::{Record, chain};
 use cache::Cache;
 use cache::summary;
 use rustix::fs::OFlags;
@@ -448,6 +448,7 @@ impl FileLedger {
             steps: 0,
             unsynced: false,
             broken: false,
+            prev: None,
         })
     }
 
@@ -475,6 +476,7 @@ impl FileLedger {
                 let (cache, whole) = self.rebuilt(&open.file, open.len)?;
                 open.cache = cache;
                 open.whole = whole;
+                open.prev = None;
                 read(&open.cache, &open.file).ok_or_else(|| self.index_mismatch())?
             }
         };
@@ -495,7 +497,16 @@ impl FileLedger {
             self.move_torn_tail(&open.file, open.whole, open.len)?;
             open.len = open.whole;
         }
-        let lines = Record::operation_lines(&records);
+        let mut prev = match open.prev {
+            Some(prev) => prev,
+            None => read_line_before(&open.file, open.whole)
+                .map(|line| match open.whole {
+                    0 => chain::before_first_line(),
+                    _ => chain::digest_of(&line),
+                })
+                .map_err(|e| self.unreadable(&e))?,
+        };
+        let lines = Record::operation_lines(&records, &mut prev);
         failpoint::hit("append.before_write").map_err(|e| self.io_error(&e))?;
         if let Err(err) = write_lines(&mut open.file, lines.as_bytes()) {
             // Cut back what may have reached the file, so no later append
@@ -513,6 +524,7 @@ impl FileLedger {
         open.whole += lines.len() as u64;
         open.len = open.whole;
         open.unsynced = true;
+        open.prev = Some(prev);
         Ok(result)
     }
 

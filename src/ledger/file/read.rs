@@ -116,7 +116,7 @@ impl FileLedger {
     /// reports). `progress` hears (bytes read, bytes in all) now and then.
     pub(crate) fn check_lines(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
         let Some(file) = self.open_shared()? else {
@@ -126,7 +126,7 @@ impl FileLedger {
         check_lines(
             |line| crate::ledger::lines::stream_lines(&file, len, line),
             len,
-            now_ms,
+            checker,
             progress,
         )
         .map_err(|e| self.unreadable(&e))
@@ -137,7 +137,7 @@ impl FileLedger {
     /// and handed on to its discussion, where two passes parsed it twice.
     pub(crate) fn check_and_map<T>(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)> {
         let Some(file) = self.open_shared()? else {
@@ -145,7 +145,7 @@ impl FileLedger {
         };
         let (_, found) = self
             .read_through_cache(&file, None, |cache| {
-                check_and_map_all(cache, &file, now_ms, &mut map)
+                check_and_map_all(cache, &file, checker.clone(), &mut map)
             })?
             .expect("an unbounded wait always gets the lock");
         Ok(found)
@@ -373,7 +373,7 @@ fn map_all<T>(
 fn check_and_map_all<T>(
     cache: &Cache,
     file: &File,
-    now_ms: i64,
+    checker: LineChecker,
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<(LineCheck, Vec<T>)> {
     // Under the shared lock: no writer moves the end meanwhile.
@@ -383,7 +383,7 @@ fn check_and_map_all<T>(
         len,
         |line: &mut LineFeed<'_>| stream_lines(file, len, line),
         file_pass(cache).ok()?,
-        Some(LineChecker::new(now_ms)),
+        Some(checker),
         |id: &str, records: &[&Record]| {
             mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
         },

@@ -65,18 +65,18 @@ impl crate::ledger::storage::Storage for FileLedger {
 
     fn check_lines(
         &self,
-        now_ms: i64,
+        checker: crate::ledger::check::LineChecker,
         progress: impl FnMut(u64, u64),
     ) -> Result<crate::ledger::LineCheck> {
-        FileLedger::check_lines(self, now_ms, progress)
+        FileLedger::check_lines(self, checker, progress)
     }
 
     fn check_and_map<T>(
         &self,
-        now_ms: i64,
+        checker: crate::ledger::check::LineChecker,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(crate::ledger::LineCheck, Vec<T>)> {
-        FileLedger::check_and_map(self, now_ms, map)
+        FileLedger::check_and_map(self, checker, map)
     }
 
     fn stream_records(

@@ -18,6 +18,7 @@ fn join(excerpt: &Excerpt, agent: &str) -> Result<(Vec<Record>, ())> {
     let stamp = Stamp {
         at_ms: 1_000,
         by: "test".into(),
+        token_id: None,
     };
     let records = plan_fleet(&excerpt.global, FleetOp::Add, "f", &[agent.into()], &stamp);
     Ok((records, ()))

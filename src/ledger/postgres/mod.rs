@@ -60,7 +60,7 @@ use schema::{
     shared_lock_and_tables, tables_exist,
 };
 
-use super::check::{LineCheck, LineChecker, check_lines};
+use super::check::{LineCheck, LineChecker, LineFinding, check_lines};
 use super::excerpt::{Excerpt, Keyed, Plan, Scope};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
@@ -70,7 +70,7 @@ use super::summary::{Summarize, Summary, Untrusted};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ledger::live::LiveSet;
-use crate::record::Record;
+use crate::record::{Record, chain};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
@@ -142,6 +142,10 @@ struct Folded {
     /// The lines `discuss_summaries` is complete for: when they are all the
     /// lines, lists read it; 0 before it is first written.
     summarized: u64,
+    /// The digest of the last line (hex), which the next line's `prev`
+    /// names; `None` in a row an earlier version wrote (then the line is
+    /// read).
+    last_line_sha256: Option<String>,
 }
 
 /// The ledger as one transaction sees it: the lines covered and their
@@ -161,10 +165,11 @@ struct State {
 }
 
 impl State {
-    fn fold(&mut self, line_no: u64, len: usize, record: Option<&Record>) {
+    fn fold(&mut self, line_no: u64, line: &[u8], record: Option<&Record>) {
         self.dirty = true;
         self.lines = line_no;
-        self.bytes += len as u64 + 1;
+        self.bytes += line.len() as u64 + 1;
+        self.folded.last_line_sha256 = Some(chain::hex(&chain::digest_of(line)));
         let Some(record) = record else { return };
         if let Some(id) = record.discussion_id() {
             self.folded.live.touch(id, record.at_ms);
@@ -308,18 +313,18 @@ impl crate::ledger::storage::Storage for PgLedger {
 
     fn check_lines(
         &self,
-        now_ms: i64,
+        checker: crate::ledger::check::LineChecker,
         progress: impl FnMut(u64, u64),
     ) -> Result<crate::ledger::LineCheck> {
-        PgLedger::check_lines(self, now_ms, progress)
+        PgLedger::check_lines(self, checker, progress)
     }
 
     fn check_and_map<T>(
         &self,
-        now_ms: i64,
+        checker: crate::ledger::check::LineChecker,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(crate::ledger::LineCheck, Vec<T>)> {
-        PgLedger::check_and_map(self, now_ms, map)
+        PgLedger::check_and_map(self, checker, map)
     }
 
     fn stream_records(

@@ -131,9 +131,9 @@ impl PgLedger {
             },
             |_, line_no, bytes| {
                 let (record, mark) = record_and_mark(line_no, bytes);
-                ((line_no, bytes.len(), record), mark)
+                ((line_no, bytes.to_vec(), record), mark)
             },
-            |(line_no, len, record)| state.fold(line_no, len, record.as_ref()),
+            |(line_no, line, record)| state.fold(line_no, &line, record.as_ref()),
         )
         .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
         if let Some(err) = failed {
@@ -353,7 +353,7 @@ impl PgLedger {
     /// Every line, checked as `verify` does.
     pub(crate) fn check_lines(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
         self.reading(LineCheck::default, |tx, tables| {
@@ -369,14 +369,14 @@ impl PgLedger {
                     )
                 },
                 state.bytes,
-                now_ms,
+                checker.clone().of_rows(),
                 progress,
             )
             .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
             if let Some(err) = failed {
                 return Err(Fail::Db(err));
             }
-            Ok(check)
+            Ok(rows_against_state(check, &state))
         })
     }
 
@@ -386,7 +386,7 @@ impl PgLedger {
     /// last row (the database counts them first).
     pub(crate) fn check_and_map<T>(
         &self,
-        now_ms: i64,
+        checker: LineChecker,
         mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)> {
         self.reading(
@@ -398,11 +398,11 @@ impl PgLedger {
                 let check = rows_in_line_order(
                     tx,
                     (state.lines, state.bytes),
-                    Some(LineChecker::new(now_ms)),
+                    Some(checker.clone().of_rows()),
                     |id, records| mapped.extend(map(last, id, records)),
                 )?
                 .expect("a pass with a checker checks");
-                Ok((check, mapped))
+                Ok((rows_against_state(check, &state), mapped))
             },
         )
     }
@@ -624,6 +624,43 @@ fn rows_in_line_order(
             "a discussion has a row after its last one in the same snapshot",
         )),
     })
+}
+
+/// The rows as the state row saw them when the last line was written: a
+/// row edited in the database since (by hand, past `discuss`) holds other
+/// bytes than the state counted, and its last line another digest than the
+/// state kept. Said at the line concerned, as a finding, with the chain's
+/// own findings (which name the line after an edited one).
+fn rows_against_state(mut check: LineCheck, state: &State) -> LineCheck {
+    let covers_every_row = state.row_lines == Some(state.lines) && !state.dirty;
+    if !covers_every_row || state.lines == 0 {
+        return check;
+    }
+    let line = state.lines;
+    let kept = state.folded.last_line_sha256.as_deref();
+    if let (Some(kept), Some(last)) = (kept, check.chain.last_sha256.as_deref())
+        && kept != last
+    {
+        check.findings.push(LineFinding {
+            kind: "chain_broken",
+            line,
+            detail: format!(
+                "the last row hashes to sha256:{last}, where the ledger's state kept sha256:{kept} when it was written: the row was edited in the database"
+            ),
+        });
+    }
+    if check.bytes != state.bytes {
+        check.findings.push(LineFinding {
+            kind: "rows_edited",
+            line,
+            detail: format!(
+                "the rows hold {} bytes where the ledger's state counted {} when line {line} was written: a row was edited in the database",
+                check.bytes, state.bytes
+            ),
+        });
+    }
+    check.findings.sort_by_key(|f| f.line);
+    check
 }
 
 /// Each discussion's last line among the first `covered`.

@@ -40,7 +40,7 @@ impl PgLedger {
             let planned = plan(&view);
             state.folded.global = view.global;
             // A refusal writes nothing: the transaction is rolled back.
-            let (records, result) = planned?;
+            let (mut records, result) = planned?;
             if records.is_empty() && !state.dirty {
                 return Ok(result);
             }
@@ -52,9 +52,13 @@ impl PgLedger {
                     &[(&NUMBER_KEY, Type::INT8)],
                 )?;
                 state = self.scoped_state(&mut tx)?;
+                // A writer that planned beside this one may have numbered
+                // a later time first: lines keep `at_ms` non-decreasing.
+                keep_time_in_order(&mut records, state.folded.last_at_ms);
             }
             failpoint::hit("append.before_write").map_err(|e| self.failed(&e))?;
-            let text = Record::operation_lines(&records);
+            let mut prev = last_line_digest(&mut tx, &state)?;
+            let text = Record::operation_lines(&records, &mut prev);
             let lines = text.as_bytes().split(|b| *b == b'\n');
             let complete = state.folded.summarized == state.lines;
             let first_new = state.lines + 1;
@@ -145,6 +149,8 @@ impl PgLedger {
                 .map(|row| (row.get(0), row.get(1)))
                 .collect();
             let skip = source.decide(existing).map_err(Fail::Discuss)?;
+            let mut prev = last_line_digest(&mut tx, &state)?;
+            let boundary = source.boundary(&skip, &mut prev).map_err(Fail::Discuss)?;
             let feed = |line: &mut LineFeed<'_>| {
                 crate::ledger::lines::stream_lines(source.file, source.len, |offset, n, text| {
                     if !skip.contains(&offset) {
@@ -160,14 +166,14 @@ impl PgLedger {
                 tx.copy_in(COPY_LINES)?,
                 &[Type::INT8, Type::BYTEA, Type::TEXT, Type::TEXT, Type::TEXT],
             );
-            feed(&mut |_, _, line| {
+            let mut imported_line = |line: &[u8], counted: bool| {
                 if failed.is_some() {
                     return;
                 }
-                imported += 1;
+                imported += u64::from(counted);
                 let line_no = state.lines + 1;
                 let record = Record::parse(line, line_no as usize).ok();
-                state.fold(line_no, line.len(), record.as_ref());
+                state.fold(line_no, line, record.as_ref());
                 let record = record.as_ref();
                 let written = rows.write(&[
                     &(line_no as i64),
@@ -179,8 +185,12 @@ impl PgLedger {
                 if let Err(err) = written {
                     failed = Some(err);
                 }
-            })
-            .map_err(|e| Fail::Discuss(Error::io("the import", &e)))?;
+            };
+            if let Some(boundary) = &boundary {
+                imported_line(boundary.trim_end_matches('\n').as_bytes(), false);
+            }
+            feed(&mut |_, _, line| imported_line(line, true))
+                .map_err(|e| Fail::Discuss(Error::io("the import", &e)))?;
             if let Some(err) = failed {
                 return Err(Fail::Db(err));
             }
@@ -204,6 +214,40 @@ impl PgLedger {
     }
 }
 
+/// Raises the records' `at_ms` to `newest`, the latest time already
+/// numbered, as a writer holding the lock would have stamped them; not
+/// past the allowed skew ahead of their own time, which a writer never
+/// adopts (`ledger.md`, "Clock skew").
+fn keep_time_in_order(records: &mut [Record], newest: Option<i64>) {
+    let Some(newest) = newest else { return };
+    for record in records {
+        if record.at_ms < newest && newest - record.at_ms <= crate::clock::MAX_SKEW_MS {
+            record.at_ms = newest;
+        }
+    }
+}
+
+/// The digest of the ledger's last line, which the next line's `prev`
+/// names: kept in the state row, or read when an earlier version wrote it.
+fn last_line_digest(tx: &mut Transaction<'_>, state: &State) -> Step<chain::Digest> {
+    if state.lines == 0 {
+        return Ok(chain::before_first_line());
+    }
+    if let Some(digest) = state
+        .folded
+        .last_line_sha256
+        .as_deref()
+        .and_then(|hex| chain::parse_hex(hex.as_bytes()))
+    {
+        return Ok(digest);
+    }
+    let row = tx.query_typed_one(
+        "SELECT line FROM discuss_lines WHERE line_no = $1",
+        &[(&(state.lines as i64), Type::INT8)],
+    )?;
+    Ok(chain::digest_of(row.get::<_, &[u8]>(0)))
+}
+
 /// The rows of the lines an operation appends.
 #[derive(Default)]
 pub(super) struct LineRows<'a> {
@@ -222,7 +266,7 @@ pub(super) fn fold_lines<'a>(
     let mut rows = LineRows::default();
     for (line, record) in items {
         let line_no = state.lines + 1;
-        state.fold(line_no, line.len(), record);
+        state.fold(line_no, line, record);
         rows.line_nos.push(line_no as i64);
         rows.lines.push(line);
         rows.record_ids.push(record.map(|r| r.id.as_str()));
