@@ -29,6 +29,9 @@ struct Generator {
     rng: u64,
     out: BufWriter<std::io::StdoutLock<'static>>,
     written: usize,
+    /// The digest of the last line written: lines are chained as
+    /// `discuss` chains them.
+    prev: discuss::record::chain::Digest,
 }
 
 struct Live {
@@ -46,6 +49,7 @@ impl Generator {
         Stamp {
             at_ms: self.now,
             by: "bench".into(),
+            token_id: None,
         }
     }
 
@@ -58,7 +62,7 @@ impl Generator {
 
     fn write(&mut self, records: &[Record]) {
         self.out
-            .write_all(Record::operation_lines(records).as_bytes())
+            .write_all(Record::operation_lines(records, &mut self.prev).as_bytes())
             .unwrap();
         self.written += records.len();
         for record in records {
@@ -209,6 +213,7 @@ fn main() {
         rng: 0x9E37_79B9_7F4A_7C15,
         out: BufWriter::with_capacity(1 << 20, std::io::stdout().lock()),
         written: 0,
+        prev: discuss::record::chain::before_first_line(),
     };
     let agents: Vec<String> = (0..AGENTS).map(|i| format!("agent-{i:02}")).collect();
     let stamp = generator.stamp();

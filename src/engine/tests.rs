@@ -103,7 +103,7 @@ impl Sim {
             .flat_map(|r| r.to_line().into_bytes())
             .collect();
         let before = bytes.len();
-        let op = Record::operation_lines(new);
+        let op = Record::operation_lines(new, &mut crate::record::chain::before_first_line());
         let cut = ((op.len() as f64 * fraction) as usize).min(op.len() - 1);
         bytes.extend_from_slice(&op.as_bytes()[..cut]);
         let replayed = crate::ledger::Snapshot::parse(&bytes);

@@ -97,13 +97,22 @@ mod tests {
             op_id: None,
             token_id: None,
         };
-        let first = Record::operation_lines(&[record("rec_1")]);
-        let op = Record::operation_lines(&[record("rec_2"), record("rec_3"), record("rec_4")]);
+        let mut prev = crate::record::chain::before_first_line();
+        let first = Record::operation_lines(&[record("rec_1")], &mut prev);
+        let op = Record::operation_lines(
+            &[record("rec_2"), record("rec_3"), record("rec_4")],
+            &mut prev,
+        );
         assert!(op.starts_with(r#"{"v":1,"kind":"kill_switch","id":"rec_2","#));
         let marks: Vec<&str> = op.lines().collect();
-        assert!(marks[0].ends_with(r#""op_lines":3,"op_id":"rec_2"}"#));
-        assert!(marks[1].ends_with(r#""op_id":"rec_2"}"#));
-        assert!(marks[2].ends_with(r#""op_id":"rec_2"}"#));
+        // Each line ends with its link in the chain, after its marks.
+        let marks: Vec<&str> = marks
+            .iter()
+            .map(|line| line.split(r#","prev":"sha256:"#).next().unwrap())
+            .collect();
+        assert!(marks[0].ends_with(r#""op_lines":3,"op_id":"rec_2""#));
+        assert!(marks[1].ends_with(r#""op_id":"rec_2""#));
+        assert!(marks[2].ends_with(r#""op_id":"rec_2""#));
         let whole = format!("{first}{op}");
         assert_eq!(Snapshot::parse(whole.as_bytes()).records.len(), 4);
         assert_eq!(Snapshot::parse(whole.as_bytes()).torn_tail, 0);

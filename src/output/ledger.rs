@@ -90,7 +90,8 @@ impl View for VerifyView {
         }
     }
 
-    /// A line a problem, then the count of everything.
+    /// A line a problem, the count of everything, then the chain (and the
+    /// seal).
     fn human(&self, _style: &Style, out: &mut Sink) {
         let lines = &self.lines;
         for u in &lines.unreadable {
@@ -129,6 +130,25 @@ impl View for VerifyView {
                 ));
             }
         }
+        out.text(&format!(
+            "{}: {}, {}, {}, {}, {}, {}\n",
+            if self.ok { "ok" } else { "PROBLEMS" },
+            count(lines.records, "record", "records"),
+            count(self.discussions as u64, "discussion", "discussions"),
+            count(
+                lines.unreadable.len() as u64,
+                "unreadable line",
+                "unreadable lines"
+            ),
+            count(lines.findings.len() as u64, "line finding", "line findings"),
+            count(lines.torn_tail, "torn byte", "torn bytes"),
+            count(
+                self.invalid.len() as u64,
+                "invalid discussion",
+                "invalid discussions"
+            ),
+        ));
+        // Then what vouches for the history: the chain, and the seal.
         let chain = &lines.chain;
         match (chain.first_chained_line, &chain.last_sha256) {
             (Some(first), Some(last)) => out.text(&format!(
@@ -150,24 +170,6 @@ impl View for VerifyView {
                 seal.line, seal.sha256, seal.at
             ));
         }
-        out.text(&format!(
-            "{}: {}, {}, {}, {}, {}, {}\n",
-            if self.ok { "ok" } else { "PROBLEMS" },
-            count(lines.records, "record", "records"),
-            count(self.discussions as u64, "discussion", "discussions"),
-            count(
-                lines.unreadable.len() as u64,
-                "unreadable line",
-                "unreadable lines"
-            ),
-            count(lines.findings.len() as u64, "line finding", "line findings"),
-            count(lines.torn_tail, "torn byte", "torn bytes"),
-            count(
-                self.invalid.len() as u64,
-                "invalid discussion",
-                "invalid discussions"
-            ),
-        ));
     }
 }
 

@@ -248,9 +248,12 @@ fn a_line_edited_to_claim_the_lines_after_it_hides_nothing() {
     assert_eq!(env.show(&dsc)["transcript"].as_array().unwrap().len(), 2);
     let (status, findings) = ledger_findings(&env);
     assert_eq!(status, 7, "verify reports the overrun");
-    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings.len(), 2, "{findings:?}");
     assert_eq!(findings[0]["kind"], "operation_overrun");
     assert_eq!(findings[0]["line"], root_line);
+    // The edit itself: the next line names the root line as it was.
+    assert_eq!(findings[1]["kind"], "chain_broken");
+    assert_eq!(findings[1]["line"], root_line + 1);
 }
 
 #[test]

@@ -141,10 +141,34 @@ fn an_import_never_duplicates_a_record() {
         (&new.into(), &in_backup.into()),
         "{out}"
     );
-    let mut expected = before.clone();
-    expected.extend_from_slice(&fresh.ledger_bytes());
-
-    assert_eq!(env.ledger_bytes(), expected);
+    // The new lines continue another ledger's chain: a `kind:"import"`
+    // line before them says so (and how many), then they come verbatim.
+    let after = env.ledger_bytes();
+    assert!(after.starts_with(&before));
+    let boundary_end = before.len()
+        + after[before.len()..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .unwrap()
+        + 1;
+    let boundary: serde_json::Value =
+        serde_json::from_slice(&after[before.len()..boundary_end]).unwrap();
+    assert_eq!(boundary["kind"], "import", "{boundary}");
+    assert_eq!(boundary["lines"], new, "{boundary}");
+    assert_eq!(
+        boundary["chain_restarts"],
+        serde_json::json!([0]),
+        "{boundary}"
+    );
+    assert_eq!(&after[boundary_end..], &fresh.ledger_bytes()[..]);
+    let verified = env.ok(&["verify"]);
+    assert_eq!(
+        verified["ledger_findings"],
+        serde_json::json!([]),
+        "{verified}"
+    );
+    assert_eq!(verified["chain"]["imported_restarts"], 1, "{verified}");
+    let expected = after;
     // A line under a known id that differs from the stored one.
     let text = String::from_utf8(std::fs::read(&backup).unwrap()).unwrap();
     let forged = text.replacen("\"by\":\"tester\"", "\"by\":\"forger\"", 1);
@@ -208,9 +232,17 @@ fn a_file_import_killed_after_any_chunk_leaves_nothing() {
     }
     let out = env.ok(&["ledger", "import", source.to_str().unwrap()]);
     assert_eq!(out["imported"], 15);
-    let mut whole = before.clone();
-    whole.extend_from_slice(&std::fs::read(&source).unwrap());
-    assert_eq!(env.ledger_bytes(), whole);
+    // After the `kind:"import"` line (the lines continue another chain),
+    // the file's bytes as they were.
+    let after = env.ledger_bytes();
+    let imported = std::fs::read(&source).unwrap();
+    assert!(after.starts_with(&before) && after.ends_with(&imported));
+    let boundary = &after[before.len()..after.len() - imported.len()];
+    assert!(
+        boundary.starts_with(br#"{"v":1,"kind":"import","#) && boundary.ends_with(b"}\n"),
+        "{}",
+        String::from_utf8_lossy(boundary)
+    );
     env.ok(&["verify"]);
 }
 

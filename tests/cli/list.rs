@@ -129,9 +129,11 @@ fn a_long_list_is_plain_aligned_columns() {
     let stamp = Stamp {
         at_ms: T0,
         by: "tester".into(),
+        token_id: None,
     };
     let mut global = Global::default();
     let mut lines = String::new();
+    let mut prev = discuss::record::chain::before_first_line();
     let fleet = plan_fleet(
         &global,
         discuss::record::FleetOp::Add,
@@ -140,7 +142,7 @@ fn a_long_list_is_plain_aligned_columns() {
         &stamp,
     );
     fleet.iter().for_each(|r| global.apply(r));
-    lines.push_str(&Record::operation_lines(&fleet));
+    lines.push_str(&Record::operation_lines(&fleet, &mut prev));
     for _ in 0..1_001 {
         let request = AskRequest::new(
             "agent-a",
@@ -154,7 +156,7 @@ fn a_long_list_is_plain_aligned_columns() {
         )
         .unwrap();
         let (records, _) = plan_ask(&global, &request, &stamp).unwrap();
-        lines.push_str(&Record::operation_lines(&records));
+        lines.push_str(&Record::operation_lines(&records, &mut prev));
     }
     env.append_raw(&lines);
     let out = env.run(&["list"]);

@@ -79,7 +79,8 @@ impl Normalizer {
         out
     }
 
-    /// One JSON object, or JSON lines as an array, times dropped.
+    /// One JSON object, or JSON lines as an array, times (and the chain's
+    /// digests of them) dropped.
     fn json(&mut self, text: &str) -> Value {
         let text = self.text(text);
         let mut value = match serde_json::from_str::<Value>(&text) {
@@ -98,7 +99,13 @@ fn drop_times(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.retain(|key, _| {
-                !(key.ends_with("_at") || key.ends_with("_ms") || key == "at" || key == "updated")
+                // `prev` digests the line before, ids and times included.
+                !(key.ends_with("_at")
+                    || key.ends_with("_ms")
+                    || key == "at"
+                    || key == "updated"
+                    || key == "prev"
+                    || key == "last_sha256")
             });
             map.values_mut().for_each(drop_times);
         }
