@@ -405,6 +405,8 @@ impl Fold {
             close: envelope.close,
             body: self.body(envelope),
             at_ms: t,
+            by: record.by.clone(),
+            token_id: record.token_id.clone(),
         });
         let attempt = &mut self.d.attempts[index];
         attempt.state = AttemptState::Completed;
@@ -449,6 +451,8 @@ impl Fold {
             close: false,
             body: self.body(envelope),
             at_ms: t,
+            by: record.by.clone(),
+            token_id: record.token_id.clone(),
         });
     }
 

@@ -177,6 +177,10 @@ pub struct Entry {
     pub close: bool,
     pub body: Value,
     pub at_ms: i64,
+    /// Who recorded it: `by`, on the writer's word, and the token a
+    /// `serve` caller was verified by (`Record::token_id`).
+    pub by: String,
+    pub token_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -90,6 +90,9 @@ struct EntryJson<'a> {
     close: bool,
     payload: &'a Value,
     at: At,
+    by: &'a str,
+    /// The token the writer was verified by through `serve`.
+    token_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     receipts: Option<Vec<Value>>,
 }
@@ -273,6 +276,8 @@ fn entry_json<'a>(discussion: &'a Discussion, entry: &'a Entry, receipts: bool) 
         close: entry.close,
         payload: &entry.body,
         at: At(entry.at_ms),
+        by: &entry.by,
+        token_id: entry.token_id.as_deref(),
         receipts: receipts.then(|| {
             receipts_of(discussion, &entry.message_id)
                 .map(receipt_json)
@@ -292,10 +297,12 @@ fn receipt_json(record: &Record) -> Value {
     map.insert("receipt".into(), receipt.receipt.clone().into());
     map.insert("at".into(), format_ms(record.at_ms).into());
     map.insert("by".into(), record.by.clone().into());
+    map.insert("token_id".into(), record.token_id.clone().into());
     if let Value::Object(fields) = record.to_json() {
         for (key, value) in fields {
             match key.as_str() {
-                "v" | "kind" | "id" | "at_ms" | "by" | "receipt" | "discussion_id" => {}
+                "v" | "kind" | "id" | "at_ms" | "by" | "token_id" | "receipt"
+                | "discussion_id" => {}
                 "deadline_ms" => {
                     let at = value.as_i64().map(format_ms);
                     map.insert("deadline_at".into(), at.map_or(Value::Null, Value::from));
@@ -498,8 +505,14 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
         } else {
             entry.kind.as_str().to_owned()
         };
+        // Who recorded it, when a token vouches for more than its word.
+        let verified = entry
+            .token_id
+            .as_deref()
+            .map(|token| format!(" · by {} (token {token})", printable(&entry.by, false)))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "\nturn {} · {} → {} · {} · {}\n  {}\n",
+            "\nturn {} · {} → {} · {} · {}\n  {}{verified}\n",
             entry.turn,
             entry.from_agent_id,
             entry.to_agent_id,
