@@ -301,8 +301,8 @@ fn receipt_json(record: &Record) -> Value {
     if let Value::Object(fields) = record.to_json() {
         for (key, value) in fields {
             match key.as_str() {
-                "v" | "kind" | "id" | "at_ms" | "by" | "token_id" | "receipt"
-                | "discussion_id" => {}
+                "v" | "kind" | "id" | "at_ms" | "by" | "token_id" | "receipt" | "discussion_id" => {
+                }
                 "deadline_ms" => {
                     let at = value.as_i64().map(format_ms);
                     map.insert("deadline_at".into(), at.map_or(Value::Null, Value::from));

@@ -17,6 +17,7 @@ mod admin;
 mod ask;
 mod cache;
 mod call;
+mod chain;
 mod crash;
 mod errors;
 mod escalations;
