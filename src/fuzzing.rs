@@ -235,6 +235,7 @@ pub fn replay(bytes: &[u8]) -> Replay {
 /// and without an `op_id` of its own. Returns the summary of the bytes.
 pub fn replay_variants(bytes: &[u8]) -> Replay {
     let summary = replay(bytes);
+    edits_break_the_chain(bytes);
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let lines: Vec<&[u8]> = bytes[..end].split_inclusive(|&b| b == b'\n').collect();
     if lines.is_empty() {
@@ -285,6 +286,61 @@ pub fn replay_variants(bytes: &[u8]) -> Replay {
         replay(&edited);
     }
     summary
+}
+
+/// The JSON objects among the bytes' complete lines, chained as `discuss`
+/// chains them, must check clean; then any one byte of one line changed
+/// (never into a newline) is a `chain_broken` finding at the line after
+/// it, unless the change tore what follows off as an operation cut short
+/// (a torn tail, its own finding) or it was the last line (which only a
+/// seal covers: its digest changed).
+fn edits_break_the_chain(bytes: &[u8]) {
+    use crate::ledger::check::chain_breaks;
+    use crate::record::chain;
+    let mut prev = chain::before_first_line();
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(serde_json::Value::Object(mut object)) = serde_json::from_slice(line) else {
+            continue;
+        };
+        object.insert(
+            "prev".into(),
+            format!("sha256:{}", chain::hex(&prev)).into(),
+        );
+        let mut line = serde_json::Value::Object(object).to_string().into_bytes();
+        prev = chain::digest_of(&line);
+        line.push(b'\n');
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let chained = lines.concat();
+    let (breaks, _) = chain_breaks(&chained);
+    assert_eq!(breaks, Vec::<u64>::new(), "a chained ledger checks clean");
+    let seed = crate::ledger::hash::hash64(bytes) as usize;
+    let pick = seed % lines.len();
+    let at = (seed >> 16) % (lines[pick].len() - 1);
+    let mut edited = lines.clone();
+    let byte = &mut edited[pick][at];
+    *byte = match byte.wrapping_add(1 + (seed >> 40) as u8 % 200) {
+        b'\n' => b'\n' + 1,
+        other => other,
+    };
+    let edited = edited.concat();
+    assert_ne!(edited, chained);
+    let (breaks, torn) = chain_breaks(&edited);
+    let next = pick as u64 + 2;
+    if pick + 1 == lines.len() {
+        let last = &edited[edited.len() - lines[pick].len()..edited.len() - 1];
+        assert_ne!(chain::digest_of(last), prev, "the last line's digest");
+    } else {
+        assert!(
+            breaks.contains(&next) || torn > 0,
+            "line {} edited: breaks {breaks:?}, torn {torn}",
+            pick + 1
+        );
+    }
 }
 
 /// The lines parsed on a second core (`operations_ahead`), or by both in

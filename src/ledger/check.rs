@@ -199,6 +199,29 @@ pub(super) fn check_lines(
     checker.finish(streamed, len, feed)
 }
 
+/// `bytes` checked as a ledger: the lines `chain_broken` is found at, and
+/// how many bytes are a torn tail (the fuzz target's chained edits).
+pub(crate) fn chain_breaks(bytes: &[u8]) -> (Vec<u64>, u64) {
+    let feed = |line: &mut LineFeed<'_>| {
+        let (mut start, mut line_no) = (0, 0);
+        for end in memchr::memchr_iter(b'\n', bytes) {
+            line_no += 1;
+            line(start as u64, line_no, &bytes[start..end]);
+            start = end + 1;
+        }
+        Ok((start as u64, line_no))
+    };
+    let check = check_lines(feed, bytes.len() as u64, LineChecker::new(0), |_, _| {})
+        .expect("bytes in memory");
+    let breaks = check
+        .findings
+        .iter()
+        .filter(|f| f.kind == "chain_broken")
+        .map(|f| f.line)
+        .collect();
+    (breaks, check.torn_tail)
+}
+
 /// A line read as a record, or why it is not one, and what it says of
 /// its operation: the `read` of the passes that check lines.
 pub(crate) fn record_or_unreadable(

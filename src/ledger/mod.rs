@@ -13,7 +13,7 @@
 //! - `postgres/`: the same lines in a database, split by concern (schema,
 //!   connection, reading, writing, the location URL).
 
-mod check;
+pub(crate) mod check;
 mod excerpt;
 mod failpoint;
 mod file;

@@ -80,7 +80,7 @@ const TAIL: usize = 16 + 64 + 2;
 /// when it holds `"prev"` at all (a top-level member named so can be no
 /// other bytes: in a string, its quotes would be escaped).
 pub fn prev_of(line: &[u8]) -> Prev {
-    if line.len() >= TAIL + 1 {
+    if line.len() > TAIL {
         let tail = &line[line.len() - TAIL..];
         if tail.starts_with(br#","prev":"sha256:"#)
             && tail.ends_with(br#""}"#)

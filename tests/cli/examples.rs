@@ -181,3 +181,76 @@ fn the_examples_never_print_a_database_password() {
         );
     }
 }
+
+/// `examples/seal.sh`: seals kept in a folder of their own; a later run
+/// checks the last seal first, so a history rewritten between two runs
+/// stops the next one (seal_mismatch, exit 7).
+#[test]
+fn the_seal_example_keeps_seals_elsewhere_and_catches_a_rewrite() {
+    let env = Env::file();
+    env.discussion(&[]);
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let key = env.dir.path().join("seal.key");
+    env.ok(&["ledger", "keygen", "--output", key.to_str().unwrap()]);
+    let seals = env.dir.path().join("elsewhere/seals");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seal.sh");
+    let run = || {
+        std::process::Command::new("bash")
+            .arg(&script)
+            .arg(&key)
+            .arg(&seals)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("DISCUSS", &bin)
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_NOW", T0.to_string())
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(String::from_utf8_lossy(&first.stdout).starts_with("sealed: {"));
+    let latest = seals.join("latest.json");
+    env.ok(&[
+        "verify",
+        "--seal",
+        latest.to_str().unwrap(),
+        "--public-key",
+        &format!("{}.pub", key.display()),
+    ]);
+    env.ask(&[]);
+    assert!(run().status.success(), "a grown ledger is sealed again");
+    // The first line rewritten, every line chained anew by hand.
+    let text = std::fs::read_to_string(env.ledger()).unwrap();
+    let mut before = String::new();
+    let mut forged = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+        if i == 0 {
+            record["by"] = "forger".into();
+        }
+        record["prev"] = format!("sha256:{}", sha256_hex(before.as_bytes())).into();
+        before = format!("{record}\n");
+        forged.push_str(&before);
+    }
+    std::fs::write(env.ledger(), forged).unwrap();
+    let stopped = run();
+    assert_eq!(stopped.status.code(), Some(7));
+    assert!(
+        String::from_utf8_lossy(&stopped.stderr).contains("seal_mismatch"),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -182,6 +182,11 @@ fn an_import_never_duplicates_a_record() {
         err["message"].as_str().unwrap().contains("differs"),
         "{err}"
     );
+    assert_eq!(
+        env.ledger_bytes(),
+        expected,
+        "a refused import writes nothing"
+    );
 }
 
 /// A file import killed (`kill -9`) after any of its chunks leaves nothing
