@@ -25,20 +25,26 @@ cycle() { # BUILD LEDGER: one ask, wake and reply, each timed
   echo $((t1 - t0)) >>"$work/$3.wake"
   att=$(field attempt_id <<<"$out")
   t0=$(us); DISCUSS_LEDGER=$2 "$bin" reply --agent b --discussion "$dsc" --attempt "$att" \
-    --reply-to "$head" --type result --payload '{"body":"yes"}' --close -q >/dev/null; t1=$(us)
+    --reply-to "$head" --type result --payload '{"body":"yes"}' --close >/dev/null; t1=$(us)
   echo $((t1 - t0)) >>"$work/$3.reply"
 }
 median_of() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# The builds take turns cycle by cycle, so that the machine's drift
+# (large here from one minute to the next) weighs on both alike.
 for round in $(seq "$rounds"); do
   for build in old new; do
-    bin=${!build}
     if [ -n "$db_old" ]; then
       ledger=$([ "$build" = old ] && echo "$db_old" || echo "$db_new")
     else
       ledger=$work/$build.$round.jsonl
     fi
-    DISCUSS_LEDGER=$ledger "$bin" fleet add f a b >/dev/null
-    for _ in $(seq "$cycles"); do cycle "$bin" "$ledger" "$build"; done
+    declare "ledger_$build=$ledger"
+    DISCUSS_LEDGER=$ledger "${!build}" fleet add f a b >/dev/null
+    DISCUSS_LEDGER=$ledger "${!build}" quota set 100000 --agent b >/dev/null
+  done
+  for _ in $(seq "$cycles"); do
+    cycle "$old" "$ledger_old" old
+    cycle "$new" "$ledger_new" new
   done
 done
 for op in ask wake reply; do
