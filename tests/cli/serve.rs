@@ -1415,6 +1415,19 @@ mod mcp {
             for_a.cancel().await.unwrap();
             for_b.cancel().await.unwrap();
         });
+        // Every record a call wrote names the token that vouched for it.
+        let (a_id, b_id) = (token_id_of(&env, "agent-a"), token_id_of(&env, "agent-b"));
+        let mut vouched = 0;
+        for record in env.records() {
+            let expected = match (record["kind"].as_str(), record["from_agent_id"].as_str()) {
+                (Some("message"), Some("agent-a")) => &a_id,
+                (Some("message" | "receipt"), _) => &b_id,
+                _ => continue,
+            };
+            assert_eq!(record["token_id"], expected.as_str(), "{record}");
+            vouched += 1;
+        }
+        assert_eq!(vouched, 4, "the root, the reservation, the reply, its receipt");
         // Without a token the endpoint answers 401, as the others do.
         let refused = server.post(
             "/mcp",
