@@ -14,6 +14,7 @@
 //!   connection, reading, writing, the location URL).
 
 pub(crate) mod check;
+mod contract;
 mod excerpt;
 mod failpoint;
 mod file;

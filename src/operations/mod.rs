@@ -1,5 +1,5 @@
 //! The application's operations, one level above the engine: what every
-//! front-end (the clap commands, `call`, MCP, and next HTTP) performs on a
+//! front-end (the clap commands, `call`, MCP and `serve`) performs on a
 //! session's ledger. Ask, wake and reply run their engine plan under the
 //! writer lock (`write_once`, retry-safe with an idempotency key); reads
 //! derive one discussion (`read`) or list them (`lists`). Nothing here

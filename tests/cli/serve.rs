@@ -1427,7 +1427,10 @@ mod mcp {
             assert_eq!(record["token_id"], expected.as_str(), "{record}");
             vouched += 1;
         }
-        assert_eq!(vouched, 4, "the root, the reservation, the reply, its receipt");
+        assert_eq!(
+            vouched, 4,
+            "the root, the reservation, the reply, its receipt"
+        );
         // Without a token the endpoint answers 401, as the others do.
         let refused = server.post(
             "/mcp",

@@ -1,4 +1,4 @@
-//! The file backend's side of the contract (`ledger::storage::Storage`):
+//! The file backend's side of the contract (`ledger::contract::Storage`):
 //! each method hands on to `FileLedger`'s own.
 
 use super::FileLedger;
@@ -10,7 +10,7 @@ use crate::record::Record;
 use std::io::Write;
 use std::time::Instant;
 
-impl crate::ledger::storage::Storage for FileLedger {
+impl crate::ledger::contract::Storage for FileLedger {
     fn kind(&self) -> &'static str {
         "file"
     }

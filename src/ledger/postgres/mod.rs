@@ -1,7 +1,7 @@
 //! The ledger in PostgreSQL, for fleets that span hosts: the very same v1
 //! lines, one row a line, numbered in one total order.
 //!
-//! Two tables, made by the first write to an empty database:
+//! Three tables, made by the first write to an empty database:
 //!
 //! - `discuss_lines`: `line_no` (1, 2, 3… the ledger's order, the primary
 //!   key), `line` (the bytes as written, without `\n`), and three columns
@@ -12,7 +12,11 @@
 //!   (fleets, kill-switch, quotas, the last hour of wakes), the newest
 //!   `at_ms` and the live set, as JSON. Each writer updates it in its own
 //!   transaction; rows after it (written by other means) are folded in on
-//!   reading, as a file's cache catches up.
+//!   reading, as a file's cache catches up. It also keeps the last line's
+//!   digest, which the next line's `prev` names (`record::chain`).
+//! - `discuss_summaries`: a list row for every discussion, as a file's
+//!   `<ledger>.summary` (made on a database of an earlier version by its
+//!   next write).
 //!
 //! **Why the writers' guarantees hold.** Every write — an operation of one
 //! to three lines, or an import — is one transaction that first takes
@@ -248,7 +252,7 @@ impl PgLedger {
 }
 
 /// The PostgreSQL backend's side of the contract (`ledger::storage`).
-impl crate::ledger::storage::Storage for PgLedger {
+impl crate::ledger::contract::Storage for PgLedger {
     fn kind(&self) -> &'static str {
         "postgres"
     }

@@ -4,7 +4,9 @@
 //! it is trusted, and updated under the ledger's exclusive lock by the
 //! writer that appends. Deleting it changes nothing but speed.
 //!
-//! Two files sit next to the ledger:
+//! Three of the five files that may sit next to the ledger are this cache
+//! (the others: `<ledger>.torn`, where a torn tail is moved, and
+//! `<ledger>.importing`, which stands while an import is under way):
 //!
 //! - `<ledger>.index`, the base: every discussion line up to a point, as
 //!   fixed-size entries sorted by (discussion key, offset), then the
@@ -15,6 +17,8 @@
 //!   kill-switch, quotas, the last hour of reservations), and the entries
 //!   of the lines after the base. Rewritten (rename) by every writer; when
 //!   it holds more than `MERGE_AT` entries they are merged into a new base.
+//! - `<ledger>.summary`: a list row for every discussion of the base
+//!   (`summary.rs`), written beside it when a list derives them all.
 //!
 //! A crash between the ledger's `fsync` and the checkpoint leaves a
 //! checkpoint that covers less than the ledger: the next command reads the
