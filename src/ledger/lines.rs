@@ -475,7 +475,7 @@ pub(crate) struct OperationFinding {
 
 /// The operation still missing lines.
 #[derive(Debug)]
-struct Open {
+struct PendingOperation {
     op_id: String,
     start: u64,
     line_no: u64,
@@ -488,7 +488,7 @@ struct Open {
 /// operation cut short are never handed on.
 #[derive(Debug)]
 pub(crate) struct Operations<T> {
-    open: Option<Open>,
+    open: Option<PendingOperation>,
     held: Vec<T>,
     /// The last line with `op_lines` but no `op_id`: (its line number,
     /// lines it announced, lines still to come).
@@ -547,7 +547,7 @@ impl<T> Operations<T> {
         }
         match mark {
             OpMark::Opens { op_id, lines } => {
-                self.open = Some(Open {
+                self.open = Some(PendingOperation {
                     op_id,
                     start,
                     line_no,

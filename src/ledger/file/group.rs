@@ -16,7 +16,7 @@ pub(super) const MAX_STEPS: u32 = 32;
 
 /// The ledger as a group holds it: locked by this process, written past
 /// its last sync.
-pub(super) struct Open {
+pub(super) struct OpenGroup {
     pub file: File,
     pub cache: Cache,
     /// The length of the file, and where its whole operations end (what
@@ -101,7 +101,7 @@ impl std::fmt::Debug for Writers {
 
 #[derive(Default)]
 pub(super) struct Held {
-    pub open: Option<Open>,
+    pub open: Option<OpenGroup>,
     /// The last step number handed out.
     pub steps: u64,
 }

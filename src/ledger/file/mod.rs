@@ -30,7 +30,7 @@ use std::time::Instant;
 /// a ledger truncated and grown again past that point is told apart by
 /// them, not by its length alone.
 #[derive(Debug)]
-struct Streamed {
+struct StreamEnd {
     identity: (u64, u64),
     end: u64,
     tail: Vec<u8>,
@@ -61,19 +61,19 @@ pub(crate) struct FileLedger {
     summarize: Option<Summarize>,
     /// Where `stream_records` stopped: a follower whose ledger was replaced
     /// or rewritten must not go on as if it were the same.
-    streamed_from: std::sync::Arc<std::sync::Mutex<Option<Streamed>>>,
+    streamed_from: std::sync::Arc<std::sync::Mutex<Option<StreamEnd>>>,
     /// The cache this process last saved after a write. The next write of a
     /// long-lived process (`serve`) takes it back instead of reading and
     /// parsing the checkpoint, while that checkpoint is still the file it
     /// wrote and the ledger has not changed since.
-    kept: std::sync::Arc<std::sync::Mutex<Option<Kept>>>,
+    kept: std::sync::Arc<std::sync::Mutex<Option<SavedCache>>>,
     /// This process's writers, one at a time, in groups that share the
     /// lock and one sync (`group.rs`).
     writers: std::sync::Arc<group::Writers>,
 }
 
 /// A saved cache, and what must not have changed for it to be taken back.
-struct Kept {
+struct SavedCache {
     /// The checkpoint file: device, inode, size, modification time.
     checkpoint: (u64, u64, u64, i64, i64),
     /// The ledger: device, inode, size, change time.
@@ -81,9 +81,9 @@ struct Kept {
     cache: Cache,
 }
 
-impl std::fmt::Debug for Kept {
+impl std::fmt::Debug for SavedCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Kept(..)")
+        f.write_str("SavedCache(..)")
     }
 }
 
@@ -126,7 +126,7 @@ impl FileLedger {
     /// After a write's cache was saved, under the lock: kept for the next.
     fn keep(&self, cache: Cache, file: &File) {
         let kept = match (self.checkpoint_stamp(), Self::ledger_stamp(file)) {
-            (Some(checkpoint), Some(ledger)) if !cache.is_dirty() => Some(Kept {
+            (Some(checkpoint), Some(ledger)) if !cache.is_dirty() => Some(SavedCache {
                 checkpoint,
                 ledger,
                 cache,
@@ -426,7 +426,7 @@ impl FileLedger {
     /// The ledger locked for a group of writes whose first step is `first`,
     /// with its cache: the one kept from this process's last write when
     /// nothing changed since, else the cache's files caught up (or rebuilt).
-    fn open_group(&self, first: u64) -> Result<group::Open> {
+    fn open_group(&self, first: u64) -> Result<group::OpenGroup> {
         let file = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let len = self.len_of(&file)?;
@@ -438,7 +438,7 @@ impl FileLedger {
                 None => self.rebuilt(&file, len)?,
             },
         };
-        Ok(group::Open {
+        Ok(group::OpenGroup {
             file,
             cache,
             len,
@@ -457,7 +457,7 @@ impl FileLedger {
     /// not yet synced.
     fn step<T>(
         &self,
-        open: &mut group::Open,
+        open: &mut group::OpenGroup,
         discussion_ids: &[&str],
         idempotency_key: Option<&str>,
         plan: impl Plan<T>,
@@ -545,7 +545,7 @@ impl FileLedger {
     /// The last step of a group: one sync for all it wrote, then the cache
     /// saved and kept, the lock let go, and every step through `through`
     /// told. A failed sync cuts the ledger back to where the group began.
-    fn end_group(&self, mut open: group::Open, through: u64) {
+    fn end_group(&self, mut open: group::OpenGroup, through: u64) {
         let synced = if open.unsynced {
             self.sync_group(&open.file)
         } else {

@@ -4,7 +4,7 @@
 
 use super::cache::summary::{self, SummaryLine, SummaryWriter};
 use super::cache::{Cache, key_of};
-use super::{FileLedger, Opened, STREAMED_TAIL, Streamed};
+use super::{FileLedger, Opened, STREAMED_TAIL, StreamEnd};
 use crate::error::{Error, Result};
 use crate::ledger::check::{LineCheck, LineChecker, check_lines};
 use crate::ledger::excerpt::Keyed;
@@ -268,7 +268,7 @@ impl FileLedger {
         if !whole {
             return Err(self.changed_under_reader(at, "was truncated while it was read"));
         }
-        *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) = Some(Streamed {
+        *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) = Some(StreamEnd {
             identity,
             end,
             tail,
@@ -490,7 +490,7 @@ fn summarize_all<T>(
         summarized.push((SummaryLine::new(id, &summary), Some(settled)));
     })
     .ok()?;
-    let kept = Kept::default();
+    let kept = Unsettled::default();
     answer_summarized(
         cache,
         file,
@@ -515,7 +515,7 @@ fn rebuild_summarizing<T>(
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> io::Result<Option<(Cache, Vec<T>)>> {
     let mut summarized = Vec::new();
-    let mut kept = Kept::default();
+    let mut kept = Unsettled::default();
     let rebuilt = Cache::rebuild_deriving(path, file, |id, records, newest| {
         let summary = summarize(id, &records.iter().collect::<Vec<_>>());
         // An instant is not before the newest record (unless that one is
@@ -559,7 +559,7 @@ fn answer_summarized<T>(
     cache: &Cache,
     file: &File,
     (base, now_ms): (Option<u64>, i64),
-    (mut summarized, mut kept, mut mapped): (Summarized, Kept, Vec<T>),
+    (mut summarized, mut kept, mut mapped): (Summarized, Unsettled, Vec<T>),
     from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
@@ -617,7 +617,7 @@ fn answer_summarized<T>(
 /// and at most `KEPT_AT_MOST` records are kept: the others are read again
 /// should they be needed.
 #[derive(Default)]
-struct Kept {
+struct Unsettled {
     by_settling: BTreeMap<(i64, String), Vec<Record>>,
     records: usize,
 }
@@ -625,7 +625,7 @@ struct Kept {
 /// Past this many kept records, those that settle first are let go.
 const KEPT_AT_MOST: usize = 16 << 10;
 
-impl Kept {
+impl Unsettled {
     fn keep(&mut self, settled_from_ms: i64, id: &str, records: Vec<Record>) {
         self.records += records.len();
         self.by_settling
