@@ -80,17 +80,26 @@ struct Synced {
 }
 
 /// The queue of one process's writers of one ledger.
-#[derive(Default)]
 pub(super) struct Writers {
     queued: AtomicUsize,
-    /// Tests count the syncs, and make the next one fail.
-    #[cfg(test)]
-    pub syncs: std::sync::atomic::AtomicU64,
-    #[cfg(test)]
-    pub fail_next_sync: std::sync::atomic::AtomicBool,
+    /// How a group's writes are made durable (`syscalls::sync`; tests
+    /// count the syncs, or fail one, through `FileLedger::syncing_with`).
+    pub sync: fn(&File) -> std::io::Result<()>,
     held: Mutex<Held>,
     synced: Mutex<Synced>,
     synced_changed: Condvar,
+}
+
+impl Default for Writers {
+    fn default() -> Writers {
+        Writers {
+            queued: AtomicUsize::new(0),
+            sync: super::syscalls::sync,
+            held: Mutex::default(),
+            synced: Mutex::default(),
+            synced_changed: Condvar::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Writers {
@@ -107,6 +116,15 @@ pub(super) struct Held {
 }
 
 impl Writers {
+    /// Writers whose groups are made durable by `sync` (the tests').
+    #[cfg(test)]
+    pub(super) fn syncing_with(sync: fn(&File) -> std::io::Result<()>) -> Writers {
+        Writers {
+            sync,
+            ..Writers::default()
+        }
+    }
+
     /// Waits for this process's turn to write.
     pub(super) fn enter(&self) -> MutexGuard<'_, Held> {
         self.queued.fetch_add(1, Ordering::SeqCst);

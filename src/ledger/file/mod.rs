@@ -10,7 +10,7 @@ mod read;
 mod storage;
 mod syscalls;
 use read::{keyed_of, records_of};
-use syscalls::{Lock, lock, sync, write_lines};
+use syscalls::{Lock, lock, write_lines};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::excerpt::{Excerpt, Plan};
@@ -529,17 +529,15 @@ impl FileLedger {
     }
 
     fn sync_group(&self, file: &File) -> std::io::Result<()> {
-        #[cfg(test)]
-        {
-            use std::sync::atomic::Ordering;
-            self.writers.syncs.fetch_add(1, Ordering::SeqCst);
-            if self.writers.fail_next_sync.swap(false, Ordering::SeqCst) {
-                return Err(std::io::Error::from_raw_os_error(
-                    rustix::io::Errno::IO.raw_os_error(),
-                ));
-            }
-        }
-        sync(file)
+        (self.writers.sync)(file)
+    }
+
+    /// This handle's groups made durable by `sync` (tests count the syncs,
+    /// or fail one).
+    #[cfg(test)]
+    pub(super) fn syncing_with(mut self, sync: fn(&File) -> std::io::Result<()>) -> Self {
+        self.writers = std::sync::Arc::new(group::Writers::syncing_with(sync));
+        self
     }
 
     /// The last step of a group: one sync for all it wrote, then the cache

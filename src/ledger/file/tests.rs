@@ -8,7 +8,7 @@ use crate::global::Global;
 use crate::ledger::excerpt::Excerpt;
 use crate::record::{FleetOp, Record};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -71,10 +71,15 @@ fn sixteen_queued(ledger: &Arc<FileLedger>) -> Vec<Result<()>> {
 #[test]
 fn writers_queued_behind_a_write_share_one_sync() {
     let dir = tempfile::tempdir().unwrap();
-    let ledger = Arc::new(FileLedger::new(dir.path().join("ledger.jsonl")));
+    static SYNCS: AtomicU64 = AtomicU64::new(0);
+    fn counted(file: &std::fs::File) -> std::io::Result<()> {
+        SYNCS.fetch_add(1, Ordering::SeqCst);
+        file.sync_data()
+    }
+    let ledger = Arc::new(FileLedger::new(dir.path().join("ledger.jsonl")).syncing_with(counted));
     let heard = sixteen_queued(&ledger);
     assert!(heard.iter().all(Result::is_ok), "{heard:?}");
-    assert_eq!(ledger.writers.syncs.load(Ordering::SeqCst), 1);
+    assert_eq!(SYNCS.load(Ordering::SeqCst), 1);
     let mut expected: Vec<String> = (0..WRITERS).map(|n| format!("agent-{n}")).collect();
     expected.sort();
     assert_eq!(members(&ledger), expected);
@@ -89,12 +94,22 @@ fn writers_queued_behind_a_write_share_one_sync() {
 #[test]
 fn a_failed_sync_fails_every_write_of_its_group_and_cuts_them_all_back() {
     let dir = tempfile::tempdir().unwrap();
-    let ledger = Arc::new(FileLedger::new(dir.path().join("ledger.jsonl")));
+    static FAIL_NEXT: AtomicBool = AtomicBool::new(false);
+    fn failing_once(file: &std::fs::File) -> std::io::Result<()> {
+        if FAIL_NEXT.swap(false, Ordering::SeqCst) {
+            return Err(std::io::Error::from_raw_os_error(
+                rustix::io::Errno::IO.raw_os_error(),
+            ));
+        }
+        file.sync_data()
+    }
+    let ledger =
+        Arc::new(FileLedger::new(dir.path().join("ledger.jsonl")).syncing_with(failing_once));
     ledger
         .append_keyed(&[], None, |excerpt: &Excerpt| join(excerpt, "before"))
         .unwrap();
     let before = std::fs::read(ledger.path()).unwrap();
-    ledger.writers.fail_next_sync.store(true, Ordering::SeqCst);
+    FAIL_NEXT.store(true, Ordering::SeqCst);
     let heard = sixteen_queued(&ledger);
     for answer in &heard {
         let err = answer.as_ref().expect_err("a write whose sync failed");
