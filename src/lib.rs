@@ -13,6 +13,9 @@ pub mod assets;
 pub mod discussion;
 pub mod engine;
 pub mod error;
+// The fuzz target's entry points: built for the tests and for the fuzz
+// crate (feature `fuzzing`), not shipped in the library otherwise.
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod global;
 pub mod record;

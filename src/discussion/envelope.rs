@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod flat;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use flat::flat_as_serde as envelope_scan_as_serde;
 
 pub const SCHEMA: &str = "discussion/v1";

@@ -11,5 +11,6 @@ mod state;
 pub use derive::{StatusAfterEach, derive, derive_lean, derive_status};
 pub use envelope::{Envelope, MessageType, Policy};
 pub use row::Row;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use row::row_scan_as_serde;
 pub use state::*;

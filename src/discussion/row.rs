@@ -5,6 +5,7 @@ use crate::spend::Usd;
 use serde::{Deserialize, Serialize};
 
 mod flat;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use flat::flat_as_serde as row_scan_as_serde;
 
 /// One row of `list`: what it shows of a discussion, kept small so a

@@ -201,6 +201,7 @@ pub(super) fn check_lines(
 
 /// `bytes` checked as a ledger: the lines `chain_broken` is found at, and
 /// how many bytes are a torn tail (the fuzz target's chained edits).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn chain_breaks(bytes: &[u8]) -> (Vec<u64>, u64) {
     let feed = |line: &mut LineFeed<'_>| {
         let (mut start, mut line_no) = (0, 0);

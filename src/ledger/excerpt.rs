@@ -41,6 +41,7 @@ impl Excerpt {
     }
 
     /// The global state as folded, changes ahead of any clock included.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn global_folded(&self) -> &Global {
         &self.global
     }

@@ -35,8 +35,11 @@ pub(crate) use check::{ChainSummary, LineCheck, LineChecker, LineFinding};
 pub(crate) use excerpt::{Excerpt, Keyed, Scope};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use file::cache::peek_as_serde;
 pub(crate) use postgres::LOOKUPS as POSTGRES_LOOKUPS;
-pub(crate) use snapshot::{Snapshot, UnreadableLine};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use snapshot::Snapshot;
+pub(crate) use snapshot::UnreadableLine;
 pub(crate) use storage::{Info, Ledger};
 pub(crate) use summary::{Summarize, Summary, Untrusted};

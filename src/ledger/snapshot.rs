@@ -1,6 +1,8 @@
 //! The parsed contents of the ledger at one moment.
 
+#[cfg(any(test, feature = "fuzzing"))]
 use super::lines::parse_lines;
+#[cfg(any(test, feature = "fuzzing"))]
 use crate::record::Record;
 
 /// A line that is kept in the ledger but is not a record.
@@ -11,6 +13,7 @@ pub(crate) struct UnreadableLine {
 }
 
 #[derive(Debug, Default)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) struct Snapshot {
     pub records: Vec<Record>,
     pub unreadable: Vec<UnreadableLine>,
@@ -20,6 +23,7 @@ pub(crate) struct Snapshot {
     pub last_at_ms: Option<i64>,
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
 impl Snapshot {
     /// Parses complete lines. A final line without `\n` is a torn tail and
     /// is never acted on; so are the complete lines of a final operation

@@ -699,6 +699,7 @@ fn fence_for(text: &str) -> String {
 }
 
 /// For the fuzz target: every form of a discussion, without printing.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn render_all(discussion: Discussion, now_ms: i64) -> (Value, String, String) {
     let style = Style {
         color: false,

@@ -352,6 +352,7 @@ impl View for EventView<'_> {
 
 /// Whether the JSON of `event` written by hand is serde's, byte for byte:
 /// the fuzz target asks it of every record of every input.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn json_by_hand_as_serde(event: &Event<'_>) -> bool {
     let view = EventView::of(event);
     let mut by_hand = Vec::new();

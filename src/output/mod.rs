@@ -10,6 +10,7 @@ mod admin;
 mod discussion;
 mod escalations;
 mod events;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use events::json_by_hand_as_serde;
 mod json_line;
 mod ledger;
@@ -20,7 +21,9 @@ mod writes;
 pub(crate) use admin::{
     FleetView, FleetsView, KillSwitchView, QuotaView, TokenIssuedView, TokensView,
 };
-pub(crate) use discussion::{DiscussionView, Reached, render_all};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use discussion::render_all;
+pub(crate) use discussion::{DiscussionView, Reached};
 pub(crate) use escalations::{
     DeliveryPassView, DeliveryView, EscalationsView, escalation_env, escalation_object,
 };
@@ -28,7 +31,9 @@ pub(crate) use events::{EventView, TimedEndView};
 pub(crate) use ledger::{
     ExportView, ImportView, InfoView, KeygenView, SealHeld, SealView, VerifyView,
 };
-pub(crate) use rows::{RowsView, rows_by_hand_as_serde, summary_row_as_serde, summary_row_json};
+pub(crate) use rows::{RowsView, summary_row_json};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use rows::{rows_by_hand_as_serde, summary_row_as_serde};
 pub(crate) use text::{terminal_width, wrap};
 pub(crate) use writes::{AskView, ReplyView, WakeView};
 

@@ -118,6 +118,7 @@ pub(crate) fn summary_row_json(row: Option<&Row>) -> String {
 
 /// Whether `summary_row_json` writes serde's bytes: the fuzz target asks
 /// it of every discussion's row.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn summary_row_as_serde(row: Option<&Row>) -> bool {
     serde_json::to_string(&row).ok() == Some(summary_row_json(row))
 }
@@ -408,6 +409,7 @@ impl View for RowsView {
 
 /// Whether the rows' JSON written by hand is serde's, byte for byte: the
 /// fuzz target asks it of every discussion's row at every instant.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn rows_by_hand_as_serde(rows: Vec<Row>) -> bool {
     let view = RowsView {
         rows,

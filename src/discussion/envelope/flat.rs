@@ -106,6 +106,7 @@ fn policy(scan: &mut Scan<'_>) -> Option<Policy> {
 /// Whether `envelope` reads `payload` as serde does: the same envelope,
 /// or none at all from `envelope`. The fuzz target asks it of every
 /// message.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn flat_as_serde(payload: &str) -> bool {
     envelope(payload)
         .is_none_or(|flat| serde_json::from_str::<Envelope<Unkept>>(payload).ok() == Some(flat))

@@ -104,6 +104,7 @@ fn strings(scan: &mut Scan<'_>) -> Option<Vec<String>> {
 
 /// Whether `row` reads `json` as serde does: the same row, or none at all
 /// from `row`. The fuzz target asks it of every summary.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn flat_as_serde(json: &str) -> bool {
     row(json).is_none_or(|flat| serde_json::from_str::<Option<Row>>(json).ok() == Some(flat))
 }

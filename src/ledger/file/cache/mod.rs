@@ -45,6 +45,7 @@ use index_file::{
     BASE_HEADER, BaseInfo, BaseStream, ENTRY, MergeSorted, read_base_header, write_base,
 };
 pub(crate) use index_file::{LineRef, idempotency_index_key, key_of};
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use peek::peek_as_serde;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

@@ -124,6 +124,7 @@ fn borrowed(field: Option<Option<&str>>) -> Option<Cow<'_, str>> {
 
 /// Whether `flat` reads `line` as serde does: the same `Peek`, or none
 /// at all from `flat`. The fuzz target asks it of every line.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn peek_as_serde(line: &[u8]) -> bool {
     flat(line).is_none_or(|peeked| serde_json::from_slice::<Peek>(line).ok() == Some(peeked))
 }
