@@ -65,7 +65,9 @@ fn status_of(args: &[OsString]) -> u8 {
         out
     };
     let outcome = dispatch(&cli, &out);
-    finish(&out, outcome)
+    let status = finish(&out, outcome);
+    crate::traces::finish();
+    status
 }
 
 /// The exit status of an outcome, its error shown first. A closed stdout
@@ -215,9 +217,13 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
     };
     let answer = match &cli.command {
         Command::Fleet(args) => commands::fleet::run(&ctx, args)?,
-        Command::Ask(args) => commands::ask::run(&ctx, args)?,
-        Command::Wake(args) => commands::wake::run(&ctx, args)?,
-        Command::Reply(args) => commands::reply::run(&ctx, args)?,
+        Command::Ask(args) => traced_write("ask_peer", None, || commands::ask::run(&ctx, args))?,
+        Command::Wake(args) => traced_write("wake_agent", Some(&args.discussion), || {
+            commands::wake::run(&ctx, args)
+        })?,
+        Command::Reply(args) => traced_write("reply_discussion", Some(&args.discussion), || {
+            commands::reply::run(&ctx, args)
+        })?,
         Command::Show(args) => commands::show::run(&ctx, args)?,
         Command::KillSwitch(args) => commands::kill_switch::run(&ctx, args)?,
         Command::Quota(args) => commands::quota::run(&ctx, args)?,
@@ -237,6 +243,35 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
     };
     ctx.out.emit(&answer)?;
     Ok(answer.status)
+}
+
+/// A write command in a span named for its tool (`docs/traces.md`), its
+/// parent `TRACEPARENT`; a supervised turn's span goes under it.
+fn traced_write(
+    tool: &str,
+    discussion: Option<&str>,
+    write: impl FnOnce() -> Result<Answer>,
+) -> Result<Answer> {
+    let span = crate::traces::start(
+        tool,
+        opentelemetry::trace::SpanKind::Internal,
+        crate::traces::Parent::Inherited,
+    );
+    let entered = span.enter();
+    let answer = write();
+    drop(entered);
+    if span.is_on() {
+        let told = match &answer {
+            Ok(answer) => Ok(answer
+                .view
+                .as_ref()
+                .map(|view| view.value())
+                .unwrap_or_default()),
+            Err(err) => Err(err.clone()),
+        };
+        crate::traces::outcome(&span, discussion, &told);
+    }
+    answer
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ mod serve;
 mod session;
 mod supervisor;
 mod tools;
+mod traces;
 mod user;
 
 /// The tools `discuss call` and `discuss mcp` take, each with its fields.

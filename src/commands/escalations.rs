@@ -100,6 +100,20 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
             {
                 continue;
             }
+            let span = crate::traces::start(
+                "deliver_escalation",
+                opentelemetry::trace::SpanKind::Internal,
+                crate::traces::Parent::Inherited,
+            );
+            if span.is_on() {
+                span.set("gen_ai.conversation.id", discussion.id.clone());
+                span.set("discuss.discussion_id", discussion.id.clone());
+                span.set(
+                    "discuss.escalation.receipt_id",
+                    escalation.receipt_id.clone(),
+                );
+                span.set("discuss.escalation.reason", escalation.reason.clone());
+            }
             let object = escalation_object(discussion);
             let handoff = hand_off(
                 command,
@@ -128,6 +142,14 @@ fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
                 },
             };
             record(ctx, discussion, &step)?;
+            span.set(
+                "discuss.delivery.outcome",
+                if delivered { "delivered" } else { "failed" },
+            );
+            if let Some(reason) = reason {
+                span.fail(reason);
+            }
+            drop(span);
             if delivered {
                 delivered_ids.insert(discussion.id.clone());
             }

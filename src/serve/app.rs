@@ -79,14 +79,20 @@ impl App {
         work: impl FnOnce(&Session) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let session = Arc::clone(&self.session);
-        tokio::task::spawn_blocking(move || work(&session))
-            .await
-            .unwrap_or_else(|e| {
-                Err(Error::new(
-                    ErrorCode::Internal,
-                    format!("the request did not finish: {e}"),
-                ))
-            })
+        // The request's span (`routes::trace`) goes on with the work, on
+        // the thread that does it.
+        let cx = opentelemetry::Context::current();
+        tokio::task::spawn_blocking(move || {
+            let _entered = cx.attach();
+            work(&session)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(Error::new(
+                ErrorCode::Internal,
+                format!("the request did not finish: {e}"),
+            ))
+        })
     }
 }
 

@@ -62,7 +62,72 @@ pub(super) fn router(app: App) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(app.clone(), limit_body))
         .layer(middleware::from_fn(log))
+        .layer(middleware::from_fn(trace))
         .with_state(app)
+}
+
+/// A request's route as the router names it: a discussion's id is
+/// `{id}`; any path the router does not know is `/{unknown}` (the path a
+/// stranger sends is not repeated).
+fn route_of(path: &str) -> String {
+    const FIXED: [&str; 7] = [
+        "/healthz",
+        "/mcp",
+        "/v1/discussions",
+        "/v1/inbox",
+        "/v1/events",
+        "/v1/kill-switch",
+        "/v1/quota",
+    ];
+    if FIXED.contains(&path) {
+        return path.to_owned();
+    }
+    if let Some(tool) = path.strip_prefix("/v1/tools/")
+        && crate::tools::find(tool).is_some()
+    {
+        return path.to_owned();
+    }
+    if path
+        .strip_prefix("/v1/discussions/")
+        .is_some_and(|id| !id.contains('/'))
+    {
+        return "/v1/discussions/{id}".to_owned();
+    }
+    if path.starts_with("/v1/fleets/") && path.ends_with("/agents") {
+        return "/v1/fleets/{fleet}/agents".to_owned();
+    }
+    "/{unknown}".to_owned()
+}
+
+/// A server span for each request (when traces are on), continuing an
+/// incoming `traceparent`: named for its method and route, with its
+/// status; the tool calls it makes nest under it.
+async fn trace(request: Request, next: Next) -> Response {
+    use opentelemetry::trace::FutureExt as _;
+    let header = request
+        .headers()
+        .get("traceparent")
+        .and_then(|value| value.to_str().ok());
+    let route = route_of(request.uri().path());
+    let method = request.method().as_str().to_owned();
+    let span = crate::traces::start(
+        format!("{method} {route}"),
+        opentelemetry::trace::SpanKind::Server,
+        crate::traces::Parent::Header(header),
+    );
+    if !span.is_on() {
+        return next.run(request).await;
+    }
+    span.set("http.request.method", method);
+    span.set("http.route", route);
+    let cx = span.context();
+    let response = next.run(request).with_context(cx).await;
+    let status = response.status().as_u16();
+    span.set("http.response.status_code", i64::from(status));
+    if status >= 500 {
+        span.fail(&status.to_string());
+    }
+    response
 }
 
 /// Who made a request, for its log line.

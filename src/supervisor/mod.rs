@@ -141,13 +141,74 @@ fn catch_signals() -> Result<()> {
         .map_err(|e| Error::io("becoming a child subreaper", &e.into()))
 }
 
-/// Runs the command for `attempt`, reserved at `reserved_at` (monotonic).
+/// Runs the command for `attempt`, reserved at `reserved_at` (monotonic),
+/// in a span `invoke_agent {agent}` (the GenAI conventions' span of one
+/// agent's turn) whose `traceparent` the child gets as `TRACEPARENT`.
 pub(crate) fn run(
     session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,
     options: &Options,
     reserved_at: Instant,
+) -> Result<Outcome> {
+    use crate::traces::{Parent, start};
+    let span = start(
+        format!("invoke_agent {}", attempt.agent_id),
+        opentelemetry::trace::SpanKind::Internal,
+        Parent::Inherited,
+    );
+    if span.is_on() {
+        span.set("gen_ai.operation.name", "invoke_agent");
+        span.set("gen_ai.agent.id", attempt.agent_id.clone());
+        span.set("gen_ai.agent.name", attempt.agent_id.clone());
+        span.set("gen_ai.conversation.id", discussion.id.clone());
+        span.set("discuss.discussion_id", discussion.id.clone());
+        span.set("discuss.turn", i64::from(attempt.turn));
+        span.set("discuss.attempt_id", attempt.attempt_id.clone());
+    }
+    let outcome = run_turn(
+        session,
+        discussion,
+        attempt,
+        options,
+        reserved_at,
+        span.traceparent(),
+    );
+    match &outcome {
+        Ok(outcome) if span.is_on() => {
+            span.set("discuss.attempt.state", outcome.outcome.as_str());
+            if let Some(reason) = &outcome.reason {
+                span.set("discuss.attempt.reason", reason.clone());
+            }
+            if let Some(usage) = &outcome.attempt.usage {
+                let tokens = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                if let Some(input) = usage.input_tokens {
+                    span.set("gen_ai.usage.input_tokens", tokens(input));
+                }
+                if let Some(output) = usage.output_tokens {
+                    span.set("gen_ai.usage.output_tokens", tokens(output));
+                }
+                if let Some(cost) = usage.cost_usd {
+                    span.set("discuss.cost_usd", cost.to_json().as_f64().unwrap_or(0.0));
+                }
+            }
+            if outcome.outcome != Ended::Completed {
+                span.fail(outcome.outcome.as_str());
+            }
+        }
+        Err(err) => span.fail(err.code.as_str()),
+        Ok(_) => {}
+    }
+    outcome
+}
+
+fn run_turn(
+    session: &Session,
+    discussion: &Discussion,
+    attempt: &Attempt,
+    options: &Options,
+    reserved_at: Instant,
+    traceparent: Option<String>,
 ) -> Result<Outcome> {
     catch_signals()?;
     let turn = Duration::from_millis((attempt.deadline_ms - attempt.reserved_at_ms).max(0) as u64);
@@ -171,6 +232,7 @@ pub(crate) fn run(
             options,
             guardian.group(),
             &usage_file,
+            traceparent.as_deref(),
         ) {
             Ok(child) => Ok((guardian, child)),
             Err(err) => {
@@ -394,6 +456,7 @@ fn spawn(
     options: &Options,
     group: Pid,
     usage_file: &Path,
+    traceparent: Option<&str>,
 ) -> std::io::Result<Child> {
     let ledger = session.ledger.for_child()?;
     let mut command = Command::new(&options.command[0]);
@@ -429,6 +492,10 @@ fn spawn(
         .process_group(group.as_raw_nonzero().get());
     if session.ledger.network_fs_allowed() {
         command.env("DISCUSS_ALLOW_NETWORK_FS", "true");
+    }
+    if let Some(traceparent) = traceparent {
+        // The turn's span (W3C): the agent's own spans nest under it.
+        command.env("TRACEPARENT", traceparent);
     }
     if std::env::var_os("DISCUSS_NOW").is_some() {
         // A pinned clock carries on in the child from where ours is now.

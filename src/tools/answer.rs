@@ -41,8 +41,17 @@ pub(crate) fn answer(
     request: Map<String, Value>,
     caller: Caller<'_>,
 ) -> Result<Value> {
+    let span = crate::traces::start(
+        tool,
+        opentelemetry::trace::SpanKind::Internal,
+        crate::traces::Parent::Inherited,
+    );
+    let asked_for = request
+        .get("discussion_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     // A tool caller changes fields, not flags: hints say so.
-    answer_request(session, tool, request, caller)
+    let answered = answer_request(session, tool, request, caller)
         .map_err(|err| {
             if caller.own_only {
                 as_stranger(err)
@@ -50,7 +59,9 @@ pub(crate) fn answer(
                 err
             }
         })
-        .map_err(Error::for_tools)
+        .map_err(Error::for_tools);
+    crate::traces::outcome(&span, asked_for.as_deref(), &answered);
+    answered
 }
 
 /// An error as an agent token reads it: a discussion it takes no part in

@@ -97,7 +97,10 @@ impl McpServer {
     /// One tool call through `tools::answer`, on the blocking pool.
     async fn answer(&self, tool: String, request: Map<String, Value>, whom: Whom) -> Result<Value> {
         let session = Arc::clone(&self.session);
+        // A request's span, where the transport kept it (`serve`).
+        let cx = opentelemetry::Context::current();
         tokio::task::spawn_blocking(move || {
+            let _entered = cx.attach();
             let caller = Caller {
                 agent: whom.agent.as_deref(),
                 own_only: whom.own_only && whom.agent.is_some(),

@@ -40,6 +40,7 @@ mod statuses;
 mod supervise;
 mod surface;
 mod token;
+mod traces;
 mod verify;
 mod wait;
 mod wake;

@@ -22,8 +22,14 @@ impl Served {
     /// `discuss serve --listen 127.0.0.1:0` with `extra` options, on
     /// `env`'s ledger and clock; waits for its `listening on` line.
     pub(crate) fn start(env: &Env, extra: &[&str]) -> Served {
+        Served::start_with(env, extra, &[])
+    }
+
+    /// `start` with these variables in the server's environment too.
+    pub(crate) fn start_with(env: &Env, extra: &[&str], vars: &[(&str, String)]) -> Served {
         let mut child = env
             .command_std()
+            .envs(vars.iter().map(|(k, v)| (*k, v.as_str())))
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
