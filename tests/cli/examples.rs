@@ -254,3 +254,37 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// `examples/traces.sh`: a local receiver, one supervised turn, and the
+/// spans it received printed as a tree, the agent's reply nested under
+/// its turn under the wake.
+#[test]
+fn the_traces_example_prints_the_nested_spans_of_a_supervised_turn() {
+    let env = Env::file();
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/traces.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("DISCUSS", &bin)
+        .env("DISCUSS_NOW", T0.to_string())
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("wake_agent"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(lines[at + 1].starts_with("  invoke_agent agent-b "), "{stdout}");
+    assert!(lines[at + 1].contains("discuss.attempt.state=completed"), "{stdout}");
+    assert!(lines[at + 2].starts_with("    reply_discussion"), "{stdout}");
+    assert!(lines.iter().any(|l| l.starts_with("ask_peer")), "{stdout}");
+}
