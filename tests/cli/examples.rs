@@ -283,8 +283,17 @@ fn the_traces_example_prints_the_nested_spans_of_a_supervised_turn() {
         .iter()
         .position(|l| l.starts_with("wake_agent"))
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!(lines[at + 1].starts_with("  invoke_agent agent-b "), "{stdout}");
-    assert!(lines[at + 1].contains("discuss.attempt.state=completed"), "{stdout}");
-    assert!(lines[at + 2].starts_with("    reply_discussion"), "{stdout}");
+    assert!(
+        lines[at + 1].starts_with("  invoke_agent agent-b "),
+        "{stdout}"
+    );
+    assert!(
+        lines[at + 1].contains("discuss.attempt.state=completed"),
+        "{stdout}"
+    );
+    assert!(
+        lines[at + 2].starts_with("    reply_discussion"),
+        "{stdout}"
+    );
     assert!(lines.iter().any(|l| l.starts_with("ask_peer")), "{stdout}");
 }
