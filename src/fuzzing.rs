@@ -23,6 +23,9 @@ pub struct Replay {
     pub discussions: usize,
 }
 
+/// Every reader's view of the bytes, checked against the others. Long on
+/// purpose: each check reuses what the ones before it derived, in the
+/// order a reader meets the ledger.
 pub fn replay(bytes: &[u8]) -> Replay {
     // The typed pass over a line reads it as the `Value` pass does, or
     // leaves it to that one.
@@ -423,7 +426,9 @@ fn hides_nothing(bytes: &[u8], snapshot: &Snapshot) {
     }
 }
 
-/// The cache must agree with replay on any bytes.
+/// The cache must agree with replay on any bytes. Long on purpose: one
+/// ledger file written once, then every path through its cache (lookups,
+/// lists at several instants, the live set, a rebuild) checked in turn.
 fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static RUN: AtomicUsize = AtomicUsize::new(0);

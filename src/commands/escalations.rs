@@ -73,6 +73,10 @@ pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
     }
 }
 
+/// The deliverer's loop, in the contract's order: record the due
+/// escalations, then for each pending one claim, hand off and record how
+/// it went, then (with `--follow`) wait for the ledger to change. Long on
+/// purpose: its counters and the stop signal run through every pass.
 fn deliver(ctx: &Context, follow: bool, command: &[String]) -> Result<Answer> {
     crate::supervisor::catch_stop_signals()?;
     let mut all_delivered = true;

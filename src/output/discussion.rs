@@ -399,6 +399,9 @@ fn labelled(line: &str, width: usize) -> String {
     out
 }
 
+/// One discussion for a person, top to bottom as the screen shows it: the
+/// header lines, the transcript, the attempts, the findings. Long on
+/// purpose: split, the order of the page would be harder to follow.
 fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
     let mut text = String::new();
     let status = style.status(discussion.status);

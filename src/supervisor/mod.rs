@@ -202,6 +202,11 @@ pub(crate) fn run(
     outcome
 }
 
+/// One turn, its steps in the order that is its guarantee: spawn under
+/// the guardian, record `started`, watch the child and the halts, stand
+/// the watchdog down before the group is killed, record the end once the
+/// ledger answers. Long on purpose: each step's clean-up depends on what
+/// the steps before it hold.
 fn run_turn(
     session: &Session,
     discussion: &Discussion,

@@ -120,6 +120,8 @@ pub(crate) fn resolve_for(session: &Session, given: &str, caller: Caller<'_>) ->
     }
 }
 
+/// One tool call: its request read by the table, then an arm per tool.
+/// Long on purpose: it is the one dispatch every front-end shares.
 fn answer_request(
     session: &Session,
     tool: &str,

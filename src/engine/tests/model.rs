@@ -189,6 +189,7 @@ proptest! {
     /// Random operations, clock jumps (forward past deadlines, and back),
     /// records from hosts far ahead and crashes in the middle of writes, run against the engine and the
     /// reference model: every derived state and every accept/refuse agrees.
+    /// Long on purpose: one property, an arm per kind of step.
     #[test]
     fn the_engine_agrees_with_the_reference_model(
         max_turns in 2u32..6,
