@@ -351,17 +351,10 @@ fn edits_break_the_chain(bytes: &[u8]) {
 /// same records in the same order, the same findings, the same end.
 pub(crate) fn on_two_cores_as_on_one(bytes: &[u8]) {
     use crate::ledger::lines::{
-        LineFeed, operations_ahead, operations_of, operations_on_both_cores, record_and_mark,
+        LineFeed, lines_in_memory, operations_ahead, operations_of, operations_on_both_cores,
+        record_and_mark,
     };
-    let feed = |line: &mut LineFeed<'_>| {
-        let (mut start, mut line_no) = (0, 0);
-        for end in memchr::memchr_iter(b'\n', bytes) {
-            line_no += 1;
-            line(start as u64, line_no, &bytes[start..end]);
-            start = end + 1;
-        }
-        Ok((start as u64, line_no))
-    };
+    let feed = |line: &mut LineFeed<'_>| lines_in_memory(bytes, line);
     let read = |_, line_no, line: &[u8]| record_and_mark(line_no, line);
     let (mut one, mut two) = (Vec::new(), Vec::new());
     let on_one = operations_of(feed, read, |r| one.push(r)).expect("bytes in memory");

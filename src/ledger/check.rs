@@ -203,15 +203,7 @@ pub(super) fn check_lines(
 /// how many bytes are a torn tail (the fuzz target's chained edits).
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn chain_breaks(bytes: &[u8]) -> (Vec<u64>, u64) {
-    let feed = |line: &mut LineFeed<'_>| {
-        let (mut start, mut line_no) = (0, 0);
-        for end in memchr::memchr_iter(b'\n', bytes) {
-            line_no += 1;
-            line(start as u64, line_no, &bytes[start..end]);
-            start = end + 1;
-        }
-        Ok((start as u64, line_no))
-    };
+    let feed = |line: &mut LineFeed<'_>| super::lines::lines_in_memory(bytes, line);
     let check = check_lines(feed, bytes.len() as u64, LineChecker::new(0), |_, _| {})
         .expect("bytes in memory");
     let breaks = check

@@ -28,6 +28,19 @@ pub(crate) fn stream_lines(
     stream_lines_from(file, (0, 0), len, f)
 }
 
+/// `stream_lines` of bytes in memory (the fuzz target's ledgers): a
+/// `LineFeed` source as a file is one.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn lines_in_memory(bytes: &[u8], line: &mut LineFeed<'_>) -> io::Result<(u64, u64)> {
+    let (mut start, mut line_no) = (0, 0);
+    for end in memchr_iter(b'\n', bytes) {
+        line_no += 1;
+        line(start as u64, line_no, &bytes[start..end]);
+        start = end + 1;
+    }
+    Ok((start as u64, line_no))
+}
+
 /// `stream_lines` from byte `from.0`, the start of line `from.1 + 1`.
 pub(crate) fn stream_lines_from(
     file: &File,
