@@ -7,22 +7,6 @@
 use crate::common::http::Served;
 use crate::common::*;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The ledger's lines, `\n` included.
-fn lines_of(bytes: &[u8]) -> Vec<Vec<u8>> {
-    bytes
-        .split_inclusive(|b| *b == b'\n')
-        .map(<[u8]>::to_vec)
-        .collect()
-}
 
 /// Asserts every line's `prev` is the SHA-256 of the line before it (of no
 /// bytes for the first); the digest of the last line.
@@ -39,21 +23,6 @@ fn assert_chained(bytes: &[u8]) -> String {
         before = sha256_hex(line);
     }
     before
-}
-
-/// The same lines, each `prev` named anew: a forger's whole rewrite.
-fn rechain(lines: &[Vec<u8>]) -> Vec<u8> {
-    let mut before = sha256_hex(b"");
-    let mut out = Vec::new();
-    for line in lines {
-        let mut record: Value = serde_json::from_slice(line).unwrap();
-        record["prev"] = format!("sha256:{before}").into();
-        let mut line = serde_json::to_vec(&record).unwrap();
-        line.push(b'\n');
-        before = sha256_hex(&line);
-        out.extend_from_slice(&line);
-    }
-    out
 }
 
 /// `verify --json`'s exit status and ledger findings.

@@ -91,12 +91,20 @@ fn supervised_example_holds_a_multi_turn_discussion_between_two_scripted_agents(
 
 /// Runs an example script with `discuss` at `bin` and the ledger `ledger`.
 fn run_example(env: &Env, name: &str, bin: &std::path::Path, ledger: &str) -> std::process::Output {
+    example(env, name, bin, ledger).output().unwrap()
+}
+
+/// An example script to run under bash, in a cleared environment but for
+/// `discuss` at `bin` (also on the `PATH`), the ledger `ledger`, a home of
+/// its own and the tests' clock.
+fn example(env: &Env, name: &str, bin: &std::path::Path, ledger: &str) -> std::process::Command {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name);
     let home = env.dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    std::process::Command::new("bash")
+    let mut command = std::process::Command::new("bash");
+    command
         .arg(&script)
         .env_clear()
         .env(
@@ -107,9 +115,8 @@ fn run_example(env: &Env, name: &str, bin: &std::path::Path, ledger: &str) -> st
         .env("DISCUSS", bin)
         .env("DISCUSS_LEDGER", ledger)
         .env("DISCUSS_NOW", T0.to_string())
-        .env("COLUMNS", "120")
-        .output()
-        .unwrap()
+        .env("COLUMNS", "120");
+    command
 }
 
 #[test]
@@ -193,17 +200,11 @@ fn the_seal_example_keeps_seals_elsewhere_and_catches_a_rewrite() {
     let key = env.dir.path().join("seal.key");
     env.ok(&["ledger", "keygen", "--output", key.to_str().unwrap()]);
     let seals = env.dir.path().join("elsewhere/seals");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seal.sh");
+    let ledger = env.ledger().display().to_string();
     let run = || {
-        std::process::Command::new("bash")
-            .arg(&script)
+        example(&env, "seal.sh", &bin, &ledger)
             .arg(&key)
             .arg(&seals)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("DISCUSS", &bin)
-            .env("DISCUSS_LEDGER", env.ledger())
-            .env("DISCUSS_NOW", T0.to_string())
             .output()
             .unwrap()
     };
@@ -225,19 +226,11 @@ fn the_seal_example_keeps_seals_elsewhere_and_catches_a_rewrite() {
     env.ask(&[]);
     assert!(run().status.success(), "a grown ledger is sealed again");
     // The first line rewritten, every line chained anew by hand.
-    let text = std::fs::read_to_string(env.ledger()).unwrap();
-    let mut before = String::new();
-    let mut forged = String::new();
-    for (i, line) in text.lines().enumerate() {
-        let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
-        if i == 0 {
-            record["by"] = "forger".into();
-        }
-        record["prev"] = format!("sha256:{}", sha256_hex(before.as_bytes())).into();
-        before = format!("{record}\n");
-        forged.push_str(&before);
-    }
-    std::fs::write(env.ledger(), forged).unwrap();
+    let mut lines = lines_of(&env.ledger_bytes());
+    let mut first: serde_json::Value = serde_json::from_slice(&lines[0]).unwrap();
+    first["by"] = "forger".into();
+    lines[0] = format!("{first}\n").into_bytes();
+    std::fs::write(env.ledger(), rechain(&lines)).unwrap();
     let stopped = run();
     assert_eq!(stopped.status.code(), Some(7));
     assert!(
@@ -247,14 +240,6 @@ fn the_seal_example_keeps_seals_elsewhere_and_catches_a_rewrite() {
     );
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// `examples/traces.sh`: a local receiver, one supervised turn, and the
 /// spans it received printed as a tree, the agent's reply nested under
 /// its turn under the wake.
@@ -262,16 +247,9 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn the_traces_example_prints_the_nested_spans_of_a_supervised_turn() {
     let env = Env::file();
     let bin = assert_cmd::cargo::cargo_bin("discuss");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/traces.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("DISCUSS", &bin)
-        .env("DISCUSS_NOW", T0.to_string())
-        .current_dir(env.dir.path())
-        .output()
-        .unwrap();
+    // The script makes a ledger of its own (the one given is not used).
+    let ledger = env.ledger().display().to_string();
+    let out = run_example(&env, "traces.sh", &bin, &ledger);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

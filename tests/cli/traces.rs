@@ -156,10 +156,6 @@ const SPAN_KIND_INTERNAL: i32 = 1;
 const SPAN_KIND_SERVER: i32 = 2;
 const STATUS_ERROR: i32 = 2;
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn attributes(kvs: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> HashMap<String, Value> {
     kvs.iter()
         .map(|kv| {

@@ -453,3 +453,38 @@ impl Argv {
         self.0.clone()
     }
 }
+
+/// Bytes as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256, computed here rather than by `discuss`: what a chained line's
+/// `prev` must name.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// A ledger's lines, `\n` included.
+pub(crate) fn lines_of(bytes: &[u8]) -> Vec<Vec<u8>> {
+    bytes
+        .split_inclusive(|b| *b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// The same lines, each `prev` named anew: a forger's whole rewrite.
+pub(crate) fn rechain(lines: &[Vec<u8>]) -> Vec<u8> {
+    let mut before = sha256_hex(b"");
+    let mut out = Vec::new();
+    for line in lines {
+        let mut record: Value = serde_json::from_slice(line).unwrap();
+        record["prev"] = format!("sha256:{before}").into();
+        let mut line = serde_json::to_vec(&record).unwrap();
+        line.push(b'\n');
+        before = sha256_hex(&line);
+        out.extend_from_slice(&line);
+    }
+    out
+}
