@@ -25,6 +25,13 @@ fn assert_chained(bytes: &[u8]) -> String {
     before
 }
 
+/// A ledger file rewritten by hand is read without the cache of before.
+fn forget_the_cache(env: &Env) {
+    for derived in ["index", "checkpoint", "summary"] {
+        let _ = std::fs::remove_file(env.ledger().with_extension(format!("jsonl.{derived}")));
+    }
+}
+
 /// `verify --json`'s exit status and ledger findings.
 fn findings(env: &Env) -> (i32, Vec<Value>) {
     let out = env.run(&["--json", "verify"]);
@@ -97,9 +104,7 @@ fn a_ledger_written_before_chaining_is_unchained_not_broken() {
         })
         .collect();
     std::fs::write(env.ledger(), &old).unwrap();
-    for derived in ["index", "checkpoint", "summary"] {
-        let _ = std::fs::remove_file(env.ledger().with_extension(format!("jsonl.{derived}")));
-    }
+    forget_the_cache(&env);
     let report = env.ok(&["verify"]);
     assert_eq!(
         report["chain"],
@@ -130,9 +135,7 @@ fn each_kind_of_tampering_is_found_at_its_line() {
     assert!(lines.len() >= 9, "{} lines", lines.len());
     let tamper = |lines: Vec<Vec<u8>>| {
         std::fs::write(env.ledger(), lines.concat()).unwrap();
-        for derived in ["index", "checkpoint", "summary"] {
-            let _ = std::fs::remove_file(env.ledger().with_extension(format!("jsonl.{derived}")));
-        }
+        forget_the_cache(&env);
         let (status, found) = findings(&env);
         assert_eq!(status, 7, "{found:?}");
         found
