@@ -169,6 +169,17 @@ impl Fold {
         }
     }
 
+    /// Who recorded a message (`by`, and the token that vouched for it):
+    /// only where the contents are kept, like its body (a lean derivation
+    /// copies none of them).
+    fn author(&self, record: &Record) -> (String, Option<String>) {
+        if self.contents {
+            (record.by.clone(), record.token_id.clone())
+        } else {
+            (String::new(), None)
+        }
+    }
+
     /// Keeps a receipt the discussion shows.
     fn keep_receipt(&mut self, record: &Record) {
         if self.contents {
@@ -394,6 +405,7 @@ impl Fold {
             );
         };
         self.answered.insert(reply_to.clone());
+        let (by, token_id) = self.author(record);
         self.d.transcript.push(Entry {
             turn: envelope.turn,
             message_id: record.id.clone(),
@@ -405,8 +417,8 @@ impl Fold {
             close: envelope.close,
             body: self.body(envelope),
             at_ms: t,
-            by: record.by.clone(),
-            token_id: record.token_id.clone(),
+            by,
+            token_id,
         });
         let attempt = &mut self.d.attempts[index];
         attempt.state = AttemptState::Completed;
@@ -440,6 +452,7 @@ impl Fold {
         });
         self.d.turns_used = 1;
         self.claimed_turns.insert(1);
+        let (by, token_id) = self.author(record);
         self.d.transcript.push(Entry {
             turn: 1,
             message_id: record.id.clone(),
@@ -451,8 +464,8 @@ impl Fold {
             close: false,
             body: self.body(envelope),
             at_ms: t,
-            by: record.by.clone(),
-            token_id: record.token_id.clone(),
+            by,
+            token_id,
         });
     }
 

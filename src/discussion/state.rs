@@ -178,7 +178,8 @@ pub struct Entry {
     pub body: Value,
     pub at_ms: i64,
     /// Who recorded it: `by`, on the writer's word, and the token a
-    /// `serve` caller was verified by (`Record::token_id`).
+    /// `serve` caller was verified by (`Record::token_id`). Empty and
+    /// `None` in a lean derivation, which keeps no contents.
     pub by: String,
     pub token_id: Option<String>,
 }
