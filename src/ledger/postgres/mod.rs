@@ -166,14 +166,18 @@ struct State {
     dirty: bool,
     /// Lines after the last whole operation (only a hand edit makes them).
     unfinished: u64,
+    /// The digest of the last line folded in by this transaction (written
+    /// to the row's `last_line_sha256` when it is saved).
+    last_digest: Option<chain::Digest>,
 }
 
 impl State {
-    fn fold(&mut self, line_no: u64, line: &[u8], record: Option<&Record>) {
+    /// Folds in line `line_no`, of `len` bytes and digest `digest`.
+    fn fold(&mut self, line_no: u64, len: usize, digest: chain::Digest, record: Option<&Record>) {
         self.dirty = true;
         self.lines = line_no;
-        self.bytes += line.len() as u64 + 1;
-        self.folded.last_line_sha256 = Some(chain::hex(&chain::digest_of(line)));
+        self.bytes += len as u64 + 1;
+        self.last_digest = Some(digest);
         let Some(record) = record else { return };
         if let Some(id) = record.discussion_id() {
             self.folded.live.touch(id, record.at_ms);

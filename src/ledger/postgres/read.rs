@@ -76,6 +76,7 @@ impl PgLedger {
             row_lines: None,
             dirty: true,
             unfinished: 0,
+            last_digest: None,
         };
         if let Some(row) = row {
             let format: i32 = row.get(0);
@@ -131,9 +132,10 @@ impl PgLedger {
             },
             |_, line_no, bytes| {
                 let (record, mark) = record_and_mark(line_no, bytes);
-                ((line_no, bytes.to_vec(), record), mark)
+                let digest = chain::digest_of(bytes);
+                ((line_no, bytes.len(), digest, record), mark)
             },
-            |(line_no, line, record)| state.fold(line_no, &line, record.as_ref()),
+            |(line_no, len, digest, record)| state.fold(line_no, len, digest, record.as_ref()),
         )
         .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))?;
         if let Some(err) = failed {

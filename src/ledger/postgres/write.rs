@@ -173,7 +173,7 @@ impl PgLedger {
                 imported += u64::from(counted);
                 let line_no = state.lines + 1;
                 let record = Record::parse(line, line_no as usize).ok();
-                state.fold(line_no, line, record.as_ref());
+                state.fold(line_no, line.len(), chain::digest_of(line), record.as_ref());
                 let record = record.as_ref();
                 let written = rows.write(&[
                     &(line_no as i64),
@@ -233,12 +233,11 @@ fn last_line_digest(tx: &mut Transaction<'_>, state: &State) -> Step<chain::Dige
     if state.lines == 0 {
         return Ok(chain::before_first_line());
     }
-    if let Some(digest) = state
-        .folded
-        .last_line_sha256
-        .as_deref()
-        .and_then(|hex| chain::parse_hex(hex.as_bytes()))
-    {
+    let kept = || {
+        let hex = state.folded.last_line_sha256.as_deref()?;
+        chain::parse_hex(hex.as_bytes())
+    };
+    if let Some(digest) = state.last_digest.or_else(kept) {
         return Ok(digest);
     }
     let row = tx.query_typed_one(
@@ -266,7 +265,7 @@ pub(super) fn fold_lines<'a>(
     let mut rows = LineRows::default();
     for (line, record) in items {
         let line_no = state.lines + 1;
-        state.fold(line_no, line, record);
+        state.fold(line_no, line.len(), chain::digest_of(line), record);
         rows.line_nos.push(line_no as i64);
         rows.lines.push(line);
         rows.record_ids.push(record.map(|r| r.id.as_str()));
@@ -387,6 +386,9 @@ fn upsert_summaries(
 
 /// The state row's summary: the folded state, as JSON.
 fn folded_state(state: &mut State) -> Step<String> {
+    if let Some(digest) = state.last_digest {
+        state.folded.last_line_sha256 = Some(chain::hex(&digest));
+    }
     state.folded.global.forget_old_reservations();
     serde_json::to_string(&state.folded)
         .map_err(|e| Fail::Discuss(Error::new(ErrorCode::Internal, e.to_string())))
