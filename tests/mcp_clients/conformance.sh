@@ -28,13 +28,13 @@ token=$("$discuss" token issue agent-a)
 for _ in $(seq 100); do grep -q '^listening on' "$work/serve.log" && break; sleep 0.05; done
 port=$(sed -n 's/^listening on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/serve.log")
 [ -n "$port" ] || { cat "$work/serve.log" >&2; exit 1; }
-"$node" "$here/proxy.mjs" 0 "http://127.0.0.1:$port" "$token" >"$work/proxy.port" 2>"$work/proxy.log" &
+"$here/direct" "$node" "$here/proxy.mjs" 0 "http://127.0.0.1:$port" "$token" >"$work/proxy.port" 2>"$work/proxy.log" &
 for _ in $(seq 100); do [ -s "$work/proxy.port" ] && break; sleep 0.05; done
 proxy=$(cat "$work/proxy.port")
 
 failed=0
 for scenario in server-initialize ping tools-list dns-rebinding-protection; do
-  if "$node" "$suite" server --url "http://127.0.0.1:$proxy/mcp" --scenario "$scenario" \
+  if "$here/direct" "$node" "$suite" server --url "http://127.0.0.1:$proxy/mcp" --scenario "$scenario" \
       >"$work/$scenario.log" 2>&1; then
     echo "conformance: $scenario passed"
   else
