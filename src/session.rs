@@ -62,10 +62,17 @@ impl Session {
     /// ahead of this clock (`ledger.md`, "Clock skew"): a record from a
     /// clock far ahead never moves anyone else's time.
     pub(crate) fn stamp(&self, last_at_ms: Option<i64>) -> Stamp {
+        let verified = VERIFIED_TOKEN.with_borrow(Clone::clone);
         Stamp {
             at_ms: reader_time(self.clock.now_ms(), last_at_ms),
-            by: self.actor.clone(),
-            token_id: VERIFIED_TOKEN.with_borrow(Clone::clone),
+            by: match &verified {
+                Some(Verified {
+                    token_id,
+                    names_author: true,
+                }) => token_id.clone(),
+                _ => self.actor.clone(),
+            },
+            token_id: verified.map(|v| v.token_id),
         }
     }
 
@@ -94,8 +101,17 @@ thread_local! {
     /// One session serves every request of a server, each on a thread of
     /// its own while it works, so the caller is the thread's, not the
     /// session's.
-    static VERIFIED_TOKEN: std::cell::RefCell<Option<String>> =
+    static VERIFIED_TOKEN: std::cell::RefCell<Option<Verified>> =
         const { std::cell::RefCell::new(None) };
+}
+
+/// The token a thread's request was verified by, and whether its id is
+/// also the records' `by` (the console's changes: the person at the page
+/// is known only by their token).
+#[derive(Clone)]
+struct Verified {
+    token_id: String,
+    names_author: bool,
 }
 
 /// Runs `work` with every record it writes on this thread carrying
@@ -103,15 +119,28 @@ thread_local! {
 /// verified caller's `token_id`"); the thread's earlier caller after, even
 /// when `work` panics.
 pub(crate) fn as_verified<T>(token_id: Option<&str>, work: impl FnOnce() -> T) -> T {
-    struct Restore(Option<String>);
+    verified_as(token_id, false, work)
+}
+
+/// `as_verified`, with `by` the token's id too (`cli.md`: a change made
+/// from the console is recorded "with `by` naming the token's id").
+pub(crate) fn as_verified_author<T>(token_id: &str, work: impl FnOnce() -> T) -> T {
+    verified_as(Some(token_id), true, work)
+}
+
+fn verified_as<T>(token_id: Option<&str>, names_author: bool, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Verified>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let earlier = self.0.take();
             VERIFIED_TOKEN.with_borrow_mut(|token| *token = earlier);
         }
     }
-    let earlier = VERIFIED_TOKEN
-        .with_borrow_mut(|token| std::mem::replace(token, token_id.map(str::to_owned)));
+    let verified = token_id.map(|token_id| Verified {
+        token_id: token_id.to_owned(),
+        names_author,
+    });
+    let earlier = VERIFIED_TOKEN.with_borrow_mut(|token| std::mem::replace(token, verified));
     let _restore = Restore(earlier);
     work()
 }

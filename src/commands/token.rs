@@ -4,7 +4,7 @@
 use super::Context;
 use crate::credentials::{self, MAX_EXPIRES_IN_HOURS, TOKEN_ID};
 use crate::discussion::envelope::check_range;
-use crate::engine::{plan_token_issue, plan_token_revoke};
+use crate::engine::plan_token_issue;
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::{Answer, At, TokenIssuedView, TokensView};
 use crate::record::Role;
@@ -132,22 +132,7 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             Ok(Answer::new(view))
         }
         TokenCommand::Revoke { token_id } => {
-            check_token_id(token_id)?;
-            let (global, now) = ctx.ledger.append_global(|view| {
-                let stamp = ctx.stamp(view.last_at_ms());
-                let mut global = view.global(stamp.at_ms).into_owned();
-                if !global.credentials.contains_key(token_id) {
-                    return Err(Error::new(
-                        ErrorCode::UnknownToken,
-                        format!("no token has the id {token_id}"),
-                    )
-                    .detail("token_id", token_id.as_str())
-                    .hint("discuss token list shows every token's id"));
-                }
-                let records = plan_token_revoke(&global, token_id, &stamp);
-                records.iter().for_each(|record| global.apply(record));
-                Ok((records, (global, stamp.at_ms)))
-            })?;
+            let (global, now) = crate::operations::admin::revoke_token(ctx, token_id)?;
             Ok(Answer::new(TokensView::of(&global, now, Some(token_id))))
         }
         TokenCommand::List => {
@@ -156,23 +141,4 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             Ok(Answer::new(TokensView::of(&view.global(now), now, None)))
         }
     }
-}
-
-/// A token id, refused without ever echoing what was given when it is not
-/// one: a token pasted in its place (`dsk_…`) must not reach a terminal,
-/// a log or a CI transcript.
-fn check_token_id(token_id: &str) -> Result<()> {
-    if token_id.starts_with(TOKEN_ID) {
-        return crate::ids::check_server_id("token_id", TOKEN_ID, token_id);
-    }
-    let what = if token_id.starts_with(credentials::TOKEN_PREFIX) {
-        "that is a token itself, not its id (the token is not repeated here)"
-    } else {
-        "that is not a token id (tok_…; the value is not repeated here)"
-    };
-    Err(
-        Error::new(ErrorCode::InvalidId, format!("token_id: {what}"))
-            .detail("field", "token_id")
-            .hint("discuss token list shows every token's id (tok_…); revoke takes that"),
-    )
 }

@@ -127,3 +127,43 @@ pub(crate) fn set_quota(
         Ok((records, (global, stamp.at_ms)))
     })
 }
+
+/// Revokes the token `token_id` (`token revoke`, the console); the state
+/// after it and its time.
+pub(crate) fn revoke_token(session: &Session, token_id: &str) -> Result<(Global, i64)> {
+    check_token_id(token_id)?;
+    session.ledger.append_global(|view| {
+        let stamp = session.stamp(view.last_at_ms());
+        let mut global = view.global(stamp.at_ms).into_owned();
+        if !global.credentials.contains_key(token_id) {
+            return Err(Error::new(
+                ErrorCode::UnknownToken,
+                format!("no token has the id {token_id}"),
+            )
+            .detail("token_id", token_id)
+            .hint("discuss token list shows every token's id"));
+        }
+        let records = crate::engine::plan_token_revoke(&global, token_id, &stamp);
+        records.iter().for_each(|record| global.apply(record));
+        Ok((records, (global, stamp.at_ms)))
+    })
+}
+
+/// A token id, refused without ever echoing what was given when it is not
+/// one: a token pasted in its place (`dsk_…`) must not reach a terminal,
+/// a log or a CI transcript.
+fn check_token_id(token_id: &str) -> Result<()> {
+    if token_id.starts_with(crate::credentials::TOKEN_ID) {
+        return crate::ids::check_server_id("token_id", crate::credentials::TOKEN_ID, token_id);
+    }
+    let what = if token_id.starts_with(crate::credentials::TOKEN_PREFIX) {
+        "that is a token itself, not its id (the token is not repeated here)"
+    } else {
+        "that is not a token id (tok_…; the value is not repeated here)"
+    };
+    Err(
+        Error::new(ErrorCode::InvalidId, format!("token_id: {what}"))
+            .detail("field", "token_id")
+            .hint("discuss token list shows every token's id (tok_…); revoke takes that"),
+    )
+}

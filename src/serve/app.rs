@@ -26,6 +26,10 @@ pub(super) struct App {
     /// them is checked in the operation's own read (`gated`) instead of a
     /// read of its own.
     pub known: Arc<std::sync::Mutex<std::collections::HashMap<String, Principal>>>,
+    /// The server speaks TLS: the console's cookie is `Secure`.
+    pub tls: bool,
+    /// The console's pages, read once for every open console of a viewer.
+    pub console: Arc<super::console::Cache>,
 }
 
 impl AsSession for Arc<Session> {
@@ -62,6 +66,8 @@ impl App {
             allowed: Arc::new(options.allowed.clone()),
             mcp,
             known: Arc::default(),
+            tls: options.tls.is_some(),
+            console: Arc::default(),
         }
     }
 

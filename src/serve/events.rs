@@ -223,7 +223,7 @@ async fn follow(
 
 /// Whether the stream's token is still active, as the watcher last read
 /// the ledger and at this instant (an expiry needs no write).
-fn token_is_good(app: &App, principal: &Principal, seen: &Seen) -> bool {
+pub(super) fn token_is_good(app: &App, principal: &Principal, seen: &Seen) -> bool {
     if seen.changes == 0 {
         // The watcher has not read the ledger yet: the request's own
         // check of the token stands.

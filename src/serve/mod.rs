@@ -13,7 +13,8 @@
 //! - `routes`: the endpoints, the token check and the request log;
 //! - `http`: error answers by HTTP status, bodies read within the limit,
 //!   query strings;
-//! - `events`: the event stream (SSE) with its cursors.
+//! - `events`: the event stream (SSE) with its cursors;
+//! - `console`: the pages for people, signed in with a cookie.
 
 /// A line on stderr. A closed or full stderr (the log's reader gone) never
 /// stops the server: the line is lost, the request is answered.
@@ -26,6 +27,7 @@ macro_rules! say {
 
 mod app;
 mod connection;
+mod console;
 mod events;
 mod http;
 mod origin;

@@ -55,9 +55,12 @@ pub(super) fn router(app: App) -> Router {
         .route("/v1/quota", post(quota))
         .route_layer(middleware::from_fn_with_state(app.clone(), authenticate))
         .route_layer(middleware::from_fn_with_state(app.clone(), check_origin));
+    let console = super::console::router()
+        .route_layer(middleware::from_fn_with_state(app.clone(), check_origin));
     Router::new()
         .route("/healthz", get(healthz))
         .merge(guarded)
+        .merge(console)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(app.clone(), limit_body))
@@ -96,6 +99,9 @@ fn route_of(path: &str) -> String {
     if path.starts_with("/v1/fleets/") && path.ends_with("/agents") {
         return "/v1/fleets/{fleet}/agents".to_owned();
     }
+    if let Some(route) = super::console::route_of(path) {
+        return route.to_owned();
+    }
     "/{unknown}".to_owned()
 }
 
@@ -132,7 +138,16 @@ async fn trace(request: Request, next: Next) -> Response {
 
 /// Who made a request, for its log line.
 #[derive(Clone)]
-struct Logged(String);
+pub(super) struct Logged(String);
+
+impl Logged {
+    pub(super) fn of(principal: &Principal) -> Logged {
+        Logged(match principal.role {
+            crate::record::Role::Operator => format!("{} (operator)", principal.agent_id),
+            crate::record::Role::Agent => principal.agent_id.clone(),
+        })
+    }
+}
 
 /// One line per request on stderr: method, path, status, milliseconds,
 /// agent. Never a token, a query string or a body. A request whose client
@@ -234,10 +249,7 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
         Err(err) if err.code != ErrorCode::Unauthorized => return error_response(&err),
         Err(_) => return error_response(&credentials::unauthorized()),
     };
-    let logged = Logged(match principal.role {
-        crate::record::Role::Operator => format!("{} (operator)", principal.agent_id),
-        crate::record::Role::Agent => principal.agent_id.clone(),
-    });
+    let logged = Logged::of(&principal);
     request.extensions_mut().insert(principal);
     if let Some(token) = token.filter(|_| gated) {
         request.extensions_mut().insert(Presented(token.into()));
@@ -248,7 +260,7 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
 }
 
 /// The principal of `token` as the ledger says now, in a read of its own.
-fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal> {
+pub(super) fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal> {
     let view = session.ledger.view(&[])?;
     let now = session.now(view.last_at_ms());
     credentials::authenticate(&view.global(now), token, now)

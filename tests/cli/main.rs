@@ -5,7 +5,7 @@
 //! `events`, `ledger`, `call`, `mcp`, `admin` for fleets, quotas and the
 //! kill-switch) and the cross-cutting ones (`statuses`, `errors`,
 //! `surface`, `locations`, `supervise`, `integrity`, `race`, `crash`,
-//! `cache`, `postgres`, `serve`, `examples`, `generated`, `fuzz_corpus`).
+//! `cache`, `postgres`, `serve`, `console`, `examples`, `generated`, `fuzz_corpus`).
 //!
 //! `DISCUSS_TEST_LEDGER=postgres` runs what goes through `Env::new()` on a
 //! database; `DISCUSS_STORM_KILLS` and `DISCUSS_RACE_ROUNDS` size the
@@ -18,6 +18,7 @@ mod ask;
 mod cache;
 mod call;
 mod chain;
+mod console;
 mod crash;
 mod errors;
 mod escalations;

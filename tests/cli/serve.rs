@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 /// A token issued with the CLI, as `token issue` prints it.
-fn token(env: &Env, args: &[&str]) -> String {
+pub(crate) fn token(env: &Env, args: &[&str]) -> String {
     let mut all = vec!["token", "issue"];
     all.extend_from_slice(args);
     let out = env.run(&all);
@@ -1020,7 +1020,7 @@ fn tls_material_that_is_a_device_or_a_fifo_is_refused_at_start() {
 
 /// A certificate for localhost and 127.0.0.1 and its key, made with
 /// openssl in `dir`: their paths.
-fn certificate(dir: &std::path::Path) -> (String, String) {
+pub(crate) fn certificate(dir: &std::path::Path) -> (String, String) {
     let made = std::process::Command::new("openssl")
         .args([
             "req",

@@ -2,6 +2,7 @@
 //! environment and a pinned clock that tests move instead of sleeping.
 #![allow(dead_code)]
 
+pub(crate) mod browser;
 pub(crate) mod http;
 pub(crate) mod postgres;
 

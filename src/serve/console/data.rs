@@ -1,0 +1,323 @@
+//! What each console page shows, read on the blocking pool as the CLI's
+//! answers (the contract's JSON: `list`'s rows, `show`, `kill-switch
+//! status`, `quota show`, `token list`), and the one copy of a page that
+//! every open console of one viewer shares while the ledger stays as it
+//! was: an append that refreshes 200 open pages derives each page once.
+
+use crate::credentials::Principal;
+use crate::discussion::{Row, Status};
+use crate::error::{Error, ErrorCode, Result};
+use crate::output::{KillSwitchView, QuotaView, Render, RowsView, TokensView};
+use crate::session::Session;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Rows on a page of the list.
+pub(super) const PAGE_ROWS: usize = 50;
+/// Escalations the overview shows with their delivery (each is a read of
+/// its discussion); the rest are counted.
+const ESCALATIONS_SHOWN: usize = 12;
+/// How long a page read stays good when the ledger does not change: a
+/// status reached by time alone shows within it.
+const FRESH_FOR: Duration = Duration::from_millis(500);
+/// Pages kept at most (viewers times pages); past it the copies are
+/// dropped and read again.
+const MOST_KEPT: usize = 512;
+
+/// A page and what it asks.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Page {
+    Overview,
+    List(Filter),
+    Discussion(String),
+}
+
+/// The list's filters and page, from its query string.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct Filter {
+    pub status: Option<String>,
+    pub agent: Option<String>,
+    pub fleet: Option<String>,
+    /// From 1.
+    pub page: usize,
+}
+
+impl Filter {
+    pub(super) fn of(query: Option<&str>) -> Result<Filter> {
+        let pairs = super::query_pairs(query, &["status", "agent", "fleet", "page"])?;
+        let given = |key: &str| -> Result<Option<String>> {
+            Ok(super::single(&pairs, key)?
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned))
+        };
+        let status = given("status")?;
+        if let Some(status) = &status {
+            crate::operations::lists::parse_statuses(std::slice::from_ref(status))?;
+        }
+        let (agent, fleet) = (given("agent")?, given("fleet")?);
+        if let Some(agent) = &agent {
+            crate::ids::check_name("agent", agent)?;
+        }
+        if let Some(fleet) = &fleet {
+            crate::ids::check_name("fleet", fleet)?;
+        }
+        let page = match given("page")? {
+            None => 1,
+            Some(page) => page
+                .parse::<usize>()
+                .ok()
+                .filter(|p| *p >= 1)
+                .ok_or_else(|| {
+                    Error::new(ErrorCode::InvalidArgument, "page is a number from 1")
+                        .detail("field", "page")
+                })?,
+        };
+        Ok(Filter {
+            status,
+            agent,
+            fleet,
+            page,
+        })
+    }
+}
+
+/// What a page shows.
+pub(super) struct Shown {
+    pub now_ms: i64,
+    pub what: Shows,
+}
+
+pub(super) enum Shows {
+    Overview(Box<Overview>),
+    List(Listed),
+    Discussion(Value),
+}
+
+pub(super) struct Overview {
+    /// Discussions by status, in the precedence order.
+    pub counts: Vec<(&'static str, usize)>,
+    /// `list`'s rows with a live attempt.
+    pub live: Vec<Value>,
+    /// The newest escalations, each `show`'s answer.
+    pub escalations: Vec<Value>,
+    /// Escalations in all, and ends due one that no writer recorded yet.
+    pub escalated: usize,
+    pub due: Vec<Value>,
+    pub switches: Value,
+    pub quota: Value,
+    /// The operator's only.
+    pub tokens: Option<Value>,
+}
+
+pub(super) struct Listed {
+    pub rows: Vec<Value>,
+    pub total: usize,
+}
+
+/// The pages read, by viewer and page.
+#[derive(Default)]
+pub(in crate::serve) struct Cache {
+    kept: Mutex<HashMap<(Option<String>, Page), Kept>>,
+}
+
+struct Kept {
+    version: u64,
+    read_at: Instant,
+    shown: Arc<Shown>,
+}
+
+/// `page` as `principal` sees it now: the copy read for the same viewer at
+/// the same version of the ledger within `FRESH_FOR`, else a new read.
+pub(super) async fn page(
+    app: &super::App,
+    principal: &Principal,
+    page: Page,
+) -> Result<Arc<Shown>> {
+    let viewer = principal.acting_agent().map(str::to_owned);
+    let cache = Arc::clone(&app.console);
+    app.blocking(move |session| {
+        let version = session.ledger.version();
+        let key = (viewer, page);
+        if let Some(version) = version {
+            let kept = cache.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(kept) = kept.get(&key)
+                && kept.version == version
+                && kept.read_at.elapsed() < FRESH_FOR
+            {
+                return Ok(Arc::clone(&kept.shown));
+            }
+        }
+        let shown = Arc::new(read(session, key.0.as_deref(), &key.1)?);
+        if let Some(version) = version {
+            let mut kept = cache.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() >= MOST_KEPT {
+                kept.clear();
+            }
+            kept.insert(
+                key,
+                Kept {
+                    version,
+                    read_at: Instant::now(),
+                    shown: Arc::clone(&shown),
+                },
+            );
+        }
+        Ok(shown)
+    })
+    .await
+}
+
+/// Reads `page` for `viewer` (an agent: its own discussions only).
+fn read(session: &Session, viewer: Option<&str>, page: &Page) -> Result<Shown> {
+    match page {
+        Page::Overview => overview(session, viewer),
+        Page::List(filter) => list(session, viewer, filter),
+        Page::Discussion(id) => {
+            let mut request = Map::new();
+            request.insert("discussion_id".into(), id.as_str().into());
+            let caller = crate::tools::Caller {
+                agent: viewer,
+                own_only: viewer.is_some(),
+            };
+            let shown = crate::tools::answer(session, "get_discussion", request, caller)?;
+            Ok(Shown {
+                now_ms: session.now(None),
+                what: Shows::Discussion(shown),
+            })
+        }
+    }
+}
+
+/// `list`'s rows of `viewer` (all, for the operator), newest first.
+fn rows(
+    session: &Session,
+    viewer: Option<&str>,
+    statuses: &[Status],
+    agent: Option<&str>,
+    fleet: Option<&str>,
+) -> Result<(Vec<Row>, i64)> {
+    let (mut rows, now) =
+        crate::operations::lists::listed(session, statuses, viewer.or(agent), fleet)?;
+    if let (Some(_), Some(agent)) = (viewer, agent) {
+        rows.retain(|row| row.participants.iter().any(|p| p == agent));
+    }
+    Ok((rows, now))
+}
+
+/// Rows as `list --json` gives them (with the switches that halt them).
+fn rows_json(session: &Session, rows: Vec<Row>, now_ms: i64) -> Result<Vec<Value>> {
+    let switches = crate::operations::read::switches(session, now_ms)?;
+    let view = RowsView {
+        rows,
+        now_ms,
+        empty: String::new(),
+        known_ids: Vec::new(),
+        live_turns: false,
+        switches,
+    };
+    match view.value() {
+        Value::Object(mut object) => match object.remove("discussions") {
+            Some(Value::Array(rows)) => Ok(rows),
+            _ => Ok(Vec::new()),
+        },
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn list(session: &Session, viewer: Option<&str>, filter: &Filter) -> Result<Shown> {
+    let statuses = match &filter.status {
+        Some(status) => crate::operations::lists::parse_statuses(std::slice::from_ref(status))?,
+        None => Vec::new(),
+    };
+    let (rows, now_ms) = rows(
+        session,
+        viewer,
+        &statuses,
+        filter.agent.as_deref(),
+        filter.fleet.as_deref(),
+    )?;
+    let total = rows.len();
+    let shown: Vec<Row> = rows
+        .into_iter()
+        .skip((filter.page - 1).saturating_mul(PAGE_ROWS))
+        .take(PAGE_ROWS)
+        .collect();
+    Ok(Shown {
+        now_ms,
+        what: Shows::List(Listed {
+            rows: rows_json(session, shown, now_ms)?,
+            total,
+        }),
+    })
+}
+
+/// Ends that are due an escalation (`engine::due_escalation`): the
+/// unresolved ones.
+const UNRESOLVED: [Status; 4] = [
+    Status::Invalid,
+    Status::Deadman,
+    Status::Expired,
+    Status::Exhausted,
+];
+
+fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
+    let (rows, now_ms) = rows(session, viewer, &[], None, None)?;
+    let counts = Status::ALL
+        .iter()
+        .map(|status| {
+            let n = rows.iter().filter(|row| row.status == *status).count();
+            (status.as_str(), n)
+        })
+        .collect();
+    let live: Vec<Row> = rows
+        .iter()
+        .filter(|row| row.live_attempt_id.is_some())
+        .cloned()
+        .collect();
+    let escalated: Vec<&Row> = rows.iter().filter(|row| row.escalated).collect();
+    let due: Vec<Row> = rows
+        .iter()
+        .filter(|row| !row.escalated && UNRESOLVED.contains(&row.status))
+        .cloned()
+        .collect();
+    let mut escalations = Vec::new();
+    for row in escalated.iter().take(ESCALATIONS_SHOWN) {
+        let mut request = Map::new();
+        request.insert("discussion_id".into(), row.id.as_str().into());
+        request.insert("include_receipts".into(), false.into());
+        let caller = crate::tools::Caller {
+            agent: viewer,
+            own_only: viewer.is_some(),
+        };
+        escalations.push(crate::tools::answer(
+            session,
+            "get_discussion",
+            request,
+            caller,
+        )?);
+    }
+    let view = session.ledger.view(&[])?;
+    let global = view.global(now_ms);
+    let mut quota = QuotaView::of(&global, now_ms).value();
+    if let (Some(viewer), Some(Value::Array(agents))) = (viewer, quota.get_mut("agents")) {
+        agents.retain(|a| a.get("agent_id").and_then(Value::as_str) == Some(viewer));
+    }
+    Ok(Shown {
+        now_ms,
+        what: Shows::Overview(Box::new(Overview {
+            counts,
+            live: rows_json(session, live, now_ms)?,
+            escalations,
+            escalated: escalated.len(),
+            due: rows_json(session, due, now_ms)?,
+            switches: KillSwitchView::from(&*global).value(),
+            quota,
+            tokens: viewer
+                .is_none()
+                .then(|| TokensView::of(&global, now_ms, None).value()),
+        })),
+    })
+}

@@ -1,0 +1,672 @@
+//! The console (`cli.md`, "The console: `discuss serve` for people"), in
+//! a real browser (Debian's Chromium through ChromeDriver) and on the
+//! wire: the sign-in and its cookie, pages that follow the ledger without
+//! a reload, an agent's body shown as text, halts and revocations from the
+//! page, cross-site posts refused, an agent's narrower view, and the pages
+//! at 1280×800 and 390×844, kept as screenshots in `target/tmp/console/`.
+
+use crate::common::browser::Browser;
+use crate::common::http::{Reply, Served};
+use crate::common::{Env, reply_args, wake_argv};
+use crate::serve::token;
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+const WITHIN: Duration = Duration::from_secs(10);
+
+fn base(server: &Served) -> String {
+    format!("http://127.0.0.1:{}", server.port)
+}
+
+/// A form post as a page of the server itself would send it.
+fn post_form(
+    server: &Served,
+    path: &str,
+    cookie: Option<&str>,
+    origin: Option<&str>,
+    form: &str,
+) -> Reply {
+    let own = base(server);
+    let host = format!("127.0.0.1:{}", server.port);
+    let mut headers = vec![
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("host", &host),
+    ];
+    let cookie = cookie.map(|token| format!("discuss_console={token}"));
+    if let Some(cookie) = &cookie {
+        headers.push(("cookie", cookie));
+    }
+    headers.push(("origin", origin.unwrap_or(&own)));
+    server.request("POST", path, None, &headers, Some(form.as_bytes()))
+}
+
+fn get_page(server: &Served, path: &str, token: &str) -> Reply {
+    let cookie = format!("discuss_console={token}");
+    server.request("GET", path, None, &[("cookie", &cookie)], None)
+}
+
+/// Signs in from the login page, by keyboard: the token field has the
+/// focus, the token is typed and Enter sends it.
+fn sign_in(browser: &Browser, server: &Served, token: &str) {
+    browser.goto(&format!("{}/login", base(server)));
+    browser.wait_until(
+        "document.activeElement && document.activeElement.id === 'token'",
+        WITHIN,
+    );
+    browser.keys(&format!("{token}\u{e007}"));
+    browser.wait_until(
+        "location.pathname === '/' && !!document.getElementById('counts')",
+        WITHIN,
+    );
+}
+
+/// Waits until the page's stream of changes is open.
+fn listening(browser: &Browser) {
+    browser.wait_until(
+        "document.getElementById('signal').dataset.state === 'live'",
+        WITHIN,
+    );
+}
+
+fn token_id_of(env: &Env, agent: &str) -> String {
+    let tokens = env.ok(&["token", "list"]);
+    tokens["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|t| t["agent_id"] == agent)
+        .map(|t| t["token_id"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+#[test]
+fn signing_in_keeps_the_token_in_a_cookie_that_no_page_url_script_or_log_shows() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, _) = env.ask(&[]);
+    let ops = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &[]);
+    let pages = [
+        "/".to_owned(),
+        "/discussions".to_owned(),
+        format!("/discussions/{dsc}"),
+    ];
+    // Without a cookie, every page sends the browser to the sign-in.
+    for path in &pages {
+        let answer = server.get(path, None);
+        assert_eq!(
+            (answer.status, answer.header("location")),
+            (303, Some("/login")),
+            "{path}"
+        );
+    }
+    // A token that is not good: 401, no cookie, and it is not repeated.
+    let wrong = post_form(&server, "/login", None, None, "token=dsk_not_a_token");
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.header("set-cookie").is_none());
+    assert!(!wrong.text().contains("dsk_not_a_token"));
+    // The cookie: HttpOnly, SameSite=Strict, Path=/, not Secure in clear.
+    let signed = post_form(&server, "/login", None, None, &format!("token={ops}"));
+    assert_eq!((signed.status, signed.header("location")), (303, Some("/")));
+    let cookie = signed.header("set-cookie").unwrap();
+    let flags: Vec<&str> = cookie.split("; ").collect();
+    assert_eq!(flags[0], format!("discuss_console={ops}"));
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(flags.contains(&flag), "{flag} in {cookie}");
+    }
+    assert!(!flags.contains(&"Secure"), "{cookie}");
+
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    assert_eq!(
+        browser.eval("return document.cookie"),
+        json!(""),
+        "scripts cannot read it"
+    );
+    for path in &pages {
+        browser.goto(&format!("{}{path}", base(&server)));
+        browser.wait_until("!!document.querySelector('main')", WITHIN);
+        let html = browser.eval("return document.documentElement.outerHTML");
+        assert!(
+            !html.as_str().unwrap().contains(&ops),
+            "the token in {path}"
+        );
+        assert!(!browser.url().contains(&ops));
+    }
+    // Revoked: signed out at the next request, the cookie cleared.
+    env.ok(&["token", "revoke", &token_id_of(&env, "ops")]);
+    let answer = get_page(&server, "/", &ops);
+    assert_eq!(
+        (answer.status, answer.header("location")),
+        (303, Some("/login"))
+    );
+    assert!(answer.header("set-cookie").unwrap().contains("Max-Age=0"));
+    browser.goto(&format!("{}/discussions", base(&server)));
+    browser.wait_until("location.pathname === '/login'", WITHIN);
+    let log = server.log();
+    assert!(
+        log.iter().any(|l| l.starts_with("POST /login 303")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().all(|l| !l.contains(&ops)),
+        "the token in the log: {log:?}"
+    );
+
+    // Under TLS the cookie is Secure too.
+    let (cert, key) = crate::serve::certificate(env.dir.path());
+    let tls = Served::start(&env, &["--tls-cert", &cert, "--tls-key", &key]);
+    let ops = token(&env, &["ops2", "--operator"]);
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "-o", "/dev/null", "-D", "-", "--cacert", &cert])
+        .args(["-H", &format!("Origin: https://127.0.0.1:{}", tls.port)])
+        .args(["--data-urlencode", &format!("token={ops}")])
+        .arg(format!("https://127.0.0.1:{}/login", tls.port))
+        .output()
+        .expect("curl is installed (.ci/run installs it)");
+    let head = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase();
+    let cookie = head
+        .lines()
+        .find(|l| l.starts_with("set-cookie:"))
+        .unwrap_or_else(|| panic!("{head}"));
+    assert!(cookie.contains("; secure"), "{cookie}");
+}
+
+#[test]
+fn an_open_page_follows_the_cli_and_shows_a_turn_running_out_without_a_reload() {
+    let mut env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&["--turn-timeout-ms", "1000"]);
+    let ops = token(&env, &["ops", "--operator"]);
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    let started = Instant::now();
+    let server = Served::start(&env, &[]);
+    sign_in(&browser, &server, &ops);
+    browser.goto(&format!("{}/discussions/{dsc}", base(&server)));
+    listening(&browser);
+    assert_eq!(
+        browser.eval("return document.querySelector('main').dataset.status"),
+        json!("open")
+    );
+    // A mark that a navigation would lose.
+    browser.eval("window.stillHere = true; return 1");
+    // The CLI wakes agent-b at the server's time: the page shows the turn
+    // and its countdown, then the deadman that no record says.
+    env.advance(started.elapsed().as_millis() as i64);
+    env.ok(&wake_argv("agent-b", &dsc, &root, &[], false));
+    let shown = browser.wait_until(
+        "document.querySelector('main').dataset.status === 'active' && !!document.querySelector('#summary [data-deadline-at]')",
+        WITHIN,
+    );
+    assert!(
+        shown < Duration::from_secs(2),
+        "the wake showed after {shown:?}"
+    );
+    let deadman = browser.wait_until(
+        "document.querySelector('main').dataset.status === 'deadman'",
+        WITHIN,
+    );
+    assert!(
+        deadman < Duration::from_secs(4),
+        "deadman showed after {deadman:?}"
+    );
+    assert_eq!(
+        browser.eval("return window.stillHere === true"),
+        json!(true),
+        "no navigation"
+    );
+    assert!(
+        browser
+            .eval("return document.getElementById('timeline').innerText")
+            .as_str()
+            .unwrap()
+            .contains("agent-b"),
+    );
+    // The overview, open beside it, counts it without a reload too.
+    browser.goto(&base(&server));
+    listening(&browser);
+    browser.eval("window.stillHere = true; return 1");
+    env.advance(started.elapsed().as_millis() as i64);
+    env.ask(&[]);
+    browser.wait_until(
+        "document.querySelector('.tile.status-open .n').textContent === '1'",
+        Duration::from_secs(2),
+    );
+    assert_eq!(
+        browser.eval("return window.stillHere === true"),
+        json!(true)
+    );
+}
+
+#[test]
+fn what_an_agent_wrote_is_shown_as_text_under_a_policy_and_nothing_leaves_the_origin() {
+    let env = Env::new();
+    env.fleet();
+    let hostile =
+        r#"{"body":"<script>window.ran = 1</script><img src=x onerror=\"window.ran = 2\">"}"#;
+    let asked = env.ok(&[
+        "ask",
+        "--from",
+        "agent-a",
+        "--to",
+        "agent-b",
+        "--fleet",
+        "fleet-alpha",
+        "--payload",
+        hostile,
+    ]);
+    let dsc = asked["discussion_id"].as_str().unwrap().to_owned();
+    let ops = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &[]);
+    for path in ["/login", "/assets/console.js"] {
+        let policy = server
+            .get(path, None)
+            .header("content-security-policy")
+            .unwrap()
+            .to_owned();
+        assert!(policy.contains("script-src 'self'"), "{policy}");
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+    }
+    let page = get_page(&server, &format!("/discussions/{dsc}"), &ops);
+    assert_eq!(page.status, 200);
+    assert!(page.header("content-security-policy").is_some());
+    let html = page.text();
+    assert!(
+        html.contains("&lt;script&gt;window.ran = 1&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("<img"), "{html}");
+    assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("//cdn"));
+
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    browser.goto(&format!("{}/discussions/{dsc}", base(&server)));
+    listening(&browser);
+    assert_eq!(browser.eval("return window.ran === undefined"), json!(true));
+    assert_eq!(
+        browser.eval("return document.querySelectorAll('main img, main script').length"),
+        json!(0)
+    );
+    let body = browser.eval("return document.querySelector('pre.body').textContent");
+    assert!(
+        body.as_str().unwrap().contains("<img src=x onerror="),
+        "{body}"
+    );
+    // Every request the page made went to its own origin.
+    let requests = browser.eval(
+        "return performance.getEntriesByType('resource').map(e => e.name).concat([location.href])",
+    );
+    let own = base(&server);
+    for url in requests.as_array().unwrap() {
+        assert!(
+            url.as_str().unwrap().starts_with(&own),
+            "{url} is not of {own}"
+        );
+    }
+    assert!(
+        requests.as_array().unwrap().len() >= 3,
+        "the stylesheet, the script, the stream: {requests}"
+    );
+}
+
+#[test]
+fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_record() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, _) = env.ask(&[]);
+    let ops = token(&env, &["ops", "--operator"]);
+    let ops_id = token_id_of(&env, "ops");
+    token(&env, &["agent-c"]);
+    let agent_c = token_id_of(&env, "agent-c");
+    let server = Served::start(&env, &[]);
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    listening(&browser);
+    // A halt of agent-b, engaged from the overview's form.
+    browser
+        .eval("document.querySelector('form.engage select[name=scope]').value = 'agent'; return 1");
+    browser.type_into("form.engage input[name=target]", "agent-b");
+    browser.type_into("form.engage input[name=reason]", "runaway <loop>");
+    browser.click("form.engage button[type=submit]");
+    browser.wait_until(
+        "!!document.querySelector('#switches li[data-scope=agent]')",
+        WITHIN,
+    );
+    let status = env.ok(&["kill-switch", "status"]);
+    assert_eq!(status["scopes"][0]["scope"], json!({"agent": "agent-b"}));
+    assert_eq!(status["scopes"][0]["reason"], "runaway <loop>");
+    assert_eq!(
+        status["scopes"][0]["changed_by"],
+        ops_id.as_str(),
+        "by names the token's id"
+    );
+    let record = env
+        .records()
+        .into_iter()
+        .rev()
+        .find(|r| r["kind"] == "kill_switch")
+        .unwrap();
+    assert_eq!(
+        (record["by"].as_str(), record["token_id"].as_str()),
+        (Some(ops_id.as_str()), Some(ops_id.as_str()))
+    );
+    // The discussion page says it is halted; the wake is refused.
+    browser.goto(&format!("{}/discussions/{dsc}", base(&server)));
+    browser.wait_until(
+        "document.getElementById('summary').innerText.includes('runaway <loop>')",
+        WITHIN,
+    );
+    // Released from the discussion's page.
+    browser.click("#summary form[action='/console/kill-switch'] button");
+    browser.wait_until(
+        "location.pathname.startsWith('/discussions/') && !document.querySelector('.badge.halted')",
+        WITHIN,
+    );
+    assert_eq!(env.ok(&["kill-switch", "status"])["scopes"], json!([]));
+    // A token revoked from the overview.
+    browser.goto(&base(&server));
+    browser.click(&format!("tr[data-token-id='{agent_c}'] button"));
+    browser.wait_until(&format!("document.querySelector(\"tr[data-token-id='{agent_c}']\").innerText.includes('revoked')"), WITHIN);
+    let tokens = env.ok(&["token", "list"]);
+    let revoked = tokens["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["token_id"] == agent_c.as_str())
+        .unwrap();
+    assert_eq!(revoked["state"], "revoked");
+    // A bad input is the contract's error, as a page, and changes nothing.
+    let before = env.ledger_bytes();
+    let refused = post_form(
+        &server,
+        "/console/kill-switch",
+        Some(&ops),
+        None,
+        "engaged=true&scope=agent&target=agent-b&reason=",
+    );
+    assert_eq!(refused.status, 400);
+    assert!(
+        refused.text().contains("invalid_argument"),
+        "{}",
+        refused.text()
+    );
+    let refused = post_form(
+        &server,
+        "/console/tokens/revoke",
+        Some(&ops),
+        None,
+        "token_id=tok_00000000000000000000000000000000",
+    );
+    assert_eq!(refused.status, 404, "{}", refused.text());
+    assert_eq!(env.ledger_bytes(), before);
+}
+
+/// A page on another origin (a port of its own: same site, so the
+/// `SameSite` cookie goes with it) that posts a form to the console as
+/// soon as it is opened.
+fn hostile_page(target: &str) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let page = format!(
+        "<!doctype html><form id=f method=post action=\"{target}/console/kill-switch\">\
+         <input name=engaged value=true><input name=scope value=global>\
+         <input name=reason value=pwned></form>\
+         <script>document.getElementById('f').submit()</script>"
+    );
+    let served = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = stream.read(&mut request);
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+            page.len()
+        );
+    });
+    (port, served)
+}
+
+#[test]
+fn a_cross_site_form_post_is_refused_and_changes_nothing() {
+    let env = Env::new();
+    env.fleet();
+    let ops = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &[]);
+    let before = env.ledger_bytes();
+    // On the wire: another Origin, or none, with the operator's cookie.
+    let foreign = post_form(
+        &server,
+        "/console/kill-switch",
+        Some(&ops),
+        Some("http://evil.example"),
+        "engaged=true&scope=global&reason=x",
+    );
+    assert_eq!(foreign.status, 403);
+    let mut headers = vec![("content-type", "application/x-www-form-urlencoded")];
+    let cookie = format!("discuss_console={ops}");
+    headers.push(("cookie", &cookie));
+    let bare = server.request(
+        "POST",
+        "/console/kill-switch",
+        None,
+        &headers,
+        Some(b"engaged=true&scope=global&reason=x"),
+    );
+    assert_eq!(bare.status, 403, "{}", bare.text());
+    assert_eq!(env.ledger_bytes(), before);
+
+    // In the browser: signed in, then a page of another origin posts.
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    let (port, served) = hostile_page(&base(&server));
+    browser.goto(&format!("http://127.0.0.1:{port}/"));
+    served.join().unwrap();
+    server.wait_for_log("POST /console/kill-switch 403");
+    assert_eq!(env.ok(&["kill-switch", "status"])["engaged"], json!(false));
+    assert_eq!(env.ledger_bytes(), before);
+}
+
+#[test]
+fn an_agent_sees_its_own_discussions_only_and_changes_nothing() {
+    let env = Env::new();
+    env.fleet();
+    let (theirs, _) = env.ask(&[]);
+    let own = env.ok(&[
+        "ask",
+        "--from",
+        "agent-c",
+        "--to",
+        "agent-a",
+        "--fleet",
+        "fleet-alpha",
+        "--payload",
+        r#"{"body":"mine"}"#,
+    ])["discussion_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let c = token(&env, &["agent-c"]);
+    let server = Served::start(&env, &[]);
+    let stranger = get_page(&server, &format!("/discussions/{theirs}"), &c);
+    assert_eq!(stranger.status, 404);
+    assert!(stranger.text().contains("unknown_discussion"));
+    assert!(!stranger.text().contains("agent-b"));
+    let before = env.ledger_bytes();
+    let refused = post_form(
+        &server,
+        "/console/kill-switch",
+        Some(&c),
+        None,
+        "engaged=true&scope=global&reason=x",
+    );
+    assert_eq!(refused.status, 403);
+    assert_eq!(env.ledger_bytes(), before);
+
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &c);
+    let rows = browser.eval("return [...document.querySelectorAll('[data-discussion-id]')].map(e => e.dataset.discussionId)");
+    assert!(
+        rows.as_array().unwrap().iter().all(|id| id == own.as_str()),
+        "{rows}"
+    );
+    assert_eq!(
+        browser.eval("return document.querySelector('.tile.status-open .n').textContent"),
+        json!("1")
+    );
+    assert_eq!(browser.eval("return document.querySelectorAll('form.engage, #tokens, form[action^=\"/console/\"]').length"), json!(0));
+    browser.goto(&format!("{}/discussions", base(&server)));
+    let listed = browser.eval("return [...document.querySelectorAll('tr[data-discussion-id]')].map(e => e.dataset.discussionId)");
+    assert_eq!(listed, json!([own]));
+    browser.goto(&format!("{}/discussions/{own}", base(&server)));
+    assert_eq!(
+        browser.eval("return document.querySelector('main').dataset.discussionId"),
+        json!(own)
+    );
+}
+
+/// A ledger with something of everything: an open discussion, a live
+/// turn, a closed one, one escalated at its last turn, an agent halted.
+fn a_busy_ledger(env: &Env) -> String {
+    env.fleet();
+    let (open, _) = env.ask(&[]);
+    let (live, root) = env.ask(&["--turn-timeout-ms", "300000"]);
+    env.wake(&live, "agent-b", &root);
+    let (closed, root) = env.ask(&[]);
+    let attempt = env.wake(&closed, "agent-b", &root);
+    let payload = r#"{"answer":"Yes: split the token check from the session store, then move the tests.","files":["src/auth/mod.rs","src/auth/session.rs"]}"#;
+    let mut args = reply_args(&closed, "agent-b", &attempt, &root, "result", payload);
+    args.extend([
+        "--close",
+        "--usage",
+        r#"{"input_tokens":1200,"output_tokens":340,"cost_usd":0.021}"#,
+    ]);
+    env.ok(&args);
+    let (short, root) = env.ask(&["--max-turns", "2"]);
+    let attempt = env.wake(&short, "agent-b", &root);
+    env.ok(&reply_args(
+        &short,
+        "agent-b",
+        &attempt,
+        &root,
+        "question",
+        r#"{"body":"Which module?"}"#,
+    ));
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--agent",
+        "agent-c",
+        "--reason",
+        "looping on retries",
+    ]);
+    env.ok(&[
+        "quota",
+        "set",
+        "20",
+        "--tokens-per-hour",
+        "50000",
+        "--cost-usd-per-day",
+        "5",
+    ]);
+    token(env, &["agent-a"]);
+    let _ = open;
+    closed
+}
+
+#[test]
+fn every_page_fits_a_phone_and_a_desktop_works_by_keyboard_and_is_kept_as_a_screenshot() {
+    let env = Env::new();
+    let closed = a_busy_ledger(&env);
+    let ops = token(&env, &["ops", "--operator"]);
+    let server = Served::start(&env, &[]);
+    // The weight of a page with all it needs.
+    for path in ["/", "/discussions", &format!("/discussions/{closed}")] {
+        let page = get_page(&server, path, &ops).body.len();
+        let assets: usize = ["/assets/console.css", "/assets/console.js"]
+            .iter()
+            .map(|a| server.get(a, None).body.len())
+            .sum();
+        assert!(
+            page + assets < 150 * 1024,
+            "{path}: {page} + {assets} bytes"
+        );
+    }
+    for (width, height, dark) in [(1280, 800, false), (390, 844, false), (390, 844, true)] {
+        let switches: &[&str] = if dark { &["--force-dark-mode"] } else { &[] };
+        let Some(browser) = Browser::start_with(width, height, switches) else {
+            return;
+        };
+        let size = format!("{width}x{height}{}", if dark { "-dark" } else { "" });
+        assert_eq!(
+            browser.eval("return matchMedia('(prefers-color-scheme: dark)').matches"),
+            json!(dark)
+        );
+        browser.goto(&format!("{}/login", base(&server)));
+        browser.wait_until("!!document.getElementById('token')", WITHIN);
+        browser.screenshot(&format!("login-{size}"));
+        sign_in(&browser, &server, &ops);
+        for (name, path) in [
+            ("overview", "/".to_owned()),
+            ("discussions", "/discussions".to_owned()),
+            ("discussion", format!("/discussions/{closed}")),
+        ] {
+            browser.goto(&format!("{}{path}", base(&server)));
+            listening(&browser);
+            let width_used =
+                browser.eval("return [document.documentElement.scrollWidth, window.innerWidth]");
+            let (used, inner) = (
+                width_used[0].as_i64().unwrap(),
+                width_used[1].as_i64().unwrap(),
+            );
+            let wide = browser.eval(
+                "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > screen.width + 1).slice(0, 5).map(e => e.tagName + '.' + e.className)",
+            );
+            assert!(
+                used <= inner,
+                "{name} at {size} scrolls sideways: {used} > {inner}: {wide}"
+            );
+            assert_eq!(inner, i64::from(width), "the page is {width} wide: {wide}");
+            browser.screenshot(&format!("{name}-{size}"));
+        }
+    }
+    // By keyboard alone: to a discussion of the list and into it.
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    browser.goto(&format!("{}/discussions", base(&server)));
+    let mut reached = false;
+    for _ in 0..40 {
+        browser.keys("\u{e004}");
+        if browser.eval("return document.activeElement.matches('tr[data-status=closed] a.id')")
+            == json!(true)
+        {
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "Tab never reached the closed discussion's link");
+    let outline = browser.eval("return getComputedStyle(document.activeElement).outlineStyle");
+    assert_ne!(outline, json!("none"), "the focus is visible");
+    browser.keys("\u{e007}");
+    browser.wait_until(
+        &format!("location.pathname === '/discussions/{closed}'"),
+        WITHIN,
+    );
+    let shown: Value = browser.eval("return document.querySelector('main').dataset.status");
+    assert_eq!(shown, json!("closed"));
+}
