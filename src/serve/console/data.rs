@@ -19,6 +19,9 @@ pub(super) const PAGE_ROWS: usize = 50;
 /// Escalations the overview shows with their delivery (each is a read of
 /// its discussion); the rest are counted.
 const ESCALATIONS_SHOWN: usize = 12;
+/// Live turns and due ends the overview shows at most (the list has the
+/// rest): the page stays light whatever the fleet does.
+pub(super) const OVERVIEW_ROWS: usize = 50;
 /// How long a page read stays good when the ledger does not change: a
 /// status reached by time alone shows within it.
 const FRESH_FOR: Duration = Duration::from_millis(500);
@@ -99,13 +102,16 @@ pub(super) enum Shows {
 pub(super) struct Overview {
     /// Discussions by status, in the precedence order.
     pub counts: Vec<(&'static str, usize)>,
-    /// `list`'s rows with a live attempt.
+    /// `list`'s rows with a live attempt (at most `OVERVIEW_ROWS`), and
+    /// how many there are.
     pub live: Vec<Value>,
+    pub live_total: usize,
     /// The newest escalations, each `show`'s answer.
     pub escalations: Vec<Value>,
     /// Escalations in all, and ends due one that no writer recorded yet.
     pub escalated: usize,
     pub due: Vec<Value>,
+    pub due_total: usize,
     pub switches: Value,
     pub quota: Value,
     /// The operator's only.
@@ -272,15 +278,20 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
             (status.as_str(), n)
         })
         .collect();
+    let live_total = rows.iter().filter(|row| row.live_attempt_id.is_some()).count();
     let live: Vec<Row> = rows
         .iter()
         .filter(|row| row.live_attempt_id.is_some())
+        .take(OVERVIEW_ROWS)
         .cloned()
         .collect();
     let escalated: Vec<&Row> = rows.iter().filter(|row| row.escalated).collect();
+    let is_due = |row: &&Row| !row.escalated && UNRESOLVED.contains(&row.status);
+    let due_total = rows.iter().filter(is_due).count();
     let due: Vec<Row> = rows
         .iter()
-        .filter(|row| !row.escalated && UNRESOLVED.contains(&row.status))
+        .filter(is_due)
+        .take(OVERVIEW_ROWS)
         .cloned()
         .collect();
     let mut escalations = Vec::new();
@@ -310,9 +321,11 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
         what: Shows::Overview(Box::new(Overview {
             counts,
             live: rows_json(session, live, now_ms)?,
+            live_total,
             escalations,
             escalated: escalated.len(),
             due: rows_json(session, due, now_ms)?,
+            due_total,
             switches: KillSwitchView::from(&*global).value(),
             quota,
             tokens: viewer

@@ -200,6 +200,9 @@ pub(super) fn overview(shown: &Shown, principal: &Principal) -> Markup {
                         h2 { "Live turns" }
                         @if o.live.is_empty() { p.quiet { "No agent is taking a turn." } }
                         @else { (rows_table(&o.live, now, true)) }
+                        @if o.live_total > o.live.len() {
+                            p.quiet { (o.live_total - o.live.len()) " more: " a href="/discussions?status=active" { "every active discussion" } }
+                        }
                     }
                     section #switches data-live {
                         h2 { "Halts" }
@@ -360,6 +363,7 @@ fn escalations(o: &Overview, now: i64) -> Markup {
             h3 { "Due, not recorded yet" }
             p.quiet { "These ended unresolved by time alone; the next writer or " code { "discuss escalations deliver" } " records them." }
             (rows_table(&o.due, now, false))
+            @if o.due_total > o.due.len() { p.quiet { (o.due_total - o.due.len()) " more in " a href="/discussions" { "the list" } "." } }
         }
     }
 }
