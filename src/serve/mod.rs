@@ -124,8 +124,18 @@ fn bind(options: &Options, tls: bool) -> Result<StdListener> {
     listener
         .set_nonblocking(true)
         .map_err(|e| Error::io("the listening socket", &e))?;
+    // A deeper queue of connections not yet accepted than std's 128: when
+    // an append refreshes 200 open consoles at once, a full queue drops a
+    // SYN and that page waits a second for the client's retry. (Listening
+    // again on a listening socket only changes its backlog; the kernel
+    // caps it at `net.core.somaxconn`.)
+    rustix::net::listen(&listener, ACCEPT_BACKLOG)
+        .map_err(|e| Error::io("the listening socket", &e.into()))?;
     Ok(listener)
 }
+
+/// Connections the kernel queues before `serve` accepts them.
+const ACCEPT_BACKLOG: i32 = 1024;
 
 /// TLS from a PEM certificate chain and a PEM private key, offering
 /// HTTP/2 and HTTP/1.1.

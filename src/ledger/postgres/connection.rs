@@ -3,22 +3,72 @@
 
 use super::*;
 
-/// The most connections kept open between calls (`serve`'s pool; a
-/// command uses one).
-const MAX_IDLE_CONNECTIONS: usize = 16;
+/// The most connections open at once (`serve`'s pool; a command uses one
+/// or two): more requests than this wait for one to be free, so a burst
+/// (200 open consoles reading their page at once) never exhausts the
+/// database's `max_connections`.
+const MAX_CONNECTIONS: usize = 16;
+
+/// How long a call waits for a free connection before it says the
+/// database is busy.
+const WAIT_FOR_CONNECTION: Duration = Duration::from_secs(30);
+
+/// The connections of a ledger: those not in use, and how many are open.
+#[derive(Default)]
+pub(super) struct Pool {
+    idle: Vec<Client>,
+    open: usize,
+}
+
+/// A connection in use by this thread; should its work panic, the
+/// connection is dropped with the stack and its place is given up here.
+struct Held<'a> {
+    ledger: &'a PgLedger,
+}
+
+impl<'a> Held<'a> {
+    fn new(ledger: &'a PgLedger) -> Held<'a> {
+        HELD.set(HELD.get() + 1);
+        Held { ledger }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        HELD.set(HELD.get() - 1);
+        if std::thread::panicking() {
+            self.ledger.give_back(None);
+        }
+    }
+}
+
+thread_local! {
+    /// Connections this thread holds: a call made inside another's work
+    /// never waits for a connection (it could wait for itself).
+    static HELD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 impl PgLedger {
-    /// Runs `work` on an idle connection, or a new one when none is idle;
-    /// it is kept for the next call unless it broke, so the next call opens
+    /// Runs `work` on an idle connection, or a new one when none is idle
+    /// and fewer than `MAX_CONNECTIONS` are open, else waits for one; it is
+    /// kept for the next call unless it broke, so the next call opens
     /// another. Calls on several threads each hold their own connection.
     pub(super) fn session<T>(&self, work: impl FnOnce(&mut Client) -> Step<T>) -> Result<T> {
-        let idle = || self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let taken = std::iter::from_fn(|| idle().pop()).find(|client| !client.is_closed());
-        let mut client = match taken {
+        let mut client = match self.take()? {
             Some(client) => client,
-            None => self.connect()?,
+            None => match self.connect() {
+                Ok(client) => client,
+                Err(err) => {
+                    self.give_back(None);
+                    return Err(err);
+                }
+            },
         };
-        let (outcome, keep) = match work(&mut client) {
+        let outcome = {
+            let _held = Held::new(self);
+            work(&mut client)
+        };
+        let (outcome, keep) = match outcome {
             Ok(done) => (Ok(done), true),
             Err(Fail::Discuss(err)) => (Err(err), true),
             Err(Fail::Db(err)) => {
@@ -26,13 +76,55 @@ impl PgLedger {
                 (Err(self.db_error(&err)), keep)
             }
         };
-        if keep {
-            let mut idle = idle();
-            if idle.len() < MAX_IDLE_CONNECTIONS {
-                idle.push(client);
-            }
-        }
+        self.give_back(keep.then_some(client));
         outcome
+    }
+
+    /// An idle connection, or `None` with a place for a new one counted.
+    fn take(&self) -> Result<Option<Client>> {
+        let nested = HELD.get() > 0;
+        let started = std::time::Instant::now();
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            while let Some(client) = pool.idle.pop() {
+                if !client.is_closed() {
+                    return Ok(Some(client));
+                }
+                pool.open -= 1;
+            }
+            if pool.open < MAX_CONNECTIONS || nested {
+                pool.open += 1;
+                return Ok(None);
+            }
+            let left = WAIT_FOR_CONNECTION.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Err(Error::new(
+                    ErrorCode::LedgerUnavailable,
+                    format!(
+                        "all {MAX_CONNECTIONS} connections to the ledger database {} stayed busy for {} s",
+                        self.location.shown,
+                        WAIT_FOR_CONNECTION.as_secs()
+                    ),
+                ));
+            }
+            pool = self
+                .freed
+                .wait_timeout(pool, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// A connection back to the pool, or (`None`) its place given up.
+    /// (`Held` gives up the place of one whose work panicked.)
+    fn give_back(&self, client: Option<Client>) {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        match client {
+            Some(client) if pool.idle.len() < MAX_CONNECTIONS => pool.idle.push(client),
+            _ => pool.open -= 1,
+        }
+        drop(pool);
+        self.freed.notify_one();
     }
 
     /// `session` for a write: a failure to reach or use the database says

@@ -107,8 +107,10 @@ const IMPORT_BATCH: usize = 5_000;
 pub(crate) struct PgLedger {
     location: Location,
     /// Connections open and not in use: one for a command; for `serve`,
-    /// a small pool that requests on several threads take from.
-    idle: Mutex<Vec<Client>>,
+    /// a small pool that requests on several threads take from, bounded
+    /// (`connection.rs`); `freed` wakes a call that waits for one.
+    pool: Mutex<connection::Pool>,
+    freed: std::sync::Condvar,
     /// With it, writers keep `discuss_summaries` and lists read it.
     summarize: Option<Summarize>,
     /// Rows `stream_records` reads at a time.
@@ -223,7 +225,8 @@ impl PgLedger {
     pub(crate) fn new(location: Location) -> PgLedger {
         PgLedger {
             location,
-            idle: Mutex::new(Vec::new()),
+            pool: Mutex::default(),
+            freed: std::sync::Condvar::new(),
             summarize: None,
             stream_batch: crate::ledger::failpoint::stream_batch(STREAM_BATCH),
             read_ahead: true,

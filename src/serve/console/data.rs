@@ -123,10 +123,16 @@ pub(super) struct Listed {
     pub total: usize,
 }
 
-/// The pages read, by viewer and page.
+/// A viewer and a page.
+type Key = (Option<String>, Page);
+
+/// The pages read, by viewer and page, and a gate for each: while one
+/// request reads a page the others for it wait and take its reading
+/// (200 consoles refreshed by one append make one reading, not 200).
 #[derive(Default)]
 pub(in crate::serve) struct Cache {
-    kept: Mutex<HashMap<(Option<String>, Page), Kept>>,
+    kept: Mutex<HashMap<Key, Kept>>,
+    gates: Mutex<HashMap<Key, Arc<Mutex<()>>>>,
 }
 
 struct Kept {
@@ -145,8 +151,16 @@ pub(super) async fn page(
     let viewer = principal.acting_agent().map(str::to_owned);
     let cache = Arc::clone(&app.console);
     app.blocking(move |session| {
-        let version = session.ledger.version();
         let key = (viewer, page);
+        let gate = {
+            let mut gates = cache.gates.lock().unwrap_or_else(|e| e.into_inner());
+            if gates.len() >= MOST_KEPT {
+                gates.clear();
+            }
+            Arc::clone(gates.entry(key.clone()).or_default())
+        };
+        let _reading = gate.lock().unwrap_or_else(|e| e.into_inner());
+        let version = session.ledger.version();
         if let Some(version) = version {
             let kept = cache.kept.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(kept) = kept.get(&key)
@@ -278,7 +292,10 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
             (status.as_str(), n)
         })
         .collect();
-    let live_total = rows.iter().filter(|row| row.live_attempt_id.is_some()).count();
+    let live_total = rows
+        .iter()
+        .filter(|row| row.live_attempt_id.is_some())
+        .count();
     let live: Vec<Row> = rows
         .iter()
         .filter(|row| row.live_attempt_id.is_some())
