@@ -641,6 +641,13 @@ fn every_page_fits_a_phone_and_a_desktop_works_by_keyboard_and_is_kept_as_a_scre
             );
             assert_eq!(inner, i64::from(width), "the page is {width} wide: {wide}");
             browser.screenshot(&format!("{name}-{size}"));
+            if width >= 500 {
+                // The whole page too, for people to look at.
+                let tall = browser.eval("return document.documentElement.scrollHeight");
+                browser.resize(width, tall.as_u64().unwrap() as u32 + 120);
+                browser.screenshot(&format!("{name}-{size}-whole"));
+                browser.resize(width, height);
+            }
         }
     }
     // By keyboard alone: to a discussion of the list and into it.

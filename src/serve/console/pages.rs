@@ -252,7 +252,7 @@ fn rows_table(rows: &[Value], now: i64, live: bool) -> Markup {
                         @if live {
                             td { (countdown(text(row, "live_attempt_deadline_at"), now)) }
                         } @else {
-                            td { @if let Some(next) = row.get("head_to_agent_id").and_then(Value::as_str) { (next) } @else { "—" } }
+                            td { @if let (Some(next), "open" | "active") = (row.get("head_to_agent_id").and_then(Value::as_str), text(row, "status")) { (next) } @else { "—" } }
                             td { (time(text(row, "updated_at"), now)) }
                         }
                     }
@@ -332,7 +332,7 @@ fn engage_form(scope: &str, target: Option<&str>, back: &str) -> Markup {
                     option value="agent" { "an agent" }
                     option value="discussion" { "a discussion" }
                 } }
-                label { "named " input name="target" placeholder="fleet, agent or dsc_… (not for everything)"; }
+                label { "named " input name="target" placeholder="fleet, agent or dsc_…"; }
             }
             label { "because " input name="reason" required placeholder="why (recorded)"; }
             button.danger type="submit" { "Engage halt" }
@@ -608,7 +608,7 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                                 td { (text(a, "state")) @if !text(a, "reason").is_empty() { " (" (text(a, "reason")) ")" }
                                      @if let Some(code) = a.get("exit_code").filter(|c| !c.is_null()) { ", exit " (code) } }
                                 td.opt { (time(text(a, "reserved_at"), now)) }
-                                td { @if matches!(text(a, "state"), "reserved" | "started") { (countdown(text(a, "deadline_at"), now)) } @else { (time(text(a, "deadline_at"), now)) } }
+                                td { @if matches!(text(a, "state"), "reserved" | "started") { (countdown(text(a, "deadline_at"), now)) } @else { span.quiet title=(text(a, "deadline_at")) { "—" } } }
                                 td.opt { (time(text(a, "ended_at"), now)) }
                                 td { @if let Some(u) = a.get("usage").filter(|u| !u.is_null()) {
                                     (number(u, "input_tokens").unwrap_or(0.0) + number(u, "output_tokens").unwrap_or(0.0)) " tokens, " (dollars(number(u, "cost_usd")))
