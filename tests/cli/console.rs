@@ -83,7 +83,7 @@ fn token_id_of(env: &Env, agent: &str) -> String {
 
 #[test]
 fn signing_in_keeps_the_token_in_a_cookie_that_no_page_url_script_or_log_shows() {
-    let env = Env::new();
+    let mut env = Env::new();
     env.fleet();
     let (dsc, _) = env.ask(&[]);
     let ops = token(&env, &["ops", "--operator"]);
@@ -137,6 +137,12 @@ fn signing_in_keeps_the_token_in_a_cookie_that_no_page_url_script_or_log_shows()
         );
         assert!(!browser.url().contains(&ops));
     }
+    // Signing out clears the cookie: the pages ask for a token again.
+    browser.click("form[action='/logout'] button");
+    browser.wait_until("location.pathname === '/login'", WITHIN);
+    browser.goto(&base(&server));
+    browser.wait_until("location.pathname === '/login'", WITHIN);
+    sign_in(&browser, &server, &ops);
     // Revoked: signed out at the next request, the cookie cleared.
     env.ok(&["token", "revoke", &token_id_of(&env, "ops")]);
     let answer = get_page(&server, "/", &ops);
@@ -155,6 +161,17 @@ fn signing_in_keeps_the_token_in_a_cookie_that_no_page_url_script_or_log_shows()
     assert!(
         log.iter().all(|l| !l.contains(&ops)),
         "the token in the log: {log:?}"
+    );
+
+    // Expired: signed out alike, by a server whose clock is past it.
+    let brief = token(&env, &["agent-a", "--expires-in-hours", "1"]);
+    assert_eq!(get_page(&server, "/", &brief).status, 200);
+    env.advance(2 * 3_600_000);
+    let late = Served::start(&env, &[]);
+    let answer = get_page(&late, "/", &brief);
+    assert_eq!(
+        (answer.status, answer.header("location")),
+        (303, Some("/login"))
     );
 
     // Under TLS the cookie is Secure too.
