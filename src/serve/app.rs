@@ -1,7 +1,8 @@
 //! What every endpoint of `serve` shares: the session, the limits, the
-//! one ledger watcher of the event streams, and the tokens seen.
+//! one ledger watcher of the event streams, the tokens seen, a token's
+//! check against the ledger, and who a request's log line names.
 
-use crate::credentials::Principal;
+use crate::credentials::{self, Principal};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::Session;
 use crate::tools::mcp::AsSession;
@@ -28,8 +29,6 @@ pub(super) struct App {
     pub known: Arc<std::sync::Mutex<std::collections::HashMap<String, Principal>>>,
     /// The server speaks TLS: the console's cookie is `Secure`.
     pub tls: bool,
-    /// The console's pages, read once for every open console of a viewer.
-    pub console: Arc<super::console::Cache>,
 }
 
 impl AsSession for Arc<Session> {
@@ -67,7 +66,6 @@ impl App {
             mcp,
             known: Arc::default(),
             tls: options.tls.is_some(),
-            console: Arc::default(),
         }
     }
 
@@ -108,4 +106,24 @@ impl App {
     ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Principal>> {
         self.known.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Who made a request, for its log line.
+#[derive(Clone)]
+pub(super) struct Logged(pub(super) String);
+
+impl Logged {
+    pub(super) fn of(principal: &Principal) -> Logged {
+        Logged(match principal.role {
+            crate::record::Role::Operator => format!("{} (operator)", principal.agent_id),
+            crate::record::Role::Agent => principal.agent_id.clone(),
+        })
+    }
+}
+
+/// The principal of `token` as the ledger says now, in a read of its own.
+pub(super) fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal> {
+    let view = session.ledger.view(&[])?;
+    let now = session.now(view.last_at_ms());
+    credentials::authenticate(&view.global(now), token, now)
 }

@@ -1,7 +1,7 @@
 //! The endpoints (`cli.md`, "`discuss serve`"), the token check in front
 //! of all of them but `/healthz`, and one log line per request.
 
-use super::app::App;
+use super::app::{App, Logged, authenticate_now};
 use super::http::{error_response, json_object, json_response, query_pairs, single};
 use crate::credentials::{self, Principal};
 use crate::error::{Error, ErrorCode, Result};
@@ -136,19 +136,6 @@ async fn trace(request: Request, next: Next) -> Response {
     response
 }
 
-/// Who made a request, for its log line.
-#[derive(Clone)]
-pub(super) struct Logged(String);
-
-impl Logged {
-    pub(super) fn of(principal: &Principal) -> Logged {
-        Logged(match principal.role {
-            crate::record::Role::Operator => format!("{} (operator)", principal.agent_id),
-            crate::record::Role::Agent => principal.agent_id.clone(),
-        })
-    }
-}
-
 /// One line per request on stderr: method, path, status, milliseconds,
 /// agent. Never a token, a query string or a body. A request whose client
 /// went away before its answer logs 499 (what it did, it finished).
@@ -257,13 +244,6 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
     let mut response = next.run(request).await;
     response.extensions_mut().insert(logged);
     response
-}
-
-/// The principal of `token` as the ledger says now, in a read of its own.
-pub(super) fn authenticate_now(session: &Session, token: Option<&str>) -> Result<Principal> {
-    let view = session.ledger.view(&[])?;
-    let now = session.now(view.last_at_ms());
-    credentials::authenticate(&view.global(now), token, now)
 }
 
 /// The caller a principal makes: an agent token acts as its agent alone.

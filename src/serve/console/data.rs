@@ -130,7 +130,7 @@ type Key = (Option<String>, Page);
 /// request reads a page the others for it wait and take its reading
 /// (200 consoles refreshed by one append make one reading, not 200).
 #[derive(Default)]
-pub(in crate::serve) struct Cache {
+pub(super) struct Cache {
     kept: Mutex<HashMap<Key, Kept>>,
     gates: Mutex<HashMap<Key, Arc<Mutex<()>>>>,
 }
@@ -145,11 +145,12 @@ struct Kept {
 /// the same version of the ledger within `FRESH_FOR`, else a new read.
 pub(super) async fn page(
     app: &super::App,
+    cache: &Arc<Cache>,
     principal: &Principal,
     page: Page,
 ) -> Result<Arc<Shown>> {
     let viewer = principal.acting_agent().map(str::to_owned);
-    let cache = Arc::clone(&app.console);
+    let cache = Arc::clone(cache);
     app.blocking(move |session| {
         let key = (viewer, page);
         let gate = {

@@ -15,8 +15,6 @@
 mod data;
 mod pages;
 
-pub(in crate::serve) use data::Cache;
-
 use super::app::App;
 use super::http::{query_pairs, single, status_of};
 use crate::credentials::Principal;
@@ -50,6 +48,7 @@ pub(super) fn router() -> Router<App> {
         .route("/console/tokens/revoke", post(revoke))
         .route("/assets/console.css", get(stylesheet))
         .route("/assets/console.js", get(script))
+        .layer(axum::Extension(std::sync::Arc::new(data::Cache::default())))
         .layer(middleware::from_fn(protect))
 }
 
@@ -172,7 +171,7 @@ async fn signed_in(app: &App, headers: &HeaderMap) -> std::result::Result<Princi
         return Err(to_login(app, false));
     };
     let found = app
-        .blocking(move |session| super::routes::authenticate_now(session, Some(&token)))
+        .blocking(move |session| super::app::authenticate_now(session, Some(&token)))
         .await;
     match found {
         Ok(principal) => Ok(principal),
@@ -191,7 +190,7 @@ async fn viewed<F: Future<Output = Response>>(
         Ok(principal) => principal,
         Err(response) => return response,
     };
-    let logged = super::routes::Logged::of(&principal);
+    let logged = super::app::Logged::of(&principal);
     let mut response = page(principal).await;
     response.extensions_mut().insert(logged);
     response
@@ -250,7 +249,7 @@ async fn sign_in(State(app): State<App>, headers: HeaderMap, body: Body) -> Resp
     };
     let checked = token.clone();
     let found = app
-        .blocking(move |session| super::routes::authenticate_now(session, Some(&checked)))
+        .blocking(move |session| super::app::authenticate_now(session, Some(&checked)))
         .await;
     match found {
         Ok(principal) => {
@@ -260,7 +259,7 @@ async fn sign_in(State(app): State<App>, headers: HeaderMap, body: Body) -> Resp
                 .insert(header::SET_COOKIE, cookie(&app, Some(&token)));
             response
                 .extensions_mut()
-                .insert(super::routes::Logged::of(&principal));
+                .insert(super::app::Logged::of(&principal));
             response
         }
         Err(err) if err.code == ErrorCode::Unauthorized => html(
@@ -278,10 +277,13 @@ async fn sign_out(State(app): State<App>) -> Response {
 }
 
 /// `/`: the fleet at a glance.
-async fn overview(State(app): State<App>, headers: HeaderMap) -> Response {
+/// The pages read (`data::Cache`), the console's own.
+type Pages = axum::Extension<std::sync::Arc<data::Cache>>;
+
+async fn overview(State(app): State<App>, cache: Pages, headers: HeaderMap) -> Response {
     let shown = app.clone();
     viewed(&app, &headers, move |principal| async move {
-        match data::page(&shown, &principal, data::Page::Overview).await {
+        match data::page(&shown, &cache.0, &principal, data::Page::Overview).await {
             Ok(page) => html(StatusCode::OK, pages::overview(&page, &principal)),
             Err(err) => error_page(&err, Some(&principal)),
         }
@@ -290,14 +292,26 @@ async fn overview(State(app): State<App>, headers: HeaderMap) -> Response {
 }
 
 /// `/discussions?status=&agent=&fleet=&page=`: the list, newest first.
-async fn discussions(State(app): State<App>, headers: HeaderMap, uri: Uri) -> Response {
+async fn discussions(
+    State(app): State<App>,
+    cache: Pages,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     let shown = app.clone();
     viewed(&app, &headers, move |principal| async move {
         let filter = match data::Filter::of(uri.query()) {
             Ok(filter) => filter,
             Err(err) => return error_page(&err, Some(&principal)),
         };
-        match data::page(&shown, &principal, data::Page::List(filter.clone())).await {
+        match data::page(
+            &shown,
+            &cache.0,
+            &principal,
+            data::Page::List(filter.clone()),
+        )
+        .await
+        {
             Ok(page) => html(StatusCode::OK, pages::list(&page, &filter, &principal)),
             Err(err) => error_page(&err, Some(&principal)),
         }
@@ -308,12 +322,13 @@ async fn discussions(State(app): State<App>, headers: HeaderMap, uri: Uri) -> Re
 /// `/discussions/{id}`: one discussion (an agent's own only).
 async fn discussion(
     State(app): State<App>,
+    cache: Pages,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
     let shown = app.clone();
     viewed(&app, &headers, move |principal| async move {
-        match data::page(&shown, &principal, data::Page::Discussion(id)).await {
+        match data::page(&shown, &cache.0, &principal, data::Page::Discussion(id)).await {
             Ok(page) => html(StatusCode::OK, pages::discussion(&page, &principal)),
             Err(err) => error_page(&err, Some(&principal)),
         }
