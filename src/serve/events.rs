@@ -19,9 +19,9 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::operations::events::EventStream;
 use crate::output::EventView;
 use crate::session::Session;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,17 +99,7 @@ pub(super) async fn stream(
     };
     let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(BUFFERED);
     tokio::spawn(follow(app, principal, events, sender, slot));
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
-    let mut response = Response::new(body);
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    super::http::event_stream(receiver)
 }
 
 fn cursor(text: &str, field: &str) -> Result<u64> {

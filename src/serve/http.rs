@@ -51,6 +51,23 @@ pub(super) fn error_response(err: &Error) -> Response {
     response
 }
 
+/// A `text/event-stream` answer of what `receiver` is sent, never cached
+/// or buffered by a proxy.
+pub(super) fn event_stream(
+    receiver: tokio::sync::mpsc::Receiver<std::io::Result<axum::body::Bytes>>,
+) -> Response {
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
 /// A JSON answer with status 200.
 pub(super) fn json_response(value: &Value) -> Response {
     (StatusCode::OK, json_body(value)).into_response()

@@ -7,7 +7,7 @@
 
 use crate::common::browser::Browser;
 use crate::common::http::{Reply, Served};
-use crate::common::{Env, reply_args, wake_argv};
+use crate::common::{ASK_A_TO_B, Env, reply_args, wake_argv};
 use crate::serve::token;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -267,17 +267,9 @@ fn what_an_agent_wrote_is_shown_as_text_under_a_policy_and_nothing_leaves_the_or
     env.fleet();
     let hostile =
         r#"{"body":"<script>window.ran = 1</script><img src=x onerror=\"window.ran = 2\">"}"#;
-    let asked = env.ok(&[
-        "ask",
-        "--from",
-        "agent-a",
-        "--to",
-        "agent-b",
-        "--fleet",
-        "fleet-alpha",
-        "--payload",
-        hostile,
-    ]);
+    let mut ask = ASK_A_TO_B.to_vec();
+    ask.push(hostile);
+    let asked = env.ok(&ask);
     let dsc = asked["discussion_id"].as_str().unwrap().to_owned();
     let ops = token(&env, &["ops", "--operator"]);
     let server = Served::start(&env, &[]);

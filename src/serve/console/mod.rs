@@ -349,16 +349,7 @@ async fn changes(State(app): State<App>, headers: HeaderMap) -> Response {
     };
     let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::spawn(follow_changes(app, principal, sender));
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
-    let mut response = Response::new(body);
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    super::http::event_stream(receiver)
 }
 
 /// Sends `changed` at each change the server's watcher sees (within its

@@ -171,26 +171,21 @@ impl Browser {
 
     /// Types `text` into the element `css` names, as keystrokes.
     pub(crate) fn type_into(&self, css: &str, text: &str) {
-        self.runtime.block_on(async {
-            let element = self
-                .client()
-                .find(fantoccini::Locator::Css(css))
-                .await
-                .unwrap_or_else(|e| panic!("no {css}: {e}"));
-            element.send_keys(text).await.unwrap();
-        });
+        let element = self.element(css);
+        self.runtime.block_on(element.send_keys(text)).unwrap();
     }
 
     /// Clicks the element `css` names.
     pub(crate) fn click(&self, css: &str) {
-        self.runtime.block_on(async {
-            let element = self
-                .client()
-                .find(fantoccini::Locator::Css(css))
-                .await
-                .unwrap_or_else(|e| panic!("no {css}: {e}"));
-            element.click().await.unwrap();
-        });
+        let element = self.element(css);
+        self.runtime.block_on(element.click()).unwrap();
+    }
+
+    /// The element `css` names in the page.
+    fn element(&self, css: &str) -> fantoccini::elements::Element {
+        self.runtime
+            .block_on(self.client().find(fantoccini::Locator::Css(css)))
+            .unwrap_or_else(|e| panic!("no {css}: {e}"))
     }
 
     /// Keys sent to whatever has the focus (`\u{e004}` Tab, `\u{e007}`
