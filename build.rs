@@ -1,7 +1,7 @@
 //! Links the `discuss` binary with its relative relocations packed
 //! (DT_RELR) on Linux with glibc: a start-up binds some 20,000 of them,
 //! and packed they are a few KiB to read instead of half a MiB of page
-//! faults (docs/performance.md, "What traces cost a command"). It needs
+//! faults (docs/performance.md, "A command's fixed cost"). It needs
 //! GNU ld 2.38 or later to link and glibc 2.36 or later to run, as
 //! Debian 12 has (docs/platforms.md).
 fn main() {

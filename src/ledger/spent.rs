@@ -3,7 +3,7 @@
 //! that allocated it; a block freed on another thread goes onto an atomic
 //! list that its owner must collect. With `events` parsing on a second
 //! core and dropping every record on the first, that hand-over was a
-//! sixth of the stream's CPU (measured in `docs/performance.md`'s history, step 28).
+//! sixth of the stream's CPU (measured in the git history of `docs/performance.md`, step 28).
 
 use crate::record::Record;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
