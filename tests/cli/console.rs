@@ -507,6 +507,22 @@ fn an_agent_sees_its_own_discussions_only_and_changes_nothing() {
         .unwrap()
         .to_owned();
     let c = token(&env, &["agent-c"]);
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--agent",
+        "agent-b",
+        "--reason",
+        "b's own trouble",
+    ]);
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--agent",
+        "agent-c",
+        "--reason",
+        "c loops",
+    ]);
     let server = Served::start(&env, &[]);
     let stranger = get_page(&server, &format!("/discussions/{theirs}"), &c);
     assert_eq!(stranger.status, 404);
@@ -536,6 +552,10 @@ fn an_agent_sees_its_own_discussions_only_and_changes_nothing() {
         browser.eval("return document.querySelector('.tile.status-open .n').textContent"),
         json!("1")
     );
+    // The switches that cover it, not who else is halted.
+    let halts = browser.eval("return document.getElementById('switches').innerText");
+    assert!(halts.as_str().unwrap().contains("c loops"), "{halts}");
+    assert!(!halts.as_str().unwrap().contains("agent-b"), "{halts}");
     assert_eq!(browser.eval("return document.querySelectorAll('form.engage, #tokens, form[action^=\"/console/\"]').length"), json!(0));
     browser.goto(&format!("{}/discussions", base(&server)));
     let listed = browser.eval("return [...document.querySelectorAll('tr[data-discussion-id]')].map(e => e.dataset.discussionId)");

@@ -334,6 +334,27 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
     if let (Some(viewer), Some(Value::Array(agents))) = (viewer, quota.get_mut("agents")) {
         agents.retain(|a| a.get("agent_id").and_then(Value::as_str) == Some(viewer));
     }
+    let mut switches = KillSwitchView::from(&*global).value();
+    if let Some(viewer) = viewer {
+        // An agent sees the switches that cover it: the global one, its
+        // fleets', its own and its discussions'; not who else is halted.
+        let own: std::collections::HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        let covers = |scope: &Value| match scope.as_object().and_then(|o| o.iter().next()) {
+            Some((kind, target)) => {
+                let target = target.as_str().unwrap_or("");
+                match kind.as_str() {
+                    "fleet" => global.members(target).is_some_and(|m| m.contains(viewer)),
+                    "agent" => target == viewer,
+                    "discussion" => own.contains(target),
+                    _ => false,
+                }
+            }
+            None => true,
+        };
+        if let Some(Value::Array(scopes)) = switches.get_mut("scopes") {
+            scopes.retain(|s| covers(s.get("scope").unwrap_or(&Value::Null)));
+        }
+    }
     Ok(Shown {
         now_ms,
         what: Shows::Overview(Box::new(Overview {
@@ -344,7 +365,7 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
             escalated: escalated.len(),
             due: rows_json(session, due, now_ms)?,
             due_total,
-            switches: KillSwitchView::from(&*global).value(),
+            switches,
             quota,
             tokens: viewer
                 .is_none()

@@ -307,7 +307,7 @@ fn switches(view: &Value, now: i64, operator: bool) -> Markup {
                             input type="hidden" name="scope" value=(kind);
                             input type="hidden" name="target" value=(target);
                             input type="hidden" name="back" value="/";
-                            button type="submit" { "Release" }
+                            button type="submit" aria-label={ "Release the halt of " (if kind == "global" { "everything".to_owned() } else { format!("{kind} {target}") }) } { "Release" }
                         }
                     }
                 }
@@ -546,7 +546,7 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                                         input type="hidden" name="scope" value=(kind);
                                         input type="hidden" name="target" value=(target);
                                         input type="hidden" name="back" value=(back);
-                                        button type="submit" { "Release" }
+                                        button type="submit" aria-label="Release this halt" { "Release" }
                                     }
                                 }
                             } @else { "none" }
