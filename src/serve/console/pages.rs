@@ -496,6 +496,33 @@ fn encode(value: &str) -> String {
         .collect()
 }
 
+/// A receipt in one line: what it says, of whom, when.
+fn receipt(r: &Value, now: i64) -> Markup {
+    html! {
+        div.receipt {
+            code { (text(r, "receipt")) }
+            @if !text(r, "agent_id").is_empty() { " " (text(r, "agent_id")) }
+            @if let Some(turn) = r.get("turn").filter(|t| !t.is_null()) { " turn " (turn) }
+            @if !text(r, "reason").is_empty() { ", " (text(r, "reason")) }
+            span.meta { " " (time(text(r, "at"), now)) }
+        }
+    }
+}
+
+/// The receipts of one attempt, from every message's, in time order
+/// (one receipt is under each message it concerns: shown once).
+fn receipts_of<'a>(d: &'a Value, attempt_id: &str) -> Vec<&'a Value> {
+    let mut seen = std::collections::HashSet::new();
+    let mut own: Vec<&Value> = items(d, "transcript")
+        .iter()
+        .flat_map(|m| items(m, "receipts"))
+        .filter(|r| text(r, "attempt_id") == attempt_id)
+        .filter(|r| seen.insert(text(r, "receipt_id")))
+        .collect();
+    own.sort_by_key(|r| ms_of(text(r, "at")).unwrap_or(0));
+    own
+}
+
 pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
     let Shows::Discussion(d) = &shown.what else {
         return html! {};
@@ -584,14 +611,9 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                                         @if !text(m, "token_id").is_empty() { " (token " code { (text(m, "token_id")) } ")" } }
                                 }
                                 pre.body { (body(m.get("payload").unwrap_or(&Value::Null))) }
-                                @for r in items(m, "receipts") {
-                                    div.receipt {
-                                        code { (text(r, "receipt")) }
-                                        @if !text(r, "agent_id").is_empty() { " " (text(r, "agent_id")) }
-                                        @if let Some(turn) = r.get("turn").filter(|t| !t.is_null()) { " turn " (turn) }
-                                        @if !text(r, "reason").is_empty() { ", " (text(r, "reason")) }
-                                        span.meta { " " (time(text(r, "at"), now)) }
-                                    }
+                                // An attempt's receipts are shown with it, below.
+                                @for r in items(m, "receipts").iter().filter(|r| text(r, "attempt_id").is_empty()) {
+                                    (receipt(r, now))
                                 }
                             }
                         }
@@ -613,6 +635,10 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                                 td { @if let Some(u) = a.get("usage").filter(|u| !u.is_null()) {
                                     (number(u, "input_tokens").unwrap_or(0.0) + number(u, "output_tokens").unwrap_or(0.0)) " tokens, " (dollars(number(u, "cost_usd")))
                                 } @else { "—" } }
+                            }
+                            @let own = receipts_of(d, text(a, "attempt_id"));
+                            @if !own.is_empty() {
+                                tr.receipts { td colspan="7" { @for r in own { (receipt(r, now)) } } }
                             }
                         } }
                     } } }
