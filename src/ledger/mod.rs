@@ -1,7 +1,8 @@
 //! The append-only JSON-lines ledger, in rooms:
 //!
-//! - the contract: `storage` (`Storage`, which every backend implements,
-//!   and `Ledger`, the handle the rest of the program uses);
+//! - the contract: `storage` (`Ledger`, the handle the rest of the
+//!   program uses, whose methods are what every backend has, dispatched
+//!   in one place);
 //! - the neutral parts both backends share: `excerpt` (what a read hands
 //!   out), `lines` (reading and splitting v1 lines), `check` (`verify`'s
 //!   line findings), `snapshot`, `import` (a checked source), `live` (the
@@ -14,7 +15,6 @@
 //!   connection, reading, writing, the location URL).
 
 pub(crate) mod check;
-mod contract;
 mod excerpt;
 mod failpoint;
 mod file;

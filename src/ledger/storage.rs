@@ -1,14 +1,14 @@
 //! Where the ledger lives: `Ledger`, the one handle the engine and the
-//! commands use, over the backends that meet `Storage` (`contract.rs`). Two
-//! backends implement it — a file under a lock on one host (`file/`), or a
+//! commands use, and the backend contract: each method of `Ledger` below
+//! is one a backend has, called through `on_backend!` (the one dispatch).
+//! Two backends meet it — a file under a lock on one host (`file/`), or a
 //! PostgreSQL database for a fleet across hosts (`postgres/`). Both store
 //! the very same v1 lines in one order and hand out the same `Excerpt`, so
 //! the derivation never knows which it reads. A third backend is a room
-//! of its own implementing `Storage`, one variant of `Ledger` and its
-//! arm in `Ledger::at`; nothing above the ledger changes.
+//! of its own with the same methods, one variant of `Ledger` and its arm
+//! in `Ledger::at`; nothing above the ledger changes.
 
 use super::check::{LineCheck, LineChecker};
-use super::contract::Storage;
 use super::excerpt::{Excerpt, Plan, Scope};
 use super::file::FileLedger;
 use super::postgres::{Location, PgLedger, is_postgres_url};
@@ -117,10 +117,8 @@ impl Ledger {
     /// `map_summaries` (a file's cache keeps it beside the index).
     pub(crate) fn summarize_with(self, summarize: Summarize) -> Ledger {
         match self {
-            Ledger::File(file) => Ledger::File(Storage::summarize_with(file, summarize)),
-            Ledger::Postgres(pg) => {
-                Ledger::Postgres(Box::new(Storage::summarize_with(*pg, summarize)))
-            }
+            Ledger::File(file) => Ledger::File(file.summarize_with(summarize)),
+            Ledger::Postgres(pg) => Ledger::Postgres(Box::new(pg.summarize_with(summarize))),
         }
     }
 
@@ -133,12 +131,14 @@ impl Ledger {
         }
     }
 
+    /// `file`, `postgres`: what `ledger info` and notes call it.
     pub(crate) fn kind(&self) -> &'static str {
-        on_backend!(self, backend => Storage::kind(backend))
+        on_backend!(self, backend => backend.kind())
     }
 
+    /// Where it is, for people: the path, or the URL without its password.
     pub(crate) fn location(&self) -> String {
-        on_backend!(self, backend => Storage::location(backend))
+        on_backend!(self, backend => backend.location())
     }
 
     /// The file ledger, for what only a file has (its torn tails).
@@ -149,99 +149,143 @@ impl Ledger {
         }
     }
 
+    /// What a supervised child gets as `DISCUSS_LEDGER`: the same ledger,
+    /// from any working directory.
     pub(crate) fn for_child(&self) -> std::io::Result<OsString> {
-        on_backend!(self, backend => Storage::for_child(backend))
+        on_backend!(self, backend => backend.for_child())
     }
 
     pub(crate) fn network_fs_allowed(&self) -> bool {
         matches!(self, Ledger::File(file) if file.network_fs_allowed())
     }
 
+    /// The global state, the newest time and the records of
+    /// `discussion_ids`, read consistently; an empty view before the first
+    /// write.
     pub(crate) fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
-        let excerpt = on_backend!(self, backend => Storage::view(backend, discussion_ids))?;
+        let excerpt = on_backend!(self, backend => backend.view(discussion_ids))?;
         super::gate::check(&excerpt)?;
         Ok(excerpt)
     }
 
+    /// As `view`, but `None` when a writer still holds the ledger at
+    /// `until` (a backend whose readers never wait answers at once).
     pub(crate) fn view_within(
         &self,
         discussion_ids: &[&str],
         until: Instant,
     ) -> Result<Option<Excerpt>> {
-        let excerpt =
-            on_backend!(self, backend => Storage::view_within(backend, discussion_ids, until))?;
+        let excerpt = match self {
+            Ledger::File(file) => file.view_within(discussion_ids, until)?,
+            // Readers of a database never wait for writers.
+            Ledger::Postgres(pg) => Some(pg.view(discussion_ids)?),
+        };
         if let Some(excerpt) = &excerpt {
             super::gate::check(excerpt)?;
         }
         Ok(excerpt)
     }
 
+    /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
+    /// the id and the records.
     pub(crate) fn map_discussions<T>(
         &self,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        on_backend!(self, backend => Storage::map_discussions(backend, map))
+        on_backend!(self, backend => backend.map_discussions(map))
     }
 
+    /// As `map_discussions`, from the summary where it can be trusted:
+    /// `from_row` gets the kept row of each settled discussion that no line
+    /// touched since, `map` derives the others (`Err(Untrusted)` from
+    /// `from_row`: a row it cannot read, and the summary is not used).
     pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        on_backend!(self, backend => Storage::map_summaries(backend, now, from_row, map))
+        on_backend!(self, backend => backend.map_summaries(now, from_row, map))
     }
 
+    /// As `map_discussions`, over the discussions that may still be open or
+    /// active only; `None` when that cannot be told.
     pub(crate) fn map_live<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Option<Vec<T>>> {
-        on_backend!(self, backend => Storage::map_live(backend, now, map))
+        on_backend!(self, backend => backend.map_live(now, map))
     }
 
+    /// Every discussion id, sorted.
     pub(crate) fn discussion_ids(&self) -> Result<Vec<String>> {
-        on_backend!(self, backend => Storage::discussion_ids(backend))
+        on_backend!(self, backend => backend.discussion_ids())
     }
 
+    /// The discussion ids that start with `prefix`, sorted.
     pub(crate) fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
-        on_backend!(self, backend => Storage::discussion_ids_starting(backend, prefix))
+        match self {
+            Ledger::File(file) => {
+                let mut ids = file.discussion_ids()?;
+                ids.retain(|id| id.starts_with(prefix));
+                Ok(ids)
+            }
+            Ledger::Postgres(pg) => pg.discussion_ids_starting(prefix),
+        }
     }
 
+    /// Every line checked, as `verify` reports.
     pub(crate) fn check_lines(
         &self,
         checker: LineChecker,
         progress: impl FnMut(u64, u64),
     ) -> Result<LineCheck> {
-        on_backend!(self, backend => Storage::check_lines(backend, checker, progress))
+        on_backend!(self, backend => backend.check_lines(checker, progress))
     }
 
+    /// `check_lines` and `map_discussions` together (`verify`), from one
+    /// read of the lines in order: each parsed once, checked, and handed
+    /// to its discussion.
     pub(crate) fn check_and_map<T>(
         &self,
         checker: LineChecker,
         map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)> {
-        on_backend!(self, backend => Storage::check_and_map(backend, checker, map))
+        on_backend!(self, backend => backend.check_and_map(checker, map))
     }
 
+    /// The records of whole operations after position `from` (bytes, lines)
+    /// to `take`, in order; the position after them. `take` gives the
+    /// records it is done with to the `Spent` it is handed (they are
+    /// dropped on the thread that parsed them).
     pub(crate) fn stream_records(
         &self,
         from: (u64, u64),
         take: impl FnMut(Record, &mut Spent) -> Result<()>,
     ) -> Result<(u64, u64)> {
-        on_backend!(self, backend => Storage::stream_records(backend, from, take))
+        on_backend!(self, backend => backend.stream_records(from, take))
     }
 
+    /// The position to pass `stream_records` for the records after line
+    /// `after`: at or before the start of the operation that holds it,
+    /// found without reading the lines before it where the backend can.
     pub(crate) fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
-        on_backend!(self, backend => Storage::position_of_line(backend, after))
+        on_backend!(self, backend => backend.position_of_line(after))
     }
 
+    /// A number that changes whenever the ledger does: pollers read again
+    /// only then. `None` when it cannot be told now.
     pub(crate) fn version(&self) -> Option<u64> {
-        on_backend!(self, backend => Storage::version(backend))
+        match self {
+            Ledger::File(file) => file.version(),
+            Ledger::Postgres(pg) => pg.version().ok(),
+        }
     }
 
+    /// Whether anything was ever written.
     pub(crate) fn exists(&self) -> Result<bool> {
-        on_backend!(self, backend => Storage::exists(backend))
+        on_backend!(self, backend => backend.exists())
     }
 
     /// `ledger_unreadable`, naming the location, when nothing was ever
@@ -284,7 +328,7 @@ impl Ledger {
         )
     }
 
-    /// `append` within `scope` (`Storage::append`).
+    /// `append` within `scope`.
     pub(crate) fn append_scoped<T>(&self, scope: Scope<'_>, plan: impl Plan<T>) -> Result<T> {
         // A plan that writes beyond its scope would escape the locks that
         // keep its rules: refused, whichever backend would have let it.
@@ -299,22 +343,26 @@ impl Ledger {
             }
             Ok((records, answer))
         };
-        on_backend!(self, backend => Storage::append(backend, scope, within))
+        on_backend!(self, backend => backend.append(scope, within))
     }
 
+    /// Writes every complete line in ledger order, byte for byte; how many.
     pub(crate) fn export(&self, out: &mut dyn Write) -> Result<u64> {
-        on_backend!(self, backend => Storage::export(backend, out))
+        on_backend!(self, backend => backend.export(out))
     }
 
+    /// Appends the lines of `source` verbatim, all or nothing, refusing
+    /// (or with `skip_existing` leaving out) records whose ids the ledger
+    /// holds already.
     pub(crate) fn import(
         &self,
         source: &super::import::Source<'_>,
     ) -> Result<super::import::Imported> {
-        on_backend!(self, backend => Storage::import(backend, source))
+        on_backend!(self, backend => backend.import(source))
     }
 
     pub(crate) fn info(&self) -> Result<Info> {
-        let (lines, bytes) = on_backend!(self, backend => Storage::counts(backend))?;
+        let (lines, bytes) = on_backend!(self, backend => backend.counts())?;
         Ok(Info {
             kind: self.kind(),
             location: self.location(),

@@ -259,121 +259,16 @@ impl PgLedger {
 }
 
 /// The PostgreSQL backend's side of the contract (`ledger::storage`).
-impl crate::ledger::contract::Storage for PgLedger {
-    fn kind(&self) -> &'static str {
+impl PgLedger {
+    pub(crate) fn kind(&self) -> &'static str {
         "postgres"
     }
 
-    fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         self.shown().to_owned()
     }
 
-    fn for_child(&self) -> std::io::Result<std::ffi::OsString> {
+    pub(crate) fn for_child(&self) -> std::io::Result<std::ffi::OsString> {
         Ok(self.url().into())
-    }
-
-    fn summarize_with(self, summarize: Summarize) -> Self {
-        PgLedger::summarize_with(self, summarize)
-    }
-
-    fn view(&self, discussion_ids: &[&str]) -> Result<Excerpt> {
-        PgLedger::view(self, discussion_ids)
-    }
-
-    fn view_within(
-        &self,
-        discussion_ids: &[&str],
-        until: std::time::Instant,
-    ) -> Result<Option<Excerpt>> {
-        // Readers never wait for writers: the deadline is never reached.
-        let _ = until;
-        PgLedger::view(self, discussion_ids).map(Some)
-    }
-
-    fn map_discussions<T>(
-        &self,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        PgLedger::map_discussions(self, map)
-    }
-
-    fn map_summaries<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        from_row: impl FnMut(&str) -> std::result::Result<Option<T>, crate::ledger::Untrusted>,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        PgLedger::map_summaries(self, now, from_row, map)
-    }
-
-    fn map_live<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Option<Vec<T>>> {
-        PgLedger::map_live(self, now, map)
-    }
-
-    fn discussion_ids(&self) -> Result<Vec<String>> {
-        PgLedger::discussion_ids(self)
-    }
-
-    fn discussion_ids_starting(&self, prefix: &str) -> Result<Vec<String>> {
-        PgLedger::discussion_ids_starting(self, prefix)
-    }
-
-    fn check_lines(
-        &self,
-        checker: crate::ledger::check::LineChecker,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<crate::ledger::LineCheck> {
-        PgLedger::check_lines(self, checker, progress)
-    }
-
-    fn check_and_map<T>(
-        &self,
-        checker: crate::ledger::check::LineChecker,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<(crate::ledger::LineCheck, Vec<T>)> {
-        PgLedger::check_and_map(self, checker, map)
-    }
-
-    fn stream_records(
-        &self,
-        from: (u64, u64),
-        take: impl FnMut(Record, &mut Spent) -> Result<()>,
-    ) -> Result<(u64, u64)> {
-        PgLedger::stream_records(self, from, take)
-    }
-
-    fn position_of_line(&self, after: u64) -> Result<(u64, u64)> {
-        PgLedger::position_of_line(self, after)
-    }
-
-    fn version(&self) -> Option<u64> {
-        PgLedger::version(self).ok()
-    }
-
-    fn exists(&self) -> Result<bool> {
-        PgLedger::exists(self)
-    }
-
-    fn append<T>(&self, scope: crate::ledger::Scope<'_>, plan: impl Plan<T>) -> Result<T> {
-        PgLedger::append(self, scope, plan)
-    }
-
-    fn export(&self, out: &mut dyn Write) -> Result<u64> {
-        PgLedger::export(self, out)
-    }
-
-    fn import(
-        &self,
-        source: &crate::ledger::import::Source<'_>,
-    ) -> Result<crate::ledger::import::Imported> {
-        PgLedger::import(self, source)
-    }
-
-    fn counts(&self) -> Result<(u64, u64)> {
-        PgLedger::counts(self)
     }
 }
