@@ -18,6 +18,7 @@ pub(crate) mod check;
 mod excerpt;
 mod failpoint;
 mod file;
+pub(crate) mod fold;
 pub(crate) mod gate;
 pub(crate) mod hash;
 pub(crate) mod import;

@@ -181,15 +181,12 @@ impl State {
         self.bytes += len as u64 + 1;
         self.last_digest = Some(digest);
         let Some(record) = record else { return };
-        if let Some(id) = record.discussion_id() {
-            self.folded.live.touch(id, record.at_ms);
+        crate::ledger::fold::Fold {
+            global: &mut self.folded.global,
+            live: &mut self.folded.live,
+            last_at_ms: &mut self.folded.last_at_ms,
         }
-        self.folded.global.apply(record);
-        self.folded.last_at_ms = Some(
-            self.folded
-                .last_at_ms
-                .map_or(record.at_ms, |t| t.max(record.at_ms)),
-        );
+        .record(record);
     }
 
     fn view(&mut self, records: Vec<Record>, keyed: Option<Keyed>) -> Excerpt {

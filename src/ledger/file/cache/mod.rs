@@ -457,13 +457,13 @@ impl Cache {
             if !self.new_ids.contains(id) {
                 self.new_ids.insert(id.to_string());
             }
-            self.live.touch(id, record.at_ms);
         }
-        self.global.apply(record);
-        self.last_at_ms = Some(
-            self.last_at_ms
-                .map_or(record.at_ms, |t| t.max(record.at_ms)),
-        );
+        crate::ledger::fold::Fold {
+            global: &mut self.global,
+            live: &mut self.live,
+            last_at_ms: &mut self.last_at_ms,
+        }
+        .record(record);
     }
 
     /// The records of `discussion_id`, in ledger order.

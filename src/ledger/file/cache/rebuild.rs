@@ -250,8 +250,9 @@ fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
 
 impl Gathered {
     /// What a record parsed whole adds, on line `record.line` at `offset`
-    /// (`len` bytes): what `Cache::fold` adds of a line appended, but its
-    /// discussion's id, which the caller adds (once per line, or once).
+    /// (`len` bytes): its index entries and its `Fold`, as `Cache::fold`
+    /// adds of a line appended, but its discussion's id, which the caller
+    /// adds (once per line, or once).
     fn add(&mut self, record: &Record, offset: u64, len: u32) {
         let line_ref = |key| LineRef {
             key,
@@ -264,14 +265,14 @@ impl Gathered {
                 .push(line_ref(idempotency_index_key(&idempotency.key)));
         }
         if let Some(id) = record.discussion_id() {
-            let key = key_of(id);
-            self.entries.push(line_ref(key));
-            self.live.touch(id, record.at_ms);
+            self.entries.push(line_ref(key_of(id)));
         }
-        self.global.apply(record);
-        if self.last_at_ms.is_none_or(|t| record.at_ms > t) {
-            self.last_at_ms = Some(record.at_ms);
+        crate::ledger::fold::Fold {
+            global: &mut self.global,
+            live: &mut self.live,
+            last_at_ms: &mut self.last_at_ms,
         }
+        .record(record);
         // Only the last hour of reservations and the last day of spending
         // count: forgetting the rest now and then keeps memory small on a
         // pass that parses every line (what is forgotten is the same).
