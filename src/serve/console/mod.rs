@@ -276,10 +276,10 @@ async fn sign_out(State(app): State<App>) -> Response {
     to_login(&app, true)
 }
 
-/// `/`: the fleet at a glance.
 /// The pages read (`data::Cache`), the console's own.
 type Pages = axum::Extension<std::sync::Arc<data::Cache>>;
 
+/// `/`: the fleet at a glance.
 async fn overview(State(app): State<App>, cache: Pages, headers: HeaderMap) -> Response {
     let shown = app.clone();
     viewed(&app, &headers, move |principal| async move {
