@@ -523,6 +523,10 @@ fn receipts_of<'a>(d: &'a Value, attempt_id: &str) -> Vec<&'a Value> {
     own
 }
 
+/// One discussion's page. Long because it is one template: the header,
+/// the facts, the escalation and findings, the transcript and the
+/// attempts read top to bottom as the page does; the repeated pieces
+/// (`countdown`, `against`, `receipt`, `delivery`) are functions.
 pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
     let Shows::Discussion(d) = &shown.what else {
         return html! {};
