@@ -12,6 +12,9 @@ use std::path::PathBuf;
 ///
 /// Keeps no state of its own: every request is the CLI's operation on the
 /// same ledger, so several servers may front one PostgreSQL ledger.
+///
+/// People open / in a browser: a live console of the fleet, signed in with
+/// a token at /login (an operator's engages halts and revokes tokens).
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  \
     TOKEN=$(discuss token issue agent-b)\n  \
