@@ -675,6 +675,15 @@ fn every_page_fits_a_phone_and_a_desktop_works_by_keyboard_and_is_kept_as_a_scre
                 "{name} at {size} scrolls sideways: {used} > {inner}: {wide}"
             );
             assert_eq!(inner, i64::from(width), "the page is {width} wide: {wide}");
+            // Nor does a table inside its box.
+            let boxed = browser.eval(
+                "return [...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.parentElement.id || e.parentElement.tagName)",
+            );
+            assert_eq!(
+                boxed,
+                json!([]),
+                "{name} at {size}: tables wider than their box"
+            );
             browser.screenshot(&format!("{name}-{size}"));
             if width >= 500 {
                 // The whole page too, for people to look at.

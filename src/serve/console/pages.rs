@@ -236,7 +236,7 @@ fn rows_table(rows: &[Value], now: i64, live: bool) -> Markup {
             thead { tr {
                 th scope="col" { "Discussion" } th scope="col" { "Status" }
                 th.opt scope="col" { "Participants" } th.opt scope="col" { "Turns" }
-                @if live { th scope="col" { "Time left" } } @else { th scope="col" { "Next" } th scope="col" { "Updated" } }
+                @if live { th scope="col" { "Time left" } } @else { th.opt scope="col" { "Next" } th scope="col" { "Updated" } }
             } }
             tbody {
                 @for row in rows {
@@ -252,8 +252,8 @@ fn rows_table(rows: &[Value], now: i64, live: bool) -> Markup {
                         @if live {
                             td { (countdown(text(row, "live_attempt_deadline_at"), now)) }
                         } @else {
-                            td { @if let (Some(next), "open" | "active") = (row.get("head_to_agent_id").and_then(Value::as_str), text(row, "status")) { (next) } @else { "—" } }
-                            td { (time(text(row, "updated_at"), now)) }
+                            td.opt { @if let (Some(next), "open" | "active") = (row.get("head_to_agent_id").and_then(Value::as_str), text(row, "status")) { (next) } @else { "—" } }
+                            td.nowrap { (time(text(row, "updated_at"), now)) }
                         }
                     }
                 }
