@@ -69,6 +69,13 @@ fn listening(browser: &Browser) {
     );
 }
 
+/// Waits until `condition` holds in the page, and checks it took less
+/// than `limit`.
+fn shows_within(browser: &Browser, condition: &str, limit: Duration) {
+    let took = browser.wait_until(condition, WITHIN);
+    assert!(took < limit, "{condition} after {took:?}, past {limit:?}");
+}
+
 fn token_id_of(env: &Env, agent: &str) -> String {
     let tokens = env.ok(&["token", "list"]);
     tokens["tokens"]
@@ -217,23 +224,18 @@ fn an_open_page_follows_the_cli_and_shows_a_turn_running_out_without_a_reload() 
     // and its countdown, then the deadman that no record says.
     env.advance(started.elapsed().as_millis() as i64);
     env.ok(&wake_argv("agent-b", &dsc, &root, &[], false));
-    let shown = browser.wait_until(
-        "document.querySelector('main').dataset.status === 'active' && !!document.querySelector('#summary [data-deadline-at]')",
-        WITHIN,
-    );
     // Within the second the contract allows (30-100 ms here, after the
     // write is durable).
-    assert!(
-        shown < Duration::from_secs(1),
-        "the wake showed after {shown:?}"
+    shows_within(
+        &browser,
+        "document.querySelector('main').dataset.status === 'active' && !!document.querySelector('#summary [data-deadline-at]')",
+        Duration::from_secs(1),
     );
-    let deadman = browser.wait_until(
+    // The turn's second, then the page's next read.
+    shows_within(
+        &browser,
         "document.querySelector('main').dataset.status === 'deadman'",
-        WITHIN,
-    );
-    assert!(
-        deadman < Duration::from_secs(4),
-        "deadman showed after {deadman:?}"
+        Duration::from_secs(4),
     );
     assert_eq!(
         browser.eval("return window.stillHere === true"),
@@ -253,13 +255,10 @@ fn an_open_page_follows_the_cli_and_shows_a_turn_running_out_without_a_reload() 
     browser.eval("window.stillHere = true; return 1");
     env.advance(started.elapsed().as_millis() as i64);
     env.ask(&[]);
-    let counted = browser.wait_until(
+    shows_within(
+        &browser,
         "document.querySelector('.tile.status-open .n').textContent === '1'",
-        WITHIN,
-    );
-    assert!(
-        counted < Duration::from_secs(1),
-        "counted after {counted:?}"
+        Duration::from_secs(1),
     );
     assert_eq!(
         browser.eval("return window.stillHere === true"),
