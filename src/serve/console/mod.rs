@@ -170,14 +170,18 @@ async fn signed_in(app: &App, headers: &HeaderMap) -> std::result::Result<Princi
     let Some(token) = cookie_token(headers) else {
         return Err(to_login(app, false));
     };
-    let found = app
-        .blocking(move |session| super::app::authenticate_now(session, Some(&token)))
-        .await;
-    match found {
+    match principal_of(app, token).await {
         Ok(principal) => Ok(principal),
         Err(err) if err.code == ErrorCode::Unauthorized => Err(to_login(app, true)),
         Err(err) => Err(error_page(&err, None)),
     }
+}
+
+/// The principal of `token` as the ledger says now (a read of its own on
+/// the blocking pool), or `unauthorized`.
+async fn principal_of(app: &App, token: String) -> Result<Principal> {
+    app.blocking(move |session| super::app::authenticate_now(session, Some(&token)))
+        .await
 }
 
 /// Runs `page` for a signed-in viewer, its log line naming them.
@@ -247,11 +251,7 @@ async fn sign_in(State(app): State<App>, headers: HeaderMap, body: Body) -> Resp
             pages::login(Some("Paste a token (dsk_…) to sign in.")),
         );
     };
-    let checked = token.clone();
-    let found = app
-        .blocking(move |session| super::app::authenticate_now(session, Some(&checked)))
-        .await;
-    match found {
+    match principal_of(&app, token.clone()).await {
         Ok(principal) => {
             let mut response = see_other("/");
             response

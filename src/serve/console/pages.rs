@@ -379,13 +379,32 @@ fn delivery(d: &Value, now: i64) -> Markup {
 }
 
 /// "12 / 30" with a bar, or the used amount alone without a cap.
-fn against(used: f64, cap: Option<f64>, shown: &str) -> Markup {
+/// What an amount counts: wakes or tokens, or dollars.
+#[derive(Clone, Copy)]
+enum Unit {
+    Count,
+    Dollars,
+}
+
+impl Unit {
+    fn show(self, amount: f64) -> String {
+        match self {
+            Unit::Count => format!("{amount}"),
+            Unit::Dollars => dollars(Some(amount)),
+        }
+    }
+}
+
+/// `used` of `cap` (a field of `value` each, `used` 0 when absent) with a
+/// bar, or `used` alone without a cap.
+fn against(value: &Value, used: &str, limits: &Value, cap: &str, unit: Unit) -> Markup {
+    let (used, cap) = (number(value, used).unwrap_or(0.0), number(limits, cap));
     html! {
         @if let Some(cap) = cap.filter(|c| *c > 0.0) {
             @let percent = (used / cap * 100.0).clamp(0.0, 100.0);
-            span.meter { (shown) " of " (if shown.starts_with('$') { dollars(Some(cap)) } else { format!("{cap}") }) }
+            span.meter { (unit.show(used)) " of " (unit.show(cap)) }
             meter min="0" max="100" value=(format!("{percent:.0}")) high="80" optimum="0" { (format!("{percent:.0}")) "%" }
-        } @else { (shown) span.quiet { " (no cap)" } }
+        } @else { (unit.show(used)) span.quiet { " (no cap)" } }
     }
 }
 
@@ -398,9 +417,9 @@ fn spend(quota: &Value) -> Markup {
             tbody { @for a in agents {
                 tr {
                     td { (text(a, "agent_id")) }
-                    td { (against(number(a, "wakes_last_hour").unwrap_or(0.0), number(a, "wakes_per_hour"), &format!("{}", number(a, "wakes_last_hour").unwrap_or(0.0)))) }
-                    td { (against(number(a, "tokens_last_hour").unwrap_or(0.0), number(a, "tokens_per_hour"), &format!("{}", number(a, "tokens_last_hour").unwrap_or(0.0)))) }
-                    td { (against(number(a, "cost_usd_last_day").unwrap_or(0.0), number(a, "cost_usd_per_day"), &dollars(number(a, "cost_usd_last_day")))) }
+                    td { (against(a, "wakes_last_hour", a, "wakes_per_hour", Unit::Count)) }
+                    td { (against(a, "tokens_last_hour", a, "tokens_per_hour", Unit::Count)) }
+                    td { (against(a, "cost_usd_last_day", a, "cost_usd_per_day", Unit::Dollars)) }
                 }
             } }
         } } }
@@ -565,8 +584,8 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                         div { dt { "Live turn" } dd {
                             @if let Some(a) = live_attempt { (text(a, "agent_id")) ", turn " (a.get("turn").unwrap_or(&Value::Null)) ": " (countdown(text(a, "deadline_at"), now)) }
                             @else { "none" } } }
-                        div { dt { "Tokens" } dd { (against(number(spend, "tokens").unwrap_or(0.0), number(policy, "max_tokens"), &format!("{}", number(spend, "tokens").unwrap_or(0.0)))) } }
-                        div { dt { "Cost" } dd { (against(number(spend, "cost_usd").unwrap_or(0.0), number(policy, "max_cost_usd"), &dollars(number(spend, "cost_usd")))) } }
+                        div { dt { "Tokens" } dd { (against(spend, "tokens", policy, "max_tokens", Unit::Count)) } }
+                        div { dt { "Cost" } dd { (against(spend, "cost_usd", policy, "max_cost_usd", Unit::Dollars)) } }
                         div { dt { "Halt" } dd {
                             @if let Some(h) = halted {
                                 @let (kind, target) = scope_of(h);
