@@ -228,23 +228,23 @@ fn rows(
     Ok((rows, now))
 }
 
-/// Rows as `list --json` gives them (with the switches that halt them).
-fn rows_json(session: &Session, rows: Vec<Row>, now_ms: i64) -> Result<Vec<Value>> {
-    let switches = crate::operations::read::switches(session, now_ms)?;
+/// Rows as `list --json` gives them (with `switches`, the ones that halt
+/// them).
+fn rows_json(rows: Vec<Row>, now_ms: i64, switches: &crate::global::Switches) -> Vec<Value> {
     let view = RowsView {
         rows,
         now_ms,
         empty: String::new(),
         known_ids: Vec::new(),
         live_turns: false,
-        switches,
+        switches: switches.clone(),
     };
     match view.value() {
         Value::Object(mut object) => match object.remove("discussions") {
-            Some(Value::Array(rows)) => Ok(rows),
-            _ => Ok(Vec::new()),
+            Some(Value::Array(rows)) => rows,
+            _ => Vec::new(),
         },
-        _ => Ok(Vec::new()),
+        _ => Vec::new(),
     }
 }
 
@@ -269,7 +269,11 @@ fn list(session: &Session, viewer: Option<&str>, filter: &Filter) -> Result<Show
     Ok(Shown {
         now_ms,
         what: Shows::List(Listed {
-            rows: rows_json(session, shown, now_ms)?,
+            rows: rows_json(
+                shown,
+                now_ms,
+                &crate::operations::read::switches(session, now_ms)?,
+            ),
             total,
         }),
     })
@@ -328,8 +332,11 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
             caller,
         )?);
     }
+    // One read of the global state: quotas, switches, tokens, and the
+    // switches that halt the rows shown.
     let view = session.ledger.view(&[])?;
     let global = view.global(now_ms);
+    let halts = global.switches();
     let mut quota = QuotaView::of(&global, now_ms).value();
     if let (Some(viewer), Some(Value::Array(agents))) = (viewer, quota.get_mut("agents")) {
         agents.retain(|a| a.get("agent_id").and_then(Value::as_str) == Some(viewer));
@@ -359,11 +366,11 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
         now_ms,
         what: Shows::Overview(Box::new(Overview {
             counts,
-            live: rows_json(session, live, now_ms)?,
+            live: rows_json(live, now_ms, &halts),
             live_total,
             escalations,
             escalated: escalated.len(),
-            due: rows_json(session, due, now_ms)?,
+            due: rows_json(due, now_ms, &halts),
             due_total,
             switches,
             quota,
