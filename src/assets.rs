@@ -15,9 +15,13 @@ pub const SHELLS: [Shell; 5] = [
     Shell::PowerShell,
 ];
 
-/// The command-line definition, as clap builds it.
+/// The command-line definition as documented: every command in full (a
+/// run builds only the one it runs), and no `help` command, for which no
+/// page exists to refer to (`--help` serves).
 pub fn command() -> clap::Command {
-    Cli::command()
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    command
 }
 
 /// The completion script for `shell`: it registers completion that asks
@@ -41,10 +45,7 @@ pub fn completion_file(shell: Shell) -> &'static str {
 /// `discuss-fleet-add.1`, …
 pub fn man_pages() -> Vec<(String, Vec<u8>)> {
     let mut pages = Vec::new();
-    // No `discuss-help(1)` page exists to refer to: `--help` serves.
-    let mut root = Cli::command().disable_help_subcommand(true);
-    root.build();
-    collect(&root, "discuss", &mut pages);
+    collect(&command(), "discuss", &mut pages);
     pages
 }
 

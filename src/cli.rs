@@ -57,6 +57,10 @@ pub(crate) fn always_json(name: &str) -> bool {
 }
 
 #[derive(Debug, Subcommand)]
+// Only the subcommand that runs is built (its arguments, and so on down:
+// every nested command enum defers too), which takes a third off a
+// command's start (docs/performance.md).
+#[command(defer = true)]
 pub(crate) enum Command {
     /// Register agents in fleets, remove them, list fleets
     Fleet(FleetArgs),
@@ -68,7 +72,8 @@ pub(crate) enum Command {
     Reply(ReplyArgs),
     /// Show the derived state of a discussion
     Show(ShowArgs),
-    /// Engage, release or read the global kill-switch
+    /// Engage, release or read halts: the global one, a fleet's, an
+    /// agent's or a discussion's
     #[command(name = "kill-switch")]
     KillSwitch(KillSwitchArgs),
     /// Set or show hourly wake quotas and spend caps

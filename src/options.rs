@@ -7,7 +7,7 @@ use crate::output::ColorChoice;
 use clap::Args;
 use std::path::PathBuf;
 
-/// The options every command takes, listed after the command's own.
+// The options every command takes, listed after the command's own.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {

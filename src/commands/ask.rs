@@ -7,7 +7,7 @@ use crate::operations;
 use crate::output::{Answer, AskView};
 use clap::Args;
 
-/// Start a discussion: the root message (turn 1) from --from to --to.
+// Start a discussion: the root message (turn 1) from --from to --to.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  discuss ask --from agent-a --to agent-b --fleet fleet-alpha \\\n    \

@@ -8,11 +8,11 @@ use clap::Args;
 use serde_json::Value;
 use std::path::Path;
 
-/// Take one of the seed's request objects and answer JSON (always).
-///
-/// TOOL is ask_peer, wake_agent, reply_discussion, get_discussion,
-/// list_discussions or inbox. Unknown fields are refused. In ask_peer, max_turns, timeout_ms, turn_timeout_ms
-/// and wake_peer default as in `discuss ask`.
+// Take one of the seed's request objects and answer JSON (always).
+//
+// TOOL is ask_peer, wake_agent, reply_discussion, get_discussion,
+// list_discussions or inbox. Unknown fields are refused. In ask_peer, max_turns, timeout_ms, turn_timeout_ms
+// and wake_peer default as in `discuss ask`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  discuss call get_discussion \\\n      '{\"discussion_id\":\"dsc_…\",\"include_receipts\":false}'\n  \

@@ -15,8 +15,8 @@ use clap::{Args, Subcommand};
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// Escalations (discussions that ran out of a budget) and whether a
-/// person has heard of them.
+// Escalations (discussions that ran out of a budget) and whether a
+// person has heard of them.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  discuss escalations --pending\n  \
     discuss escalations deliver -- \\\n      ./examples/deliver-webhook.sh https://hooks.example/discuss\n  \
@@ -30,6 +30,7 @@ pub(crate) struct EscalationsArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum EscalationsCommand {
     /// Hand each pending escalation to CMD (its JSON on stdin, its fields
     /// as DISCUSS_* variables): claimed first, then recorded delivered

@@ -9,8 +9,8 @@ use crate::output::{Answer, EventView, TimedEndView};
 use clap::Args;
 use std::time::Duration;
 
-/// The ledger's records in order, with each one's discussion status after
-/// it; --follow keeps watching, like `tail -f` (reading wakes nothing).
+// The ledger's records in order, with each one's discussion status after
+// it; --follow keeps watching, like `tail -f` (reading wakes nothing).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  discuss events --discussion dsc_…\n  \
     discuss events --follow --agent agent-b --json | jq -c 'select(.receipt)'")]

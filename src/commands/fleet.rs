@@ -7,7 +7,7 @@ use crate::output::{Answer, FleetView, FleetsView};
 use crate::record::FleetOp;
 use clap::{Args, Subcommand};
 
-/// Register agents in fleets (idempotent), remove them, list fleets.
+// Register agents in fleets (idempotent), remove them, list fleets.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  discuss fleet add fleet-alpha agent-a agent-b\n  discuss fleet list --json"
@@ -18,6 +18,7 @@ pub(crate) struct FleetArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum FleetCommand {
     /// Add agents to a fleet (creating it); agents already in it are skipped
     Add {

@@ -6,10 +6,10 @@ use crate::output::{Answer, KillSwitchView};
 use crate::record::Scope;
 use clap::{Args, Subcommand};
 
-/// Halts: the global switch, or one of a fleet, an agent or a discussion.
-/// While a switch is engaged, the asks, wakes and replies it covers are
-/// refused and supervisors kill the children it covers. Reading is never
-/// blocked, escalations are still delivered, and deadlines run on.
+// Halts: the global switch, or one of a fleet, an agent or a discussion.
+// While a switch is engaged, the asks, wakes and replies it covers are
+// refused and supervisors kill the children it covers. Reading is never
+// blocked, escalations are still delivered, and deadlines run on.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     discuss kill-switch on --reason 'runaway loop in fleet-alpha'\n  \
@@ -21,7 +21,7 @@ pub(crate) struct KillSwitchArgs {
     pub command: Option<KillSwitchCommand>,
 }
 
-/// One scope, or none for the global switch.
+// One scope, or none for the global switch.
 #[derive(Debug, Args)]
 #[group(multiple = false)]
 pub(crate) struct ScopeArgs {
@@ -49,6 +49,7 @@ impl ScopeArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum KillSwitchCommand {
     /// Show the global switch and every engaged scoped one (the default)
     Status,

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Export, import or describe the ledger (a file or a PostgreSQL database)
+// Export, import or describe the ledger (a file or a PostgreSQL database)
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     discuss --ledger ledger.jsonl ledger export --output backup.jsonl\n  \
@@ -22,6 +22,7 @@ pub(crate) struct LedgerArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum LedgerCommand {
     /// Write the ledger's complete lines in order, byte for byte
     Export {

@@ -7,7 +7,7 @@ use crate::operations::lists::{inbox_rows, listed, parse_statuses};
 use crate::output::{Answer, RowsView};
 use clap::Args;
 
-/// List discussions, newest first.
+// List discussions, newest first.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  discuss list --status open --status active\n  discuss list --agent agent-b --json | jq -r '.discussions[].discussion_id'"
@@ -27,10 +27,10 @@ pub(crate) struct ListArgs {
     pub quiet: super::QuietArgs,
 }
 
-/// Discussions whose head is addressed to the agent: open ones (what it
-/// could be woken for) and its live turn (active; the row's
-/// live_attempt_id is the attempt to reply in). Reading it wakes nothing
-/// and writes nothing.
+// Discussions whose head is addressed to the agent: open ones (what it
+// could be woken for) and its live turn (active; the row's
+// live_attempt_id is the attempt to reply in). Reading it wakes nothing
+// and writes nothing.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  discuss inbox --agent agent-b")]
 pub(crate) struct InboxArgs {

@@ -13,11 +13,11 @@ use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// Serve the discussion tools over MCP (stdio) until stdin closes.
-///
-/// Tools: ask_peer, wake_agent, reply_discussion, get_discussion (the
-/// seed's request objects exactly), list_discussions and inbox. No tool
-/// starts an agent: wake_agent only reserves the turn.
+// Serve the discussion tools over MCP (stdio) until stdin closes.
+//
+// Tools: ask_peer, wake_agent, reply_discussion, get_discussion (the
+// seed's request objects exactly), list_discussions and inbox. No tool
+// starts an agent: wake_agent only reserves the turn.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example (register with an agent host, with the ledger the agents share):\n  \

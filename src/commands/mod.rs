@@ -46,7 +46,7 @@ impl std::ops::Deref for Context {
     }
 }
 
-/// `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
+// `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 pub(crate) struct PayloadArgs {
@@ -73,7 +73,7 @@ impl PayloadArgs {
     }
 }
 
-/// `-q`/`--quiet`, shared by `ask`, `wake`, `list` and `inbox`.
+// `-q`/`--quiet`, shared by `ask`, `wake`, `list` and `inbox`.
 #[derive(Debug, Args)]
 pub(crate) struct QuietArgs {
     /// Print only the ids (the new discussion, the new attempt, or one
@@ -82,7 +82,7 @@ pub(crate) struct QuietArgs {
     pub quiet: bool,
 }
 
-/// `--idempotency-key`, shared by `ask`, `wake` and `reply`.
+// `--idempotency-key`, shared by `ask`, `wake` and `reply`.
 #[derive(Debug, Args)]
 pub(crate) struct IdempotencyArgs {
     /// Makes the write safe to retry: the same key with the same arguments
@@ -125,7 +125,7 @@ fn supervise(
     }
 }
 
-/// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
+// Options of a supervised run (`-- CMD`), shared by `wake` and `ask`.
 #[derive(Debug, Args)]
 pub(crate) struct SuperviseArgs {
     /// Grace period between SIGTERM and SIGKILL of a supervised run, in ms

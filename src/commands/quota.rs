@@ -5,9 +5,9 @@ use crate::error::Result;
 use crate::output::{Answer, QuotaView};
 use clap::{Args, Subcommand};
 
-/// Hourly wake quotas (reservations for one woken agent in any rolling 60
-/// minutes) and spend caps (the tokens and dollars its turns report, in a
-/// rolling hour and day). The default applies to agents without their own.
+// Hourly wake quotas (reservations for one woken agent in any rolling 60
+// minutes) and spend caps (the tokens and dollars its turns report, in a
+// rolling hour and day). The default applies to agents without their own.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  discuss quota set 10 --agent agent-b\n  discuss quota set --tokens-per-hour 200000 --cost-usd-per-day 5 \\\n      --agent agent-b\n  discuss quota show --json"
@@ -18,6 +18,7 @@ pub(crate) struct QuotaArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum QuotaCommand {
     /// Set the quotas of one agent, or the default (30 wakes, no spend cap
     /// when never set)

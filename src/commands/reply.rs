@@ -15,10 +15,10 @@ pub(crate) enum ReplyType {
     Result,
 }
 
-/// Answer within a reserved turn: a question back, or a result.
-///
-/// A supervised child finds --agent, --discussion, --attempt and --reply-to
-/// in its environment and needs only --type and --payload.
+// Answer within a reserved turn: a question back, or a result.
+//
+// A supervised child finds --agent, --discussion, --attempt and --reply-to
+// in its environment and needs only --type and --payload.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example (inside a supervised run):\n  discuss reply --type result --payload '{\"body\":\"Yes, proceed.\"}' --close"

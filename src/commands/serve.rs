@@ -6,15 +6,15 @@ use crate::error::{Error, ErrorCode, Result};
 use clap::Args;
 use std::path::PathBuf;
 
-/// Serve the tools over HTTP: MCP (streamable HTTP) at /mcp, the tools at
-/// /v1/tools/TOOL, readers, an event stream (SSE) and operator endpoints,
-/// each request with a bearer token (`discuss token issue`).
-///
-/// Keeps no state of its own: every request is the CLI's operation on the
-/// same ledger, so several servers may front one PostgreSQL ledger.
-///
-/// People open / in a browser: a live console of the fleet, signed in with
-/// a token at /login (an operator's engages halts and revokes tokens).
+// Serve the tools over HTTP: MCP (streamable HTTP) at /mcp, the tools at
+// /v1/tools/TOOL, readers, an event stream (SSE) and operator endpoints,
+// each request with a bearer token (`discuss token issue`).
+//
+// Keeps no state of its own: every request is the CLI's operation on the
+// same ledger, so several servers may front one PostgreSQL ledger.
+//
+// People open / in a browser: a live console of the fleet, signed in with
+// a token at /login (an operator's engages halts and revokes tokens).
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  \
     TOKEN=$(discuss token issue agent-b)\n  \

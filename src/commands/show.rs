@@ -5,8 +5,8 @@ use crate::error::Result;
 use crate::output::{Answer, DiscussionView, Form};
 use clap::Args;
 
-/// Show the derived state of a discussion: status, transcript, attempts,
-/// escalation and integrity findings.
+// Show the derived state of a discussion: status, transcript, attempts,
+// escalation and integrity findings.
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  discuss show dsc_… --json | jq -r .status")]
 pub(crate) struct ShowArgs {

@@ -10,9 +10,9 @@ use crate::output::{Answer, At, TokenIssuedView, TokensView};
 use crate::record::Role;
 use clap::{Args, Subcommand};
 
-/// Tokens for `discuss serve`: an agent token acts as exactly one agent,
-/// an operator token acts for the operator. The ledger keeps only each
-/// token's SHA-256 digest.
+// Tokens for `discuss serve`: an agent token acts as exactly one agent,
+// an operator token acts for the operator. The ledger keeps only each
+// token's SHA-256 digest.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  TOKEN=$(discuss token issue agent-b --expires-in-hours 720)\n  \
@@ -25,6 +25,7 @@ pub(crate) struct TokenArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub(crate) enum TokenCommand {
     /// Issue a token and print it, this once (stdout)
     Issue {

@@ -14,16 +14,16 @@ use crate::seal::{Seal, public_key_from};
 use clap::Args;
 use std::path::PathBuf;
 
-/// Replay the whole ledger: unreadable lines, a torn tail, findings about
-/// lines (a broken chain among them) and every invalid discussion. Exit 0
-/// only when there are none, else 7 with the report. With --seal, the
-/// sealed line must still be there with its digest (else seal_mismatch,
-/// exit 7).
-///
-/// It reads every line, so it takes time in proportion to the ledger: about
-/// 1.5 s per million lines on a 2-core machine; on a terminal, with a
-/// progress bar once it has run for a second, it reads them twice (the
-/// lines, then the discussions).
+// Replay the whole ledger: unreadable lines, a torn tail, findings about
+// lines (a broken chain among them) and every invalid discussion. Exit 0
+// only when there are none, else 7 with the report. With --seal, the
+// sealed line must still be there with its digest (else seal_mismatch,
+// exit 7).
+//
+// It reads every line, so it takes time in proportion to the ledger: about
+// 1.5 s per million lines on a 2-core machine; on a terminal, with a
+// progress bar once it has run for a second, it reads them twice (the
+// lines, then the discussions).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     discuss verify || discuss verify --json | jq .invalid_discussions\n  \

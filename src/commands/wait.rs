@@ -11,8 +11,8 @@ use crate::output::{Answer, DiscussionView, Reached};
 use clap::Args;
 use std::time::{Duration, Instant};
 
-/// Poll the ledger (waking nothing) until the discussion's status is one of
-/// those given; exit 10 (wait_timeout) when the timeout passes first.
+// Poll the ledger (waking nothing) until the discussion's status is one of
+// those given; exit 10 (wait_timeout) when the timeout passes first.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  discuss wait dsc_… --until closed,exhausted --timeout-ms 60000"

@@ -7,10 +7,10 @@ use crate::operations;
 use crate::output::{Answer, WakeView};
 use clap::Args;
 
-/// Reserve one turn for the recipient of the head: atomic, budgeted.
-///
-/// Charges one turn whatever the outcome. Without a command it only
-/// reserves and prints the attempt; the agent then answers with `reply`.
+// Reserve one turn for the recipient of the head: atomic, budgeted.
+//
+// Charges one turn whatever the outcome. Without a command it only
+// reserves and prints the attempt; the agent then answers with `reply`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  discuss wake --agent agent-b --discussion dsc_… --expected-head msg_…"
