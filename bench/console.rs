@@ -84,6 +84,8 @@ fn main() {
     }
 }
 
+/// Every figure of the console's report, in the order it prints them:
+/// long, and read from top to bottom.
 fn measure(ledger: &Ledger, o: &Options, kind: &str) {
     let token = ledger.run(&["token", "issue", "bench-ops", "--operator"]);
     let cookie = format!("discuss_console={}", token.trim());

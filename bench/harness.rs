@@ -408,6 +408,8 @@ fn sqlite_wake(db: &Path, dsc: &str, n: usize) -> Run {
     )
 }
 
+// The benchmark's script, a measure after another in the order the
+// report prints them: long, and read from top to bottom.
 fn main() {
     let o = options();
     let exe = std::env::current_exe().unwrap();

@@ -87,6 +87,8 @@ struct Measured {
 /// `ledger` through `serve`, and a `twin` of the same kind, set up alike,
 /// for the CLI's writes: each kind of writer starts from a ledger of the
 /// same size (a file's per-write cost grows with its unmerged index).
+/// Every figure of the report in the order it prints them: long, and read
+/// from top to bottom.
 fn measure(ledger: &Ledger, twin: &Ledger, o: &Options, kind: &str) -> Measured {
     for each in [ledger, twin] {
         each.run(&["fleet", "add", "fleet-alpha", "agent-a", "agent-b"]);

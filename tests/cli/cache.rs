@@ -169,6 +169,9 @@ fn assert_same(
     }
 }
 
+// One busy ledger taken through each way the cache can be wrong (missing,
+// rebuilt on both cores, stale, damaged file by file), the answers
+// compared each time with the first: one story, kept in one place.
 #[test]
 fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     let mut env = Env::new();

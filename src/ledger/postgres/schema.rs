@@ -89,7 +89,7 @@ pub(crate) const IDS_BETWEEN: &str = "SELECT DISTINCT discussion_id FROM discuss
     WHERE discussion_id >= $1 AND discussion_id < $2 ORDER BY 1";
 
 /// The statements a command runs to find its lines: none may read the
-/// table whole on any plan (`tests/cli/postgres.rs` checks them with
+/// table whole on any plan (`tests/cli/postgres/moves.rs` checks them with
 /// `EXPLAIN` on an imported ledger, with its statistics and without).
 pub(crate) const LOOKUPS: [(&str, &str); 5] = [
     ("catch-up", CATCH_UP),
