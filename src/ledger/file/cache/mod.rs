@@ -15,7 +15,8 @@
 //! - `<ledger>.checkpoint`: where the cache stands in the ledger (length,
 //!   line count, hash of the last covered line), the global state (fleets,
 //!   kill-switch, quotas, the last hour of reservations), and the entries
-//!   of the lines after the base. Rewritten (rename) by every writer; when
+//!   and discussion ids of the lines after the base (`new_ids.rs`).
+//!   Rewritten (rename) by every writer; when
 //!   it holds more than `MERGE_AT` entries they are merged into a new base.
 //! - `<ledger>.summary`: a list row for every discussion of the base
 //!   (`summary.rs`), written beside it when a list derives them all.
@@ -27,6 +28,8 @@
 
 mod ends;
 mod index_file;
+mod new_ids;
+pub(crate) use new_ids::NewIds;
 mod peek;
 mod persist;
 use persist::{merged, sort_in_halves};
@@ -57,7 +60,7 @@ use summary::SummaryWriter;
 
 /// Entries after the base before they are merged into a new one.
 pub(crate) const MERGE_AT: usize = 4096;
-const CHECKPOINT_MAGIC: &[u8; 8] = b"DSCCKP01";
+const CHECKPOINT_MAGIC: &[u8; 8] = b"DSCCKP02";
 
 /// A point in the ledger: all whole operations before `covered`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,9 +93,11 @@ struct CheckpointBody {
     last_at_ms: Option<i64>,
     global: Global,
     base: BaseRef,
-    new_ids: BTreeSet<String>,
     #[serde(default)]
     live: LiveSet,
+    /// How many entries follow the JSON (`ENTRY` bytes each); the new
+    /// ids (`NewIds`) follow them.
+    entries: u64,
 }
 
 /// The index could not be trusted while reading through it.
@@ -115,7 +120,7 @@ pub(crate) struct Cache {
     /// What the base's entries hash to, as its header says.
     entries_hash: u64,
     delta: Vec<LineRef>,
-    new_ids: BTreeSet<String>,
+    new_ids: NewIds,
     dirty: bool,
     /// How the command layer summarizes a discussion: with it, a merge
     /// carries the summary over to the new base (`summary.rs`).
@@ -218,14 +223,19 @@ impl Cache {
         if !body.global.credentials_known || !body.global.spend_known || !body.global.scopes_known {
             return None;
         }
-        let entries = &bytes[24 + json_len..];
+        let rest = &bytes[24 + json_len..];
+        let entries_len = usize::try_from(body.entries).ok()?.checked_mul(ENTRY)?;
+        let (entries, new_ids) = (
+            rest.get(..entries_len)?,
+            &rest[entries_len.min(rest.len())..],
+        );
         if body.dev != meta.dev()
             || body.ino != meta.ino()
             || body.ledger_ctime != (meta.ctime(), meta.ctime_nsec())
-            || entries.len() % ENTRY != 0
         {
             return None;
         }
+        let new_ids = NewIds::from_bytes(new_ids)?;
         if !mark_holds(ledger, meta.len(), &body.mark) {
             return None;
         }
@@ -261,7 +271,7 @@ impl Cache {
                 .chunks_exact(ENTRY)
                 .map(LineRef::from_bytes)
                 .collect(),
-            new_ids: body.new_ids,
+            new_ids,
             dirty: false,
             summarize: None,
         })
@@ -319,7 +329,7 @@ impl Cache {
             ids_range: (0, 0, 0),
             entries_hash: 0,
             delta: Vec::new(),
-            new_ids: BTreeSet::new(),
+            new_ids: NewIds::default(),
             dirty: true,
             summarize: None,
         };
@@ -331,7 +341,7 @@ impl Cache {
                 // The folder is not writable (an operator reading someone
                 // else's ledger, a full disk): answer from memory instead.
                 cache.delta = sorted().collect();
-                cache.new_ids = ids.into_iter().collect();
+                cache.new_ids = ids.iter().map(String::as_str).collect();
                 cache.dirty = false;
             }
         }
@@ -454,9 +464,7 @@ impl Cache {
                 len: len as u32,
                 line: line_no as u32,
             });
-            if !self.new_ids.contains(id) {
-                self.new_ids.insert(id.to_string());
-            }
+            self.new_ids.insert(id);
         }
         crate::ledger::fold::Fold {
             global: &mut self.global,
@@ -646,9 +654,11 @@ impl Cache {
 
     /// Every discussion id the ledger names.
     pub(crate) fn discussion_ids(&self) -> Result<Vec<String>, Damaged> {
-        let mut ids: BTreeSet<String> = self.new_ids.clone();
-        ids.extend(self.discussion_ids_of_base(self.base_file.as_ref())?);
-        Ok(ids.into_iter().collect())
+        let mut ids = self.discussion_ids_of_base(self.base_file.as_ref())?;
+        ids.extend(self.new_ids.iter().map(str::to_owned));
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(ids)
     }
 
     /// Whether it holds more than its files do.
@@ -669,8 +679,8 @@ impl Cache {
 
     /// The discussions with lines after the base: their summary lines, if
     /// any, are older than the ledger.
-    pub(crate) fn touched_after_base(&self) -> &BTreeSet<String> {
-        &self.new_ids
+    pub(crate) fn touched_after_base(&self) -> BTreeSet<&str> {
+        self.new_ids.sorted()
     }
 
     fn discussion_ids_of_base(&self, file: Option<&File>) -> Result<Vec<String>, Damaged> {

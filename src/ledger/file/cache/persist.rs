@@ -31,24 +31,30 @@ impl Cache {
         self.global.forget_old_reservations();
         // Under the lock, after the last write: the ledger's ctime now.
         let ledger = std::fs::metadata(&self.path)?;
+        // Taken for the writing and put back: a copy of each would be an
+        // allocation per discussion of the live set, per command.
         let body = CheckpointBody {
             dev: self.dev,
             ino: self.ino,
             ledger_ctime: (ledger.ctime(), ledger.ctime_nsec()),
             mark: self.mark,
             last_at_ms: self.last_at_ms,
-            global: self.global.clone(),
-            live: self.live.clone(),
+            global: std::mem::take(&mut self.global),
+            live: std::mem::take(&mut self.live),
             base: self.base,
-            new_ids: self.new_ids.clone(),
+            entries: self.delta.len() as u64,
         };
-        let json = serde_json::to_vec(&body).map_err(io::Error::other)?;
-        let mut rest = Vec::with_capacity(8 + json.len() + self.delta.len() * ENTRY);
+        let json = serde_json::to_vec(&body);
+        (self.global, self.live) = (body.global, body.live);
+        let json = json.map_err(io::Error::other)?;
+        let ids = self.new_ids.as_bytes();
+        let mut rest = Vec::with_capacity(8 + json.len() + self.delta.len() * ENTRY + ids.len());
         rest.extend_from_slice(&(json.len() as u64).to_le_bytes());
         rest.extend_from_slice(&json);
         for entry in &self.delta {
             rest.extend_from_slice(&entry.to_bytes());
         }
+        rest.extend_from_slice(ids);
         let mut bytes = Vec::with_capacity(16 + rest.len());
         bytes.extend_from_slice(CHECKPOINT_MAGIC);
         bytes.extend_from_slice(&hash64(&rest).to_le_bytes());
@@ -63,22 +69,21 @@ impl Cache {
     /// A new base: the old one's entries and ids merged with the newer.
     fn merge(&mut self) -> io::Result<()> {
         let old_summary = self.summary_base();
-        let touched = self.new_ids.clone();
         let mut delta = std::mem::take(&mut self.delta);
         delta.sort_unstable_by_key(|e| (e.key, e.offset));
         let old = self.base_file.take();
         let old_entries = self.base.entries;
-        let mut ids: BTreeSet<String> = std::mem::take(&mut self.new_ids);
-        match self.discussion_ids_of_base(old.as_ref()) {
-            Ok(old_ids) => ids.extend(old_ids),
+        let mut ids = match self.discussion_ids_of_base(old.as_ref()) {
+            Ok(old_ids) => old_ids,
             Err(Damaged) => {
                 self.base_file = old;
-                self.new_ids = ids;
                 self.delta = delta;
                 return Err(io::Error::other("the base's ids are damaged"));
             }
-        }
-        let ids: Vec<String> = ids.into_iter().collect();
+        };
+        ids.extend(self.new_ids.iter().map(str::to_owned));
+        ids.sort_unstable();
+        ids.dedup();
         let stream = BaseStream::new(old.as_ref(), (old_entries, self.entries_hash));
         let merged = MergeSorted {
             a: stream.peekable(),
@@ -90,17 +95,17 @@ impl Cache {
         ) {
             Ok(base) => {
                 self.use_base(base);
+                let touched = std::mem::take(&mut self.new_ids);
                 if let Some(old_summary) = old_summary {
                     // Without it the next reader of many discussions
                     // writes one: a failure costs speed only.
-                    let _ = self.carry_summary(old_summary, &touched);
+                    let _ = self.carry_summary(old_summary, &touched.sorted());
                 }
                 Ok(())
             }
             Err(err) => {
                 self.base_file = old;
                 self.delta = delta;
-                self.new_ids = ids.into_iter().collect();
                 Err(err)
             }
         }
@@ -108,7 +113,7 @@ impl Cache {
 
     /// The summary of the new base: the old base's lines, with those of
     /// the discussions the merge `touched` summarized again.
-    fn carry_summary(&self, old_base: u64, touched: &BTreeSet<String>) -> io::Result<()> {
+    fn carry_summary(&self, old_base: u64, touched: &BTreeSet<&str>) -> io::Result<()> {
         let Some(summarize) = self.summarize else {
             return Ok(());
         };
@@ -121,7 +126,7 @@ impl Cache {
             let summary = self
                 .with_records(&ledger, id, |records| summarize(id, records))
                 .map_err(|_| io::Error::other("the new base is damaged"))?;
-            fresh.extend(summary.map(|summary| (id.clone(), summary)));
+            fresh.extend(summary.map(|summary| (id.to_string(), summary)));
         }
         let mut writer = SummaryWriter::new(&self.path, new_base)?;
         let mut fresh = fresh.into_iter().peekable();
