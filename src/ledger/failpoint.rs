@@ -102,12 +102,9 @@ pub(crate) fn batch_lines(default: usize) -> usize {
 /// Whether the tests set `DISCUSS_BATCH_LINES`: then the two cores of
 /// `lines::operations_on_both_cores` take the batches in fixed turns, so
 /// every way of interleaving them is taken on every run.
+#[cfg(feature = "failpoints")]
 pub(crate) fn batch_lines_set() -> bool {
-    #[cfg(feature = "failpoints")]
-    if number::<usize>("DISCUSS_BATCH_LINES").is_some() {
-        return true;
-    }
-    false
+    number::<usize>("DISCUSS_BATCH_LINES").is_some()
 }
 
 /// The rows a command's stream of a database reads at a time; tests make

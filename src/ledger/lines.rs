@@ -264,6 +264,7 @@ pub(crate) fn operations_on_both_cores<T: Send>(
         });
         let mut shared = Shared {
             lines_a_batch: super::failpoint::batch_lines(LineBatch::<T>::LINES),
+            #[cfg(feature = "failpoints")]
             fixed_turns: super::failpoint::batch_lines_set().then_some(0),
             read,
             to_helper,
@@ -348,7 +349,9 @@ enum Pending<T> {
 struct Shared<'r, T, R, F> {
     lines_a_batch: usize,
     /// Tests' fixed schedule (`DISCUSS_BATCH_LINES`): every third batch is
-    /// this thread's, whether the helper is busy or not.
+    /// this thread's, whether the helper is busy or not. Only in a build
+    /// with the tests' fail points.
+    #[cfg(feature = "failpoints")]
     fixed_turns: Option<usize>,
     read: &'r R,
     to_helper: std::sync::mpsc::SyncSender<LineBatch<T>>,
@@ -390,6 +393,7 @@ impl<T, R: Fn(u64, u64, &[u8]) -> (T, OpMark), F: FnMut(T)> Shared<'_, T, R, F> 
     /// Gives `batch` to the helper, or back when this thread reads it.
     fn offer(&mut self, batch: LineBatch<T>) -> Result<(), LineBatch<T>> {
         use std::sync::mpsc::TrySendError;
+        #[cfg(feature = "failpoints")]
         if let Some(turn) = &mut self.fixed_turns {
             *turn += 1;
             if *turn % 3 == 0 {
