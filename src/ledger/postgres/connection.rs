@@ -22,18 +22,18 @@ pub(super) struct Pool {
 
 /// A connection in use by this thread; should its work panic, the
 /// connection is dropped with the stack and its place is given up here.
-struct Held<'a> {
+struct InUse<'a> {
     ledger: &'a PgLedger,
 }
 
-impl<'a> Held<'a> {
-    fn new(ledger: &'a PgLedger) -> Held<'a> {
+impl<'a> InUse<'a> {
+    fn new(ledger: &'a PgLedger) -> InUse<'a> {
         HELD.set(HELD.get() + 1);
-        Held { ledger }
+        InUse { ledger }
     }
 }
 
-impl Drop for Held<'_> {
+impl Drop for InUse<'_> {
     fn drop(&mut self) {
         HELD.set(HELD.get() - 1);
         if std::thread::panicking() {
@@ -65,7 +65,7 @@ impl PgLedger {
             },
         };
         let outcome = {
-            let _held = Held::new(self);
+            let _held = InUse::new(self);
             work(&mut client)
         };
         let (outcome, keep) = match outcome {
@@ -116,7 +116,7 @@ impl PgLedger {
     }
 
     /// A connection back to the pool, or (`None`) its place given up.
-    /// (`Held` gives up the place of one whose work panicked.)
+    /// (`InUse` gives up the place of one whose work panicked.)
     fn give_back(&self, client: Option<Client>) {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         match client {

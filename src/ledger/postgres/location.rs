@@ -170,7 +170,7 @@ impl LazyTls {
         let config = match self.verify {
             Verify::Nothing => builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(Unchecked { provider })),
+                .with_custom_certificate_verifier(Arc::new(CertificateUnchecked { provider })),
             Verify::Authority => {
                 let checked =
                     WebPkiServerVerifier::builder_with_provider(Arc::new(self.roots()?), provider)
@@ -209,11 +209,11 @@ impl LazyTls {
 /// `sslmode=require` without a root certificate, as libpq: encrypted, the
 /// certificate not checked (the handshake's signatures still are).
 #[derive(Debug)]
-struct Unchecked {
+struct CertificateUnchecked {
     provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for Unchecked {
+impl ServerCertVerifier for CertificateUnchecked {
     fn verify_server_cert(
         &self,
         _end_entity: &CertificateDer<'_>,

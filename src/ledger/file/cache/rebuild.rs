@@ -83,7 +83,7 @@ struct Effect {
 /// Facts taken from peeked lines, checked by a whole parse at the end:
 /// only the few that decide the result need it.
 #[derive(Default)]
-struct Unchecked {
+struct PeekedFacts {
     /// The line that gave the latest `at_ms`, if it was only peeked at.
     last_at: Option<u64>,
     /// Reservations peeked at: (offset, agent, at_ms), newest last.
@@ -109,9 +109,9 @@ pub(super) fn scan_all(ledger: &File, len: u64) -> io::Result<(Gathered, u64, u6
 
 fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u64, u64)>> {
     let mut gathered = Gathered::default();
-    let mut unchecked = Unchecked {
+    let mut unchecked = PeekedFacts {
         forget_at: 8192,
-        ..Unchecked::default()
+        ..PeekedFacts::default()
     };
     let feed = |line: &mut LineFeed<'_>| stream_lines(ledger, len, line);
     let read = |offset, line_no, line: &[u8]| read_line(line, offset, line_no, exact);
@@ -208,7 +208,7 @@ fn read_record(ledger: &File, offset: u64) -> io::Result<Option<Record>> {
     Ok(whole.then(|| Record::parse(&line, 0).ok()).flatten())
 }
 
-fn commit(gathered: &mut Gathered, unchecked: &mut Unchecked, effect: Effect) {
+fn commit(gathered: &mut Gathered, unchecked: &mut PeekedFacts, effect: Effect) {
     if let Some(record) = effect.whole {
         if gathered.last_at_ms.is_none_or(|t| record.at_ms > t) {
             unchecked.last_at = None;
