@@ -58,6 +58,9 @@ fn status_of(args: &[OsString]) -> u8 {
             return finish(&out, Err(usage_error(&err, args)));
         }
     };
+    if crate::cli::does_bulk_work(&name) {
+        crate::allocator::for_bulk_work();
+    }
     let out = Output::new(cli.global.json, cli.global.color);
     let out = if crate::cli::always_json(&name) {
         out.as_json()

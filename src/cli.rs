@@ -56,6 +56,24 @@ pub(crate) fn always_json(name: &str) -> bool {
     ALWAYS_JSON.contains(&name)
 }
 
+/// The commands whose work is over much of the ledger, or long: they
+/// allocate with mimalloc from the start (`allocator.rs`). Any other
+/// switches to it when it reads a long stretch (a rebuild of the cache).
+const BULK: [&str; 7] = [
+    "verify",
+    "events",
+    "list",
+    "ledger",
+    "escalations",
+    "mcp",
+    "serve",
+];
+
+/// Whether the command named `name` does bulk work.
+pub(crate) fn does_bulk_work(name: &str) -> bool {
+    BULK.contains(&name)
+}
+
 #[derive(Debug, Subcommand)]
 // Only the subcommand that runs is built (its arguments, and so on down:
 // every nested command enum defers too), which takes a third off a

@@ -8,6 +8,7 @@
 
 // What the binary, the tests, the fuzz target and the benchmark use; the
 // rest is the crate's own.
+pub mod allocator;
 pub mod app;
 pub mod assets;
 pub mod discussion;

@@ -1,7 +1,7 @@
-// malloc and free were a fifth of the whole-ledger work (a record is a few
-// small strings): mimalloc's thread-local free lists make them cheaper.
+// The system's allocator for a short command, mimalloc's for work over
+// much of the ledger (src/allocator.rs).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: discuss::allocator::Allocator = discuss::allocator::Allocator;
 
 // `pow` is the one function of libm the binary calls (indicatif's rates,
 // tokio's scheduler statistics). Defined here, the dynamic loader has no

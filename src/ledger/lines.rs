@@ -177,8 +177,13 @@ const AHEAD_FROM_BYTES: u64 = 4 << 20;
 
 /// Whether `bytes` of lines are worth a second core (the tests' knob
 /// `DISCUSS_AHEAD_FROM_BYTES` may say so of fewer).
+/// Work that is, is bulk work: it allocates with mimalloc from then on.
 pub(crate) fn worth_a_second_core(bytes: u64) -> bool {
-    bytes >= super::failpoint::ahead_from_bytes(AHEAD_FROM_BYTES)
+    let worth = bytes >= super::failpoint::ahead_from_bytes(AHEAD_FROM_BYTES);
+    if worth {
+        crate::allocator::for_bulk_work();
+    }
+    worth
 }
 
 /// `operations_of` on two cores: a thread of its own reads the lines and
