@@ -223,12 +223,8 @@ impl Cache {
         if !body.global.credentials_known || !body.global.spend_known || !body.global.scopes_known {
             return None;
         }
-        let rest = &bytes[24 + json_len..];
         let entries_len = usize::try_from(body.entries).ok()?.checked_mul(ENTRY)?;
-        let (entries, new_ids) = (
-            rest.get(..entries_len)?,
-            &rest[entries_len.min(rest.len())..],
-        );
+        let (entries, new_ids) = bytes[24 + json_len..].split_at_checked(entries_len)?;
         if body.dev != meta.dev()
             || body.ino != meta.ino()
             || body.ledger_ctime != (meta.ctime(), meta.ctime_nsec())

@@ -69,21 +69,13 @@ impl Cache {
     /// A new base: the old one's entries and ids merged with the newer.
     fn merge(&mut self) -> io::Result<()> {
         let old_summary = self.summary_base();
+        let ids = self
+            .discussion_ids()
+            .map_err(|Damaged| io::Error::other("the base's ids are damaged"))?;
         let mut delta = std::mem::take(&mut self.delta);
         delta.sort_unstable_by_key(|e| (e.key, e.offset));
         let old = self.base_file.take();
         let old_entries = self.base.entries;
-        let mut ids = match self.discussion_ids_of_base(old.as_ref()) {
-            Ok(old_ids) => old_ids,
-            Err(Damaged) => {
-                self.base_file = old;
-                self.delta = delta;
-                return Err(io::Error::other("the base's ids are damaged"));
-            }
-        };
-        ids.extend(self.new_ids.iter().map(str::to_owned));
-        ids.sort_unstable();
-        ids.dedup();
         let stream = BaseStream::new(old.as_ref(), (old_entries, self.entries_hash));
         let merged = MergeSorted {
             a: stream.peekable(),
