@@ -170,10 +170,11 @@ fn assert_same(
 }
 
 // One busy ledger taken through each way the cache can be wrong (missing,
-// rebuilt on both cores, stale, damaged file by file), the answers
-// compared each time with the first: one story, kept in one place.
+// rebuilt on both cores, stale, replaced, another's), the answers
+// compared each time with the first: one story, kept in one place. The
+// damaged files have tests of their own below, which run alongside.
 #[test]
-fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
+fn readers_answer_the_same_with_a_missing_stale_or_foreign_cache() {
     let mut env = Env::new();
     let ids = busy_ledger(&mut env);
     let [index, checkpoint, summary] = cache_files(&env);
@@ -239,9 +240,52 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
     );
     assert!(env.ledger_bytes().starts_with(&before));
 
-    // Damaged in every way a file can be.
-    type Damage = Box<dyn Fn(&Vec<u8>) -> Vec<u8>>;
-    let damages: Vec<(&str, Damage)> = vec![
+    // The ledger's bytes replaced in place by longer, different ones (the
+    // same file, so the same inode): the cache no longer describes it.
+    let mut other = Env::new();
+    let other_ids = busy_ledger(&mut other);
+    let (extra, _) = other.discussion(&[]);
+    let mut all_other = other_ids.clone();
+    all_other.push(extra);
+    answers(&env, &ids_later); // a good cache of the old content
+    let saved = env.ledger_bytes();
+    std::fs::write(env.ledger(), other.ledger_bytes()).unwrap();
+    let theirs = answers(&other, &all_other);
+    let ours = answers(&env, &all_other);
+    for (t, o) in theirs.iter().zip(&ours) {
+        // Paths differ between the two; everything else is the same.
+        let strip = |s: &str| {
+            s.replace(&other.dir.path().display().to_string(), "")
+                .replace(&env.dir.path().display().to_string(), "")
+        };
+        assert_eq!(
+            (t.1, strip(&t.2), strip(&t.3)),
+            (o.1, strip(&o.2), strip(&o.3)),
+            "replaced ledger: {:?}",
+            t.0
+        );
+    }
+    std::fs::write(env.ledger(), saved).unwrap();
+
+    // A cache of another ledger, copied over this one's.
+    let mut other = Env::new();
+    busy_ledger(&mut other);
+    other.ok(&["list"]); // writes its summary
+    for (theirs, ours) in cache_files(&other).iter().zip(cache_files(&env)) {
+        std::fs::copy(theirs, ours).unwrap();
+    }
+    assert_same(
+        &expected_later,
+        &answers(&env, &ids_later),
+        "another ledger's cache",
+    );
+}
+
+type Damage = Box<dyn Fn(&Vec<u8>) -> Vec<u8>>;
+
+/// Every way a file of the cache can be damaged.
+fn damages() -> Vec<(&'static str, Damage)> {
+    vec![
         ("empty", Box::new(|_| Vec::new())),
         ("truncated", Box::new(|b| b[..b.len() / 2].to_vec())),
         ("zeros", Box::new(|b| vec![0; b.len()])),
@@ -302,58 +346,43 @@ fn readers_answer_the_same_with_a_missing_stale_or_damaged_cache() {
                 b
             }),
         ),
-    ];
-    for (name, damage) in &damages {
-        for file in [&index, &checkpoint, &summary] {
-            // A good cache to start from: a list rebuilds the index and the
-            // checkpoint if need be, and writes the summary.
-            env.run(&["list"]);
-            let good = std::fs::read(file).unwrap();
-            std::fs::write(file, damage(&good)).unwrap();
-            let case = format!("{name} {}", file.display());
-            assert_same(&expected_later, &answers(&env, &ids_later), &case);
-        }
-    }
+    ]
+}
 
-    // The ledger's bytes replaced in place by longer, different ones (the
-    // same file, so the same inode): the cache no longer describes it.
-    let mut other = Env::new();
-    let other_ids = busy_ledger(&mut other);
-    let (extra, _) = other.discussion(&[]);
-    let mut all_other = other_ids.clone();
-    all_other.push(extra);
-    answers(&env, &ids_later); // a good cache of the old content
-    let saved = env.ledger_bytes();
-    std::fs::write(env.ledger(), other.ledger_bytes()).unwrap();
-    let theirs = answers(&other, &all_other);
-    let ours = answers(&env, &all_other);
-    for (t, o) in theirs.iter().zip(&ours) {
-        // Paths differ between the two; everything else is the same.
-        let strip = |s: &str| {
-            s.replace(&other.dir.path().display().to_string(), "")
-                .replace(&env.dir.path().display().to_string(), "")
-        };
-        assert_eq!(
-            (t.1, strip(&t.2), strip(&t.3)),
-            (o.1, strip(&o.2), strip(&o.3)),
-            "replaced ledger: {:?}",
-            t.0
-        );
+/// The busy ledger, its cache damaged in every way, one file of it at a
+/// time (`which`: 0 the index, 1 the checkpoint, 2 the summary): every
+/// reader answers as it did with the cache whole.
+fn answers_with_a_damaged(which: usize) {
+    let mut env = Env::new();
+    let mut ids = busy_ledger(&mut env);
+    let (later, _) = env.discussion(&[]);
+    ids.push(later);
+    let expected = answers(&env, &ids);
+    let file = &cache_files(&env)[which];
+    for (name, damage) in damages() {
+        // A good cache to start from: a list rebuilds the index and the
+        // checkpoint if need be, and writes the summary.
+        env.run(&["list"]);
+        let good = std::fs::read(file).unwrap();
+        std::fs::write(file, damage(&good)).unwrap();
+        let case = format!("{name} {}", file.display());
+        assert_same(&expected, &answers(&env, &ids), &case);
     }
-    std::fs::write(env.ledger(), saved).unwrap();
+}
 
-    // A cache of another ledger, copied over this one's.
-    let mut other = Env::new();
-    busy_ledger(&mut other);
-    other.ok(&["list"]); // writes its summary
-    for (theirs, ours) in cache_files(&other).iter().zip(cache_files(&env)) {
-        std::fs::copy(theirs, ours).unwrap();
-    }
-    assert_same(
-        &expected_later,
-        &answers(&env, &ids_later),
-        "another ledger's cache",
-    );
+#[test]
+fn readers_answer_the_same_with_a_damaged_index() {
+    answers_with_a_damaged(0);
+}
+
+#[test]
+fn readers_answer_the_same_with_a_damaged_checkpoint() {
+    answers_with_a_damaged(1);
+}
+
+#[test]
+fn readers_answer_the_same_with_a_damaged_summary() {
+    answers_with_a_damaged(2);
 }
 
 /// Writers decide the same with and without the cache: the same refusals,

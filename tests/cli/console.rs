@@ -621,12 +621,93 @@ fn a_busy_ledger(env: &Env) -> String {
     closed
 }
 
-#[test]
-fn every_page_fits_a_phone_and_a_desktop_works_by_keyboard_and_is_kept_as_a_screenshot() {
+/// A busy ledger served, with an operator's token: the closed
+/// discussion's id, the token and the server.
+fn served_busy_ledger(env: &Env) -> (String, String, Served) {
+    let closed = a_busy_ledger(env);
+    let ops = token(env, &["ops", "--operator"]);
+    let server = Served::start(env, &[]);
+    (closed, ops, server)
+}
+
+/// Every page at `width` × `height` (in dark mode with `dark`) uses the
+/// width it has and no more, and is kept as a screenshot.
+fn every_page_fits(width: u32, height: u32, dark: bool) {
     let env = Env::new();
-    let closed = a_busy_ledger(&env);
-    let ops = token(&env, &["ops", "--operator"]);
-    let server = Served::start(&env, &[]);
+    let (closed, ops, server) = served_busy_ledger(&env);
+    let switches: &[&str] = if dark { &["--force-dark-mode"] } else { &[] };
+    let Some(browser) = Browser::start_with(width, height, switches) else {
+        return;
+    };
+    let size = format!("{width}x{height}{}", if dark { "-dark" } else { "" });
+    assert_eq!(
+        browser.eval("return matchMedia('(prefers-color-scheme: dark)').matches"),
+        json!(dark)
+    );
+    browser.goto(&format!("{}/login", base(&server)));
+    browser.wait_until("!!document.getElementById('token')", WITHIN);
+    browser.screenshot(&format!("login-{size}"));
+    sign_in(&browser, &server, &ops);
+    for (name, path) in [
+        ("overview", "/".to_owned()),
+        ("discussions", "/discussions".to_owned()),
+        ("discussion", format!("/discussions/{closed}")),
+    ] {
+        browser.goto(&format!("{}{path}", base(&server)));
+        listening(&browser);
+        let width_used =
+            browser.eval("return [document.documentElement.scrollWidth, window.innerWidth]");
+        let (used, inner) = (
+            width_used[0].as_i64().unwrap(),
+            width_used[1].as_i64().unwrap(),
+        );
+        let wide = browser.eval(
+            "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > screen.width + 1).slice(0, 5).map(e => e.tagName + '.' + e.className)",
+        );
+        assert!(
+            used <= inner,
+            "{name} at {size} scrolls sideways: {used} > {inner}: {wide}"
+        );
+        assert_eq!(inner, i64::from(width), "the page is {width} wide: {wide}");
+        // Nor does a table inside its box.
+        let boxed = browser.eval(
+            "return [...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.parentElement.id || e.parentElement.tagName)",
+        );
+        assert_eq!(
+            boxed,
+            json!([]),
+            "{name} at {size}: tables wider than their box"
+        );
+        browser.screenshot(&format!("{name}-{size}"));
+        if width >= 500 {
+            // The whole page too, for people to look at.
+            let tall = browser.eval("return document.documentElement.scrollHeight");
+            browser.resize(width, tall.as_u64().unwrap() as u32 + 120);
+            browser.screenshot(&format!("{name}-{size}-whole"));
+            browser.resize(width, height);
+        }
+    }
+}
+
+#[test]
+fn every_page_fits_a_desktop_and_is_kept_as_a_screenshot() {
+    every_page_fits(1280, 800, false);
+}
+
+#[test]
+fn every_page_fits_a_phone_and_is_kept_as_a_screenshot() {
+    every_page_fits(390, 844, false);
+}
+
+#[test]
+fn every_page_fits_a_phone_in_dark_mode_and_is_kept_as_a_screenshot() {
+    every_page_fits(390, 844, true);
+}
+
+#[test]
+fn a_page_with_all_it_needs_weighs_under_150_kib_and_the_list_works_by_keyboard() {
+    let env = Env::new();
+    let (closed, ops, server) = served_busy_ledger(&env);
     // The weight of a page with all it needs.
     for path in ["/", "/discussions", &format!("/discussions/{closed}")] {
         let page = get_page(&server, path, &ops).body.len();
@@ -638,60 +719,6 @@ fn every_page_fits_a_phone_and_a_desktop_works_by_keyboard_and_is_kept_as_a_scre
             page + assets < 150 * 1024,
             "{path}: {page} + {assets} bytes"
         );
-    }
-    for (width, height, dark) in [(1280, 800, false), (390, 844, false), (390, 844, true)] {
-        let switches: &[&str] = if dark { &["--force-dark-mode"] } else { &[] };
-        let Some(browser) = Browser::start_with(width, height, switches) else {
-            return;
-        };
-        let size = format!("{width}x{height}{}", if dark { "-dark" } else { "" });
-        assert_eq!(
-            browser.eval("return matchMedia('(prefers-color-scheme: dark)').matches"),
-            json!(dark)
-        );
-        browser.goto(&format!("{}/login", base(&server)));
-        browser.wait_until("!!document.getElementById('token')", WITHIN);
-        browser.screenshot(&format!("login-{size}"));
-        sign_in(&browser, &server, &ops);
-        for (name, path) in [
-            ("overview", "/".to_owned()),
-            ("discussions", "/discussions".to_owned()),
-            ("discussion", format!("/discussions/{closed}")),
-        ] {
-            browser.goto(&format!("{}{path}", base(&server)));
-            listening(&browser);
-            let width_used =
-                browser.eval("return [document.documentElement.scrollWidth, window.innerWidth]");
-            let (used, inner) = (
-                width_used[0].as_i64().unwrap(),
-                width_used[1].as_i64().unwrap(),
-            );
-            let wide = browser.eval(
-                "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > screen.width + 1).slice(0, 5).map(e => e.tagName + '.' + e.className)",
-            );
-            assert!(
-                used <= inner,
-                "{name} at {size} scrolls sideways: {used} > {inner}: {wide}"
-            );
-            assert_eq!(inner, i64::from(width), "the page is {width} wide: {wide}");
-            // Nor does a table inside its box.
-            let boxed = browser.eval(
-                "return [...document.querySelectorAll('.scroll')].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.parentElement.id || e.parentElement.tagName)",
-            );
-            assert_eq!(
-                boxed,
-                json!([]),
-                "{name} at {size}: tables wider than their box"
-            );
-            browser.screenshot(&format!("{name}-{size}"));
-            if width >= 500 {
-                // The whole page too, for people to look at.
-                let tall = browser.eval("return document.documentElement.scrollHeight");
-                browser.resize(width, tall.as_u64().unwrap() as u32 + 120);
-                browser.screenshot(&format!("{name}-{size}-whole"));
-                browser.resize(width, height);
-            }
-        }
     }
     // By keyboard alone: to a discussion of the list and into it.
     let Some(browser) = Browser::start(1280, 800) else {
