@@ -7,7 +7,8 @@
 //! the binary's own image (libraries, stack and heap keep theirs), so a
 //! packager whose policy wants a PIE sets `DISCUSS_PIE=1` at build time:
 //! docs/decisions.md, "A command's start"; docs/performance.md has the
-//! figures.
+//! figures. A static build (`scripts/build-release`: `crt-static` and the
+//! static relocation model) is position-dependent already.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=DISCUSS_PIE");
@@ -16,7 +17,9 @@ fn main() {
     }
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && env == "gnu" {
+    let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let static_build = features.split(',').any(|f| f == "crt-static");
+    if os == "linux" && env == "gnu" && !static_build {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }

@@ -7,6 +7,8 @@
 # and the ratios. With a BASELINE (another build of discuss), it runs in
 # the same rounds, on a ledger of its own.
 #   bench/startup.sh BINARY [RUNS] [ROUNDS] [BASELINE]
+# (the figures in docs/performance.md: BINARY from scripts/build-release,
+# BASELINE from cargo build --release)
 set -euo pipefail
 runs=${2:-300} rounds=${3:-3}
 here=$(cd "$(dirname "$0")" && pwd)
