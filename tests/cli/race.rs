@@ -21,16 +21,7 @@ fn spawn_wake(env: &Env, dsc: &str, head: &str) -> Child {
         .env("DISCUSS_LEDGER", env.ledger())
         .env("DISCUSS_NOW", env.now_ms.to_string())
         .env("DISCUSS_ACTOR", "racer")
-        .args([
-            "--json",
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            dsc,
-            "--expected-head",
-            head,
-        ])
+        .args(wake_argv("agent-b", dsc, head, &[], true))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

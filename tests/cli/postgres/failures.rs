@@ -16,7 +16,7 @@ fn kill_9_of_clients_loses_nothing_acknowledged() {
     for point in ["append.before_write", "append.before_fsync"] {
         let out = db.run_with(
             &[("DISCUSS_FAILPOINTS", &format!("{point}=crash"))],
-            &wake_args(&dsc, &root),
+            &wake_argv("agent-b", &dsc, &root, &[], true),
             "",
         );
         assert_eq!(out.status, -1, "{point}: killed");
@@ -94,7 +94,7 @@ fn a_server_stopped_mid_operation_fails_the_command_and_writes_nothing() {
     let writer = env
         .command_std()
         .env("DISCUSS_FAILPOINTS", "append.before_fsync=stop")
-        .args(wake_args(&dsc, &root))
+        .args(wake_argv("agent-b", &dsc, &root, &[], true))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -129,20 +129,6 @@ fn a_server_stopped_mid_operation_fails_the_command_and_writes_nothing() {
     assert_eq!(env.ledger_bytes(), before);
     assert_eq!(env.status(&dsc), "open");
     env.wake(&dsc, "agent-b", &root);
-}
-
-/// `wake` of agent-b on `head`, answered in JSON.
-pub(super) fn wake_args<'a>(dsc: &'a str, head: &'a str) -> [&'a str; 8] {
-    [
-        "--json",
-        "wake",
-        "--agent",
-        "agent-b",
-        "--discussion",
-        dsc,
-        "--expected-head",
-        head,
-    ]
 }
 
 /// Waits (bounded) until the process is stopped by its fail point.

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 mod access;
 mod failures;
-use failures::{wait_until_stopped, wake_args};
+use failures::wait_until_stopped;
 mod moves;
 
 /// A database ledger, or `None` (the test is skipped with a message, and
@@ -328,7 +328,7 @@ fn a_supervised_agent_replies_through_the_database() {
     let out = db
         .command()
         .env("PATH", path)
-        .args(wake_args(&dsc, &root))
+        .args(wake_argv("agent-b", &dsc, &root, &[], true))
         .args(["--", "sh", "-c", script])
         .output()
         .unwrap();
@@ -448,7 +448,7 @@ fn a_list_never_waits_behind_a_writer() {
     let mut writer = db
         .command_std()
         .env("DISCUSS_FAILPOINTS", "append.before_fsync=stop")
-        .args(wake_args(&dsc, &root))
+        .args(wake_argv("agent-b", &dsc, &root, &[], true))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
