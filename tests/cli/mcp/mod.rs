@@ -62,36 +62,29 @@ async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
         .expect("a tool call is never a protocol error")
 }
 
-/// The structured answer of a success, checked against its text block.
-fn ok(result: &CallToolResult) -> Value {
-    assert_eq!(result.is_error, Some(false), "{result:?}");
+/// The structured content of an answer, which its first block, a text,
+/// repeats.
+fn structured(result: &CallToolResult) -> Value {
     let structured = result
         .structured_content
         .clone()
         .expect("structuredContent");
-    let text = result.content[0]
-        .as_text()
-        .expect("one text block")
-        .text
-        .clone();
-    assert_eq!(result.content.len(), 1);
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+    let text = &result.content[0].as_text().expect("one text block").text;
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), structured);
     structured
+}
+
+/// The structured answer of a success, checked against its text block.
+fn ok(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.content.len(), 1);
+    structured(result)
 }
 
 /// The contract's error object of a refusal, checked against its text.
 fn refused(result: &CallToolResult, code: &str) -> Value {
     assert_eq!(result.is_error, Some(true), "{result:?}");
-    let structured = result
-        .structured_content
-        .clone()
-        .expect("structuredContent");
-    let text = result.content[0]
-        .as_text()
-        .expect("one text block")
-        .text
-        .clone();
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+    let structured = structured(result);
     assert_eq!(structured["error"]["code"], code, "{structured}");
     assert!(structured["error"]["message"].is_string());
     structured["error"].clone()
