@@ -213,20 +213,13 @@ fn a_supervisor_rides_out_a_database_restart() {
     let agent = format!("sleep 2; echo done > {}", mark.display());
     let supervisor = env
         .command_std()
-        .args([
-            "--json",
-            "wake",
-            "--agent",
+        .args(wake_argv(
             "agent-b",
-            "--discussion",
             &dsc,
-            "--expected-head",
             &root,
-            "--",
-            "sh",
-            "-c",
-            &agent,
-        ])
+            &["--", "sh", "-c", &agent],
+            true,
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
