@@ -9,33 +9,31 @@ use std::collections::BTreeSet;
 
 #[derive(Debug, Default)]
 pub(crate) struct NewIds {
-    bytes: Vec<u8>,
+    /// `id\n` each: UTF-8 checked once, when read from the checkpoint.
+    text: String,
     /// Where the first id of each `hash64` starts; made at the first
     /// `insert`, which a command that only reads never makes.
     by_hash: Option<KeyHashMap<u32>>,
 }
 
 impl NewIds {
-    /// The ids `bytes` holds (`id\n` each), as `to_bytes` wrote them.
+    /// The ids `bytes` holds (`id\n` each), as `as_bytes` gave them.
     pub(super) fn from_bytes(bytes: &[u8]) -> Option<NewIds> {
-        if !(bytes.is_empty() || bytes.ends_with(b"\n")) || std::str::from_utf8(bytes).is_err() {
+        if !(bytes.is_empty() || bytes.ends_with(b"\n")) {
             return None;
         }
         Some(NewIds {
-            bytes: bytes.to_vec(),
+            text: String::from_utf8(bytes.to_vec()).ok()?,
             by_hash: None,
         })
     }
 
     pub(super) fn as_bytes(&self) -> &[u8] {
-        &self.bytes
+        self.text.as_bytes()
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
-        // UTF-8 and whole lines: checked when read, and written only so.
-        std::str::from_utf8(&self.bytes)
-            .unwrap_or_default()
-            .split_terminator('\n')
+        self.text.split_terminator('\n')
     }
 
     /// Sorted, to walk beside the summary's lines.
@@ -53,16 +51,16 @@ impl NewIds {
             }
             by_hash
         });
-        let end = self.bytes.len() as u32;
+        let end = self.text.len() as u32;
         let first = *by_hash.entry(hash64(id.as_bytes())).or_insert(end);
         // Another id with the same hash (rare): the whole list decides.
-        let at_first = &self.bytes[first as usize..];
+        let at_first = &self.text.as_bytes()[first as usize..];
         let known = first != end
             && ((at_first.starts_with(id.as_bytes()) && at_first.get(id.len()) == Some(&b'\n'))
                 || self.iter().any(|known| known == id));
         if !known {
-            self.bytes.extend_from_slice(id.as_bytes());
-            self.bytes.push(b'\n');
+            self.text.push_str(id);
+            self.text.push('\n');
         }
         self.by_hash = Some(by_hash);
     }
