@@ -70,6 +70,11 @@ fn answers_with(
     ids: &[String],
     more: &[(&str, &str)],
 ) -> Vec<(Vec<String>, i32, String, String)> {
+    answers_of(env, every_reader(ids), more)
+}
+
+/// Every reader of the ledger, on every discussion of `ids`.
+fn every_reader(ids: &[String]) -> Vec<Vec<String>> {
     let mut commands: Vec<Vec<String>> = vec![
         // A resumed stream finds its place through the index (first: a
         // reader that finds the index damaged rebuilds it).
@@ -142,6 +147,15 @@ fn answers_with(
             "--json".into(),
         ]);
     }
+    commands
+}
+
+/// What `commands` print, run one after the other.
+fn answers_of(
+    env: &Env,
+    commands: Vec<Vec<String>>,
+    more: &[(&str, &str)],
+) -> Vec<(Vec<String>, i32, String, String)> {
     commands
         .into_iter()
         .map(|args| {
@@ -349,25 +363,76 @@ fn damages() -> Vec<(&'static str, Damage)> {
     ]
 }
 
+/// One reader of each kind: a stream resumed through the index, lists
+/// from the summary, the live set, one discussion by id and by a near
+/// miss, a wait, the global state and the whole check.
+fn a_reader_of_each_kind(ids: &[String]) -> Vec<Vec<String>> {
+    let near_miss = format!(
+        "{}{}",
+        &ids[0][..ids[0].len() - 1],
+        if ids[0].ends_with('0') { '1' } else { '0' }
+    );
+    [
+        vec!["events", "--after", "9", "--json"],
+        vec!["list"],
+        vec!["list", "--status", "closed,expired,open", "--json"],
+        vec!["inbox", "--agent", "agent-b", "--json"],
+        vec!["show", &ids[2], "--json"],
+        vec!["show", &near_miss, "--json"],
+        vec![
+            "wait",
+            &ids[0],
+            "--until",
+            "terminal",
+            "--timeout-ms",
+            "0",
+            "--json",
+        ],
+        vec!["quota", "show", "--json"],
+        vec!["verify", "--json"],
+    ]
+    .iter()
+    .map(|args| args.iter().map(|a| a.to_string()).collect())
+    .collect()
+}
+
 /// The busy ledger, its cache damaged in every way, one file of it at a
-/// time (`which`: 0 the index, 1 the checkpoint, 2 the summary): every
-/// reader answers as it did with the cache whole.
+/// time (`which`: 0 the index, 1 the checkpoint, 2 the summary): each
+/// reader, meeting the damage itself (the first reader repairs the cache,
+/// so the whole cache is put back and damaged again before each),
+/// answers as it did with the cache whole.
 fn answers_with_a_damaged(which: usize) {
     let mut env = Env::new();
     let mut ids = busy_ledger(&mut env);
     let (later, _) = env.discussion(&[]);
     ids.push(later);
-    let expected = answers(&env, &ids);
-    let file = &cache_files(&env)[which];
+    env.ok(&["list"]); // writes the summary: the three files are there
+    let files = cache_files(&env);
+    let whole: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let readers = a_reader_of_each_kind(&ids);
+    let expected = answers_of(&env, readers.clone(), &[]);
+    let mut damaged_ways = 0;
     for (name, damage) in damages() {
-        // A good cache to start from: a list rebuilds the index and the
-        // checkpoint if need be, and writes the summary.
-        env.run(&["list"]);
-        let good = std::fs::read(file).unwrap();
-        std::fs::write(file, damage(&good)).unwrap();
-        let case = format!("{name} {}", file.display());
-        assert_same(&expected, &answers(&env, &ids), &case);
+        let damaged = damage(&whole[which]);
+        if damaged == whole[which] {
+            continue; // a damage of the index's entries, to another file
+        }
+        damaged_ways += 1;
+        for (reader, expected) in readers.iter().zip(&expected) {
+            for (file, bytes) in files.iter().zip(&whole) {
+                std::fs::write(file, bytes).unwrap();
+            }
+            std::fs::write(&files[which], &damaged).unwrap();
+            let case = format!("{name} {}", files[which].display());
+            let got = answers_of(&env, vec![reader.clone()], &[]);
+            assert_same(std::slice::from_ref(expected), &got, &case);
+        }
     }
+    assert!(
+        damaged_ways >= 4,
+        "{damaged_ways} ways damaged {}",
+        files[which].display()
+    );
 }
 
 #[test]

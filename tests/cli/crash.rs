@@ -213,7 +213,7 @@ fn a_torn_tail_at_every_byte_offset_is_ignored_then_moved_aside() {
     assert!(full.len() > base.len() + 100);
     // Every offset in `.ci/run` (DISCUSS_TORN_EVERY_OFFSET=1); by default
     // every offset inside or next to a multi-byte character, the first and
-    // last eight, and every fifth elsewhere.
+    // last eight, and every twentieth elsewhere.
     let every = std::env::var_os("DISCUSS_TORN_EVERY_OFFSET").is_some();
     let near_multibyte = |at: usize| {
         full[at.saturating_sub(4)..(at + 4).min(full.len())]
@@ -222,7 +222,11 @@ fn a_torn_tail_at_every_byte_offset_is_ignored_then_moved_aside() {
     };
     let offsets: Vec<usize> = (base.len() + 1..full.len())
         .filter(|&at| {
-            every || near_multibyte(at) || at < base.len() + 9 || at + 9 > full.len() || at % 5 == 0
+            every
+                || near_multibyte(at)
+                || at < base.len() + 9
+                || at + 9 > full.len()
+                || at % 20 == 0
         })
         .collect();
     let mut cuts = 0;

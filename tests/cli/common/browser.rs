@@ -38,9 +38,13 @@ impl Browser {
             eprintln!("SKIPPED: no browser here ({why}); CI=true makes this a failure");
             return None;
         }
+        let profile = super::scratch("discuss-browser");
+        // Chromium's own temporary files (its shared memory, with
+        // --disable-dev-shm-usage) go beside its profile.
         let mut driver = Command::new(CHROMEDRIVER)
             .arg("--port=0")
             .env_clear()
+            .env("TMPDIR", profile.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -62,7 +66,6 @@ impl Browser {
         let port = port.expect("chromedriver says its port");
         // The rest of its output is read and dropped, so it never blocks.
         std::thread::spawn(move || for _ in out.lines() {});
-        let profile = tempfile::tempdir().unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

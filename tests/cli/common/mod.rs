@@ -11,6 +11,27 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tempfile::TempDir;
 
+/// A new private folder for a test's files (ledgers, clusters, browser
+/// profiles): under `DISCUSS_TEST_SCRATCH` when set, else on the tmpfs at
+/// `/dev/shm` where there is one, else in the system's temporary folder.
+/// Nothing a test checks depends on the filesystem, and creating files on
+/// this machine's ext4 cost the suite a fifth of its CPU (docs/decisions.md,
+/// "Where the tests keep their files"); `.ci/run` runs the file tests on
+/// the disk too.
+pub(crate) fn scratch(prefix: &str) -> TempDir {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    if let Some(base) = std::env::var_os("DISCUSS_TEST_SCRATCH").filter(|b| !b.is_empty()) {
+        return builder
+            .tempdir_in(&base)
+            .unwrap_or_else(|e| panic!("DISCUSS_TEST_SCRATCH={base:?}: {e}"));
+    }
+    builder
+        .tempdir_in("/dev/shm")
+        .or_else(|_| builder.tempdir())
+        .expect("a temporary folder")
+}
+
 /// 2026-11-30T00:00:00Z
 pub(crate) const T0: i64 = 1_795_996_800_000;
 
@@ -118,7 +139,7 @@ impl Env {
     /// what only a file has (torn tails, its cache, planted files).
     pub(crate) fn file() -> Env {
         Env {
-            dir: tempfile::tempdir().unwrap(),
+            dir: scratch("discuss-test"),
             now_ms: T0,
             pg: None,
         }
@@ -130,7 +151,7 @@ impl Env {
     pub(crate) fn postgres() -> Option<Env> {
         let url = postgres::shared()?.database();
         Some(Env {
-            dir: tempfile::tempdir().unwrap(),
+            dir: scratch("discuss-test"),
             now_ms: T0,
             pg: Some(url),
         })

@@ -96,10 +96,7 @@ impl Cluster {
         let Some(bin) = server_binaries() else {
             return missing("no initdb was found");
         };
-        let dir = tempfile::Builder::new()
-            .prefix("discuss-pg")
-            .tempdir()
-            .expect("a temporary folder");
+        let dir = super::scratch("discuss-pg");
         if is_root() {
             let owner = Command::new("id").args(["-u", "postgres"]).output();
             let uid = owner
@@ -151,10 +148,7 @@ impl Cluster {
     /// A streaming standby of this cluster (`pg_basebackup -R`), started
     /// on a port of its own; the primary must be running.
     pub(crate) fn standby(&self) -> Cluster {
-        let dir = tempfile::Builder::new()
-            .prefix("discuss-pg-standby")
-            .tempdir()
-            .expect("a temporary folder");
+        let dir = super::scratch("discuss-pg-standby");
         if is_root() {
             let owner = Command::new("id")
                 .args(["-u", "postgres"])

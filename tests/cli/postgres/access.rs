@@ -14,7 +14,7 @@ fn tls_with_sslmode_require_and_verify_ca() {
         return;
     };
     drop(probe);
-    let certs = tempfile::tempdir().unwrap();
+    let certs = scratch("discuss-certs");
     let at = |name: &str| certs.path().join(name);
     // A CA, a server certificate it signs for 127.0.0.1, and a stranger CA.
     let openssl = |args: &[&str]| {
