@@ -400,7 +400,8 @@ fn a_reader_of_each_kind(ids: &[String]) -> Vec<Vec<String>> {
 /// time (`which`: 0 the index, 1 the checkpoint, 2 the summary): each
 /// reader, meeting the damage itself (the first reader repairs the cache,
 /// so the whole cache is put back and damaged again before each),
-/// answers as it did with the cache whole.
+/// answers as it did with the cache whole; and so does every reader of
+/// the cache one of them repaired.
 fn answers_with_a_damaged(which: usize) {
     let mut env = Env::new();
     let mut ids = busy_ledger(&mut env);
@@ -418,14 +419,20 @@ fn answers_with_a_damaged(which: usize) {
             continue; // a damage of the index's entries, to another file
         }
         damaged_ways += 1;
-        for (reader, expected) in readers.iter().zip(&expected) {
+        // One reader's repair, another for each damage, is read by all.
+        let repairer = damaged_ways % readers.len();
+        for (at, (reader, answer)) in readers.iter().zip(&expected).enumerate() {
             for (file, bytes) in files.iter().zip(&whole) {
                 std::fs::write(file, bytes).unwrap();
             }
             std::fs::write(&files[which], &damaged).unwrap();
             let case = format!("{name} {}", files[which].display());
             let got = answers_of(&env, vec![reader.clone()], &[]);
-            assert_same(std::slice::from_ref(expected), &got, &case);
+            assert_same(std::slice::from_ref(answer), &got, &case);
+            if at == repairer {
+                let after = format!("{case}, after `{}` repaired it", reader.join(" "));
+                assert_same(&expected, &answers_of(&env, readers.clone(), &[]), &after);
+            }
         }
     }
     assert!(
