@@ -167,20 +167,24 @@ impl LazyTls {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()?;
-        let config = match self.verify {
-            Verify::Nothing => builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(CertificateUnchecked { provider })),
-            Verify::Authority => {
-                let checked =
-                    WebPkiServerVerifier::builder_with_provider(Arc::new(self.roots()?), provider)
-                        .build()?;
-                builder
-                    .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(AnyName(checked)))
+        let ca = match self.verify {
+            Verify::AuthorityAndHost => {
+                return Ok(builder
+                    .with_root_certificates(self.roots()?)
+                    .with_no_client_auth());
             }
-            Verify::AuthorityAndHost => builder.with_root_certificates(self.roots()?),
+            Verify::Authority => Some(
+                WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(self.roots()?),
+                    Arc::clone(&provider),
+                )
+                .build()?,
+            ),
+            Verify::Nothing => None,
         };
+        let config = builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Lenient { ca, provider }));
         Ok(config.with_no_client_auth())
     }
 
@@ -206,65 +210,17 @@ impl LazyTls {
     }
 }
 
-/// `sslmode=require` without a root certificate, as libpq: encrypted, the
-/// certificate not checked (the handshake's signatures still are).
+/// libpq's two lenient checks of a server's certificate: with `ca`, that
+/// a trusted CA signed it, whatever host it names (`verify-ca`); without,
+/// nothing (`require` without a root certificate, as libpq). The
+/// handshake's signatures are checked in both.
 #[derive(Debug)]
-struct CertificateUnchecked {
+struct Lenient {
+    ca: Option<Arc<WebPkiServerVerifier>>,
     provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for CertificateUnchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
-}
-
-/// `sslmode=verify-ca`: signed by a trusted CA, whatever host it names.
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -273,10 +229,10 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(ca) = &self.ca else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match ca.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -290,7 +246,8 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -299,11 +256,14 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

@@ -111,6 +111,23 @@ fn tls_with_sslmode_require_and_verify_ca() {
         env.fleet();
         assert_eq!(env.ok(&["ledger", "info"])["kind"], "postgres", "{mode}");
     }
+    // verify-ca checks who signed, not the name: the certificate names
+    // 127.0.0.1, the URL localhost, which verify-full refuses.
+    let by_name = url.replacen("127.0.0.1", "localhost", 1);
+    env.pg = Some(format!(
+        "{by_name}?sslmode=verify-ca&sslrootcert={}",
+        ca.display()
+    ));
+    assert_eq!(
+        env.ok(&["fleet", "list"])["fleets"][0]["fleet_id"],
+        "fleet-alpha"
+    );
+    env.pg = Some(format!(
+        "{by_name}?sslmode=verify-full&sslrootcert={}",
+        ca.display()
+    ));
+    let out = env.run(&["--json", "fleet", "list"]);
+    assert_eq!(out.error()["code"], "ledger_unavailable", "{}", out.stderr);
     // A certificate no trusted CA signed is refused.
     env.pg = Some(format!(
         "{url}?sslmode=verify-ca&sslrootcert={}",
