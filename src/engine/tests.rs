@@ -106,7 +106,7 @@ impl Sim {
         let op = Record::operation_lines(new, &mut crate::record::chain::before_first_line());
         let cut = ((op.len() as f64 * fraction) as usize).min(op.len() - 1);
         bytes.extend_from_slice(&op.as_bytes()[..cut]);
-        let replayed = crate::ledger::Snapshot::parse(&bytes);
+        let replayed = crate::fuzzing::Snapshot::parse(&bytes);
         let ids = |records: &[Record]| records.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
         assert_eq!(
             ids(&replayed.records),

@@ -2,10 +2,16 @@
 //! operations, duplicate ids, time that runs backwards or far ahead.
 
 use super::lines::{LineFeed, OperationFinding, Streamed, operations_of};
-use super::snapshot::UnreadableLine;
 use crate::record::chain::{self, Digest, Prev};
 use crate::record::{Body, OpMark, Record};
 use std::io;
+
+/// A line that is kept in the ledger but is not a record.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub(crate) struct UnreadableLine {
+    pub line: usize,
+    pub detail: String,
+}
 
 /// What `check_lines` finds.
 #[derive(Debug, Default, Clone)]

@@ -5,7 +5,7 @@
 //!   in one place);
 //! - the neutral parts both backends share: `excerpt` (what a read hands
 //!   out), `lines` (reading and splitting v1 lines), `check` (`verify`'s
-//!   line findings), `snapshot`, `import` (a checked source), `live` (the
+//!   line findings), `import` (a checked source), `live` (the
 //!   discussions that may still be open), `one_pass` (every discussion
 //!   from one pass in line order) and `summary` (what lists read),
 //!   `hash`, and the tests' fail points;
@@ -26,21 +26,17 @@ pub(crate) mod lines;
 pub(crate) mod live;
 mod one_pass;
 mod postgres;
-mod snapshot;
 pub(crate) mod spent;
 mod storage;
 pub(crate) mod summary;
 
 pub(crate) use crate::record::{Body, Idempotency, Record};
-pub(crate) use check::{ChainSummary, LineCheck, LineChecker, LineFinding};
+pub(crate) use check::{ChainSummary, LineCheck, LineChecker, LineFinding, UnreadableLine};
 pub(crate) use excerpt::{Excerpt, Keyed, Scope};
 pub(crate) use failpoint::quiet_for;
 pub(crate) use file::FileLedger;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use file::cache::peek_as_serde;
 pub(crate) use postgres::LOOKUPS as POSTGRES_LOOKUPS;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use snapshot::Snapshot;
-pub(crate) use snapshot::UnreadableLine;
 pub(crate) use storage::{Info, Ledger};
 pub(crate) use summary::{Summarize, Summary, Untrusted};

@@ -5,10 +5,10 @@
 //! backend says where a discussion ends: a file's index, a database's
 //! own count of its rows.
 
+use super::check::UnreadableLine;
 use super::check::{LineCheck, LineChecker, Link, record_or_unreadable};
 use super::hash::IdHashMap;
 use super::lines::{LineFeed, operations_on_both_cores};
-use super::snapshot::UnreadableLine;
 use crate::record::Record;
 use std::io;
 

@@ -1,19 +1,12 @@
-//! The parsed contents of the ledger at one moment.
+//! The reference replay: the parsed contents of a ledger's bytes at one
+//! moment, every record by the plain parser, that the fuzz target and the
+//! engine's tests hold the readers' faster ways against.
 
-#[cfg(any(test, feature = "fuzzing"))]
-use super::lines::parse_lines;
-#[cfg(any(test, feature = "fuzzing"))]
+use crate::ledger::UnreadableLine;
+use crate::ledger::lines::parse_lines;
 use crate::record::Record;
 
-/// A line that is kept in the ledger but is not a record.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub(crate) struct UnreadableLine {
-    pub line: usize,
-    pub detail: String,
-}
-
 #[derive(Debug, Default)]
-#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) struct Snapshot {
     pub records: Vec<Record>,
     pub unreadable: Vec<UnreadableLine>,
@@ -23,7 +16,6 @@ pub(crate) struct Snapshot {
     pub last_at_ms: Option<i64>,
 }
 
-#[cfg(any(test, feature = "fuzzing"))]
 impl Snapshot {
     /// Parses complete lines. A final line without `\n` is a torn tail and
     /// is never acted on; so are the complete lines of a final operation

@@ -11,8 +11,10 @@
 use crate::discussion::Row;
 use crate::discussion::derive;
 use crate::global::Global;
-use crate::ledger::Snapshot;
 use crate::ledger::Untrusted;
+
+mod snapshot;
+pub(crate) use snapshot::Snapshot;
 
 /// What one replay found, so a test can check it replayed something.
 #[derive(Debug, Default, PartialEq)]
