@@ -500,9 +500,9 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
             let _ = std::fs::remove_file(cached);
         }
     };
-    // The first list after the cache is gone builds it on its one pass
-    // (`rebuild_deriving`): at an instant an hour before the newest record
-    // too, when discussions it let go as settled by that record are not.
+    // The first list after the cache is gone rebuilds it and writes the
+    // summary: at an instant an hour before the newest record too, when
+    // discussions settled by that record are not yet.
     forget_the_cache();
     let before = last.saturating_sub(3_600_000);
     let mut replayed: Vec<Row> = ids

@@ -1,5 +1,5 @@
 //! Every discussion's records from one pass over the ledger in line order
-//! (`verify`, the first list after the cache is gone): a discussion is
+//! (`verify`, a list that writes the summary): a discussion is
 //! handed on once its last line has been read, so memory holds the
 //! discussions under way at one point of the ledger, not the ledger. Each
 //! backend says where a discussion ends: a file's index, a database's
@@ -85,17 +85,6 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
     /// The next record of a whole operation (`None`: a line that is none);
     /// `each` gets a discussion's records once its last line came.
     pub(crate) fn take(&mut self, record: Option<Record>, each: &mut impl FnMut(&str, &[&Record])) {
-        self.take_owned(record, &mut |id, records| {
-            each(&id, &records.iter().collect::<Vec<_>>());
-        });
-    }
-
-    /// As `take`, handing on the id and the records themselves.
-    pub(crate) fn take_owned(
-        &mut self,
-        record: Option<Record>,
-        each: &mut impl FnMut(String, Vec<Record>),
-    ) {
         let Some(record) = record else { return };
         if record.line as u64 > self.covered_lines {
             return;
@@ -119,7 +108,7 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
             // index) waits for the end of the pass.
             let id = records[0].discussion_id().unwrap_or_default().to_owned();
             if let Some((id, records)) = self.under_way.remove_entry(&id) {
-                each(id, records);
+                each(&id, &records.iter().collect::<Vec<_>>());
             }
         }
     }
@@ -127,19 +116,11 @@ impl<L: Fn(&str) -> Option<u64>> OnePass<L> {
     /// At the end of the pass: the discussions still under way (of keys
     /// that collide) go to `each`.
     pub(crate) fn finish(self, mut each: impl FnMut(&str, &[&Record])) -> Result<(), Misindexed> {
-        self.finish_owned(|id, records| each(&id, &records.iter().collect::<Vec<_>>()))
-    }
-
-    /// As `finish`, handing on the id and the records themselves.
-    pub(crate) fn finish_owned(
-        self,
-        mut each: impl FnMut(String, Vec<Record>),
-    ) -> Result<(), Misindexed> {
         if self.misindexed {
             return Err(Misindexed);
         }
         for (id, records) in self.under_way {
-            each(id, records);
+            each(&id, &records.iter().collect::<Vec<_>>());
         }
         Ok(())
     }

@@ -350,21 +350,7 @@ impl FileLedger {
         &self,
         file: &File,
         until: Option<Instant>,
-        read: impl FnMut(&Cache) -> Option<T>,
-    ) -> Result<Option<(Cache, T)>> {
-        self.read_through_cache_or_rebuild(file, until, read, |_| Ok(None))
-    }
-
-    /// As `read_through_cache`, but a cache that must be rebuilt is rebuilt
-    /// by `rebuild_reading`, which reads what `read` would on the way (one
-    /// pass over the ledger for both); when it cannot (`None`), the cache
-    /// is rebuilt the usual way and `read`.
-    fn read_through_cache_or_rebuild<T>(
-        &self,
-        file: &File,
-        until: Option<Instant>,
         mut read: impl FnMut(&Cache) -> Option<T>,
-        rebuild_reading: impl FnOnce(&File) -> std::io::Result<Option<(Cache, T)>>,
     ) -> Result<Option<(Cache, T)>> {
         let len = self.len_of(file)?;
         if let Some((cache, _)) = self.caught_up(file, len)?
@@ -378,7 +364,7 @@ impl FileLedger {
             return Ok(None);
         }
         let len = self.len_of(file)?;
-        let (mut cache, got, _) = self.trusted_or_rebuild(file, len, read, rebuild_reading)?;
+        let (mut cache, got, _) = self.trusted(file, len, read)?;
         cache.save();
         Ok(Some((cache, got)))
     }
@@ -593,34 +579,11 @@ impl FileLedger {
         &self,
         file: &File,
         len: u64,
-        read: impl FnMut(&Cache) -> Option<T>,
-    ) -> Result<(Cache, T, u64)> {
-        self.trusted_or_rebuild(file, len, read, |_| Ok(None))
-    }
-
-    /// As `trusted`, with a cache to rebuild rebuilt by `rebuild_reading`
-    /// when it can (`read_through_cache_or_rebuild`).
-    fn trusted_or_rebuild<T>(
-        &self,
-        file: &File,
-        len: u64,
         mut read: impl FnMut(&Cache) -> Option<T>,
-        rebuild_reading: impl FnOnce(&File) -> std::io::Result<Option<(Cache, T)>>,
     ) -> Result<(Cache, T, u64)> {
         if let Some((cache, whole)) = self.caught_up(file, len)?
             && let Some(got) = read(&cache)
         {
-            return Ok((cache, got, whole));
-        }
-        if let Some((mut cache, got)) = rebuild_reading(file).map_err(|e| self.unreadable(&e))? {
-            cache.summarize = self.summarize;
-            let read_to = cache.mark.covered;
-            let whole = cache.catch_up(file, len).map_err(|e| self.unreadable(&e))?;
-            if whole == read_to {
-                return Ok((cache, got, whole));
-            }
-            // Whole operations past what the pass read: read again.
-            let got = read(&cache).ok_or_else(|| self.index_mismatch())?;
             return Ok((cache, got, whole));
         }
         let (cache, whole) = self.rebuilt(file, len)?;

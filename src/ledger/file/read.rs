@@ -16,12 +16,9 @@ use crate::ledger::one_pass::{OnePass, PassFailed, in_line_order};
 use crate::ledger::spent::Spent;
 use crate::ledger::summary::{Summarize, Untrusted};
 use crate::record::Record;
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
 
 impl FileLedger {
     /// Maps every discussion of the ledger, one at a time, under a shared
@@ -74,38 +71,31 @@ impl FileLedger {
     pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
-        from_row: impl FnMut(&str) -> Result<Option<T>, Untrusted>,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+        mut from_row: impl FnMut(&str) -> Result<Option<T>, Untrusted>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
         let Some(file) = self.open_shared()? else {
             return Ok(Vec::new());
         };
-        // Both ways of reading below answer through these; never at once.
-        let (from_row, map) = (RefCell::new(from_row), RefCell::new(map));
         let read = |cache: &Cache| {
-            let (from_row, map) = (&mut *from_row.borrow_mut(), &mut *map.borrow_mut());
             let (Some(summarize), Some(base)) = (self.summarize, cache.summary_base()) else {
-                return map_all(cache, &file, map);
+                return map_all(cache, &file, &mut map);
             };
             let now_ms = now(cache.last_at_ms);
-            match from_summary(cache, &file, base, now_ms, from_row, map) {
+            match from_summary(cache, &file, base, now_ms, &mut from_row, &mut map) {
                 Ok(mapped) => Some(mapped),
-                Err(Untrusted) => {
-                    summarize_all(cache, &file, (base, summarize), now_ms, from_row, map)
-                }
+                Err(Untrusted) => summarize_all(
+                    cache,
+                    &file,
+                    (base, summarize),
+                    now_ms,
+                    &mut from_row,
+                    &mut map,
+                ),
             }
         };
-        // With no cache at all, every discussion is summarized on the pass
-        // that rebuilds it.
-        let rebuild_summarizing = |file: &File| {
-            let Some(summarize) = self.summarize else {
-                return Ok(None);
-            };
-            let (from_row, map) = (&mut *from_row.borrow_mut(), &mut *map.borrow_mut());
-            rebuild_summarizing(&self.path, file, summarize, &now, from_row, map)
-        };
         let (_, mapped) = self
-            .read_through_cache_or_rebuild(&file, None, read, rebuild_summarizing)?
+            .read_through_cache(&file, None, read)?
             .expect("an unbounded wait always gets the lock");
         Ok(mapped)
     }
@@ -465,10 +455,10 @@ fn from_summary<T>(
     Ok(mapped)
 }
 
-/// Every discussion summarized, and the summary of base `base` written on
-/// the way (when the folder takes it); a discussion settled at `now_ms`
-/// answers with its new summary line, the others are derived. `None` when
-/// the index is damaged.
+/// Every discussion summarized on one pass over the ledger, and the
+/// summary of base `base` written on the way (when the folder takes it): a
+/// discussion settled at `now_ms` answers with its new summary line, the
+/// others are derived on the pass. `None` when the index is damaged.
 fn summarize_all<T>(
     cache: &Cache,
     file: &File,
@@ -478,7 +468,9 @@ fn summarize_all<T>(
     map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
 ) -> Option<Vec<T>> {
     // The answers of the unsettled, few, are kept apart: a slot for one in
-    // every entry would be a row's size for each.
+    // every entry would be a row's size for each. A settled discussion's
+    // answer is read from its line once the summary is written (one
+    // derivation, not two, and no second copy of it meanwhile).
     let mut summarized = Vec::new();
     let mut mapped = Vec::new();
     in_one_pass(cache, file, |id, records| {
@@ -487,119 +479,32 @@ fn summarize_all<T>(
         if !settled {
             mapped.extend(map(cache.last_at_ms, id, records));
         }
-        summarized.push((SummaryLine::new(id, &summary), Some(settled)));
+        summarized.push((SummaryLine::new(id, &summary), settled));
     })
     .ok()?;
-    let kept = Unsettled::default();
-    answer_summarized(
-        cache,
-        file,
-        (Some(base), now_ms),
-        (summarized, kept, mapped),
-        from_row,
-        map,
-    )
-}
-
-/// The cache rebuilt in one pass over the ledger that also summarizes
-/// every discussion (`Cache::rebuild_deriving`), the summary written for
-/// the next reader, and every discussion's answer as `summarize_all` gives
-/// it, at the instant `now` gives once the pass knows the newest `at_ms`.
-/// `None` when that pass could not be made: nothing is written then.
-fn rebuild_summarizing<T>(
-    path: &Path,
-    file: &File,
-    summarize: Summarize,
-    now: impl Fn(Option<i64>) -> i64,
-    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> io::Result<Option<(Cache, Vec<T>)>> {
-    let mut summarized = Vec::new();
-    let mut kept = Unsettled::default();
-    let rebuilt = Cache::rebuild_deriving(path, file, |id, records, newest| {
-        let summary = summarize(id, &records.iter().collect::<Vec<_>>());
-        // An instant is not before the newest record (unless that one is
-        // far ahead of the reader's clock): a discussion settled by then
-        // needs no records to answer, almost surely.
-        if let Some(newest) = newest {
-            kept.forget_settled_by(newest);
-        }
-        if newest.is_none_or(|newest| summary.settled_from_ms > newest) {
-            kept.keep(summary.settled_from_ms, id, records);
-        }
-        summarized.push((SummaryLine::new(id, &summary), None));
-    })?;
-    let Some(cache) = rebuilt else {
-        return Ok(None);
-    };
-    let now_ms = now(cache.last_at_ms);
-    let base = cache.summary_base();
-    let answered = answer_summarized(
-        &cache,
-        file,
-        (base, now_ms),
-        (summarized, kept, Vec::new()),
-        from_row,
-        map,
-    );
-    Ok(answered.map(|mapped| (cache, mapped)))
-}
-
-/// Discussions summarized on a pass: the summary, and whether it is
-/// settled (`Some(true)`), was answered on the pass (`Some(false)`), or is
-/// to be told at an instant known only after it (`None`).
-type Summarized = Vec<(SummaryLine, Option<bool>)>;
-
-/// The answer of every discussion `summarized` (the `mapped` ones given
-/// already), and the summary of base `base` written on the way when there
-/// is one and the folder takes it: a discussion settled at `now_ms`
-/// answers with its summary line, the others are derived (from the
-/// records `kept`, else read again). `None` when the index is damaged.
-fn answer_summarized<T>(
-    cache: &Cache,
-    file: &File,
-    (base, now_ms): (Option<u64>, i64),
-    (mut summarized, mut kept, mut mapped): (Summarized, Unsettled, Vec<T>),
-    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> Option<Vec<T>> {
-    // The summary is written in the order of the ids, once all are read;
-    // a settled discussion's answer is read from its line only then (one
-    // derivation, not two, and no second copy of it meanwhile).
     // Room for every answer at once: grown by doubling, the last copy held
     // both the old half and the new whole at the peak of a first list.
     mapped.reserve_exact(summarized.len());
     summarized.sort_unstable_by(|a, b| a.0.id().cmp(b.0.id()));
-    let mut writer = base.and_then(|base| SummaryWriter::new(cache.ledger_path(), base).ok());
+    let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
     for (line, settled) in summarized {
         if let Some(out) = &mut writer
             && out.push_line(&line).is_err()
         {
             writer = None;
         }
-        let id = line.id();
-        match settled {
-            Some(true) => {}
-            Some(false) => continue,
-            None if line.settled_from_ms <= now_ms => {}
-            None => {
-                let records = match kept.take(line.settled_from_ms, id) {
-                    Some(records) => records,
-                    None => cache.records_of(file, id).ok()?,
-                };
-                mapped.extend(map(
-                    cache.last_at_ms,
-                    id,
-                    &records.iter().collect::<Vec<_>>(),
-                ));
-                continue;
-            }
+        if !settled {
+            continue;
         }
         let answer = match from_row(line.row()) {
             Ok(kept) => kept,
             Err(Untrusted) => {
-                let records = cache.records_of(file, id).ok()?;
-                map(cache.last_at_ms, id, &records.iter().collect::<Vec<_>>())
+                let records = cache.records_of(file, line.id()).ok()?;
+                map(
+                    cache.last_at_ms,
+                    line.id(),
+                    &records.iter().collect::<Vec<_>>(),
+                )
             }
         };
         mapped.extend(answer);
@@ -609,48 +514,6 @@ fn answer_summarized<T>(
         let _ = writer.finish();
     }
     Some(mapped)
-}
-
-/// The records of the discussions a pass summarized that may not be
-/// settled at the instant it will answer for, known only once it is over.
-/// Those settled by the newest record read so far are let go on the way,
-/// and at most `KEPT_AT_MOST` records are kept: the others are read again
-/// should they be needed.
-#[derive(Default)]
-struct Unsettled {
-    by_settling: BTreeMap<(i64, String), Vec<Record>>,
-    records: usize,
-}
-
-/// Past this many kept records, those that settle first are let go.
-const KEPT_AT_MOST: usize = 16 << 10;
-
-impl Unsettled {
-    fn keep(&mut self, settled_from_ms: i64, id: &str, records: Vec<Record>) {
-        self.records += records.len();
-        self.by_settling
-            .insert((settled_from_ms, id.to_owned()), records);
-        while self.records > KEPT_AT_MOST
-            && let Some((_, records)) = self.by_settling.pop_first()
-        {
-            self.records -= records.len();
-        }
-    }
-
-    /// Lets go of the discussions settled from `newest` on.
-    fn forget_settled_by(&mut self, newest: i64) {
-        while let Some(entry) = self.by_settling.first_entry()
-            && entry.key().0 <= newest
-        {
-            self.records -= entry.remove().len();
-        }
-    }
-
-    fn take(&mut self, settled_from_ms: i64, id: &str) -> Option<Vec<Record>> {
-        let records = self.by_settling.remove(&(settled_from_ms, id.to_owned()))?;
-        self.records -= records.len();
-        Some(records)
-    }
 }
 
 /// The discussions `ids` mapped one at a time, or `None` when the index

@@ -26,7 +26,6 @@
 //! lines after it. A checkpoint or base that does not match the ledger is
 //! rebuilt. A key collision is harmless: records are checked by their id.
 
-mod ends;
 mod index_file;
 mod new_ids;
 pub(crate) use new_ids::NewIds;
@@ -278,24 +277,6 @@ impl Cache {
     pub(crate) fn rebuild(path: &Path, ledger: &File) -> io::Result<Cache> {
         let (gathered, covered, lines) = rebuild::scan_all(ledger, ledger.metadata()?.len())?;
         Cache::of_gathered(path, ledger, gathered, (covered, lines))
-    }
-
-    /// As `rebuild`, parsing every line, and every discussion's records to
-    /// `each` on the way (`rebuild::scan_deriving`): the first list after
-    /// the cache is gone reads the ledger once, not twice. `None` when the
-    /// pass could not tell where discussions end, having written nothing:
-    /// `rebuild` is to be used instead.
-    pub(crate) fn rebuild_deriving(
-        path: &Path,
-        ledger: &File,
-        each: impl FnMut(&str, Vec<Record>, Option<i64>),
-    ) -> io::Result<Option<Cache>> {
-        let Some((gathered, covered, lines)) =
-            rebuild::scan_deriving(ledger, ledger.metadata()?.len(), each)?
-        else {
-            return Ok(None);
-        };
-        Cache::of_gathered(path, ledger, gathered, (covered, lines)).map(Some)
     }
 
     /// The cache of what a scan of the first `covered` bytes (`lines`

@@ -5,10 +5,7 @@ use super::index_file::{LineRef, idempotency_index_key, key_of};
 use super::peek::peek;
 use crate::global::Global;
 use crate::ledger::hash::{IdHashMap, KeyHashMap};
-use crate::ledger::lines::{
-    LineFeed, operations_on_both_cores, read_line_at, record_and_mark, stream_lines,
-};
-use crate::ledger::one_pass::OnePass;
+use crate::ledger::lines::{LineFeed, operations_on_both_cores, read_line_at, stream_lines};
 use crate::record::{OpMark, ReceiptKind, Record};
 use std::collections::HashSet;
 use std::collections::hash_map::Entry;
@@ -35,8 +32,6 @@ pub(super) struct Gathered {
 pub(super) struct Ids {
     by_key: KeyHashMap<String>,
     sharing_a_key: HashSet<String>,
-    /// Ids met once each (a pass hands every discussion on once).
-    each_once: Vec<String>,
 }
 
 impl Ids {
@@ -58,7 +53,6 @@ impl Ids {
     pub(super) fn into_sorted(self) -> Vec<String> {
         let mut ids: Vec<String> = self.by_key.into_values().collect();
         ids.extend(self.sharing_a_key);
-        ids.extend(self.each_once);
         ids.sort_unstable();
         ids
     }
@@ -149,57 +143,6 @@ fn scan(ledger: &File, len: u64, exact: bool) -> io::Result<Option<(Gathered, u6
         }
     }
     Ok(Some((gathered, covered, lines)))
-}
-
-/// One pass over the whole ledger that parses every line: what `scan_all`
-/// gathers and, on the way, every discussion's records to `each`, as
-/// `Cache::with_records` would give them, once its last line has been read
-/// (`ends::last_lines` tells which that is), with the newest `at_ms` read
-/// so far. `None` when the look at the lines missed a line's discussion:
-/// nothing is kept, and the cache is to be rebuilt the usual way.
-pub(super) fn scan_deriving(
-    ledger: &File,
-    len: u64,
-    mut each: impl FnMut(&str, Vec<Record>, Option<i64>),
-) -> io::Result<Option<(Gathered, u64, u64)>> {
-    let (last_lines, naming) = super::ends::last_lines(ledger, len)?;
-    let last_line = |id: &str| last_lines.get(&key_of(id)).map(|&line| u64::from(line));
-    // Only the records of whole operations are taken: none is past the end.
-    let mut pass = OnePass::new(last_line, u64::MAX);
-    let mut gathered = Gathered::default();
-    // An entry for each line of a discussion, and a few keyed lines: the
-    // entries, a few dozen MiB at a million lines, are not grown by
-    // doubling while a pass holds every discussion's summary.
-    gathered
-        .entries
-        .reserve_exact(naming as usize + naming as usize / 64);
-    let feed = |line: &mut LineFeed<'_>| stream_lines(ledger, len, line);
-    let read = |offset, line_no, line: &[u8]| {
-        let (record, mark) = record_and_mark(line_no, line);
-        ((record, offset, line.len() as u32), mark)
-    };
-    let take = |(record, offset, len): (Option<Record>, u64, u32)| {
-        if let Some(record) = &record {
-            gathered.add(record, offset, len);
-        }
-        let newest = gathered.last_at_ms;
-        let ids = &mut gathered.ids.each_once;
-        pass.take_owned(record, &mut |id, records| {
-            each(&id, records, newest);
-            ids.push(id);
-        });
-    };
-    let streamed = operations_on_both_cores(len, feed, read, take)?;
-    let newest = gathered.last_at_ms;
-    let ids = &mut gathered.ids.each_once;
-    let finished = pass.finish_owned(|id, records| {
-        each(&id, records, newest);
-        ids.push(id);
-    });
-    if finished.is_err() {
-        return Ok(None);
-    }
-    Ok(Some((gathered, streamed.end, streamed.lines)))
 }
 
 /// The record on the line at `offset`.

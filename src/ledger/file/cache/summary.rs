@@ -134,7 +134,6 @@ pub(crate) struct SummaryLine {
     text: String,
     id_end: u32,
     row_start: u32,
-    pub settled_from_ms: i64,
 }
 
 impl SummaryLine {
@@ -151,7 +150,6 @@ impl SummaryLine {
             text,
             id_end: id.len() as u32,
             row_start: row_start as u32,
-            settled_from_ms: summary.settled_from_ms,
         }
     }
 
