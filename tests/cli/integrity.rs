@@ -423,6 +423,45 @@ fn planted_symlinks_are_never_written_through() {
     assert_eq!(bounded(&env, &["show", &dsc]).status, 0);
 }
 
+/// The checkpoint is rewritten where it stands only when it is the
+/// writer's own private file: a hard link to another file, or a file
+/// others may read, planted in its stead is replaced, never written
+/// through.
+#[test]
+fn a_checkpoint_not_the_writers_own_is_replaced_not_written_through() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let env = Env::file();
+    let (dsc, root) = env.discussion(&[]);
+    let checkpoint = beside(&env, ".checkpoint");
+    let victim = env.dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::remove_file(&checkpoint).unwrap();
+    std::fs::hard_link(&victim, &checkpoint).unwrap();
+    env.wake(&dsc, "agent-b", &root);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let meta = std::fs::metadata(&checkpoint).unwrap();
+    assert_eq!(meta.nlink(), 1, "a checkpoint of its own");
+    assert!(std::fs::read(&checkpoint).unwrap().starts_with(b"DSCCKP"));
+    // One others may read is replaced by a private one.
+    std::fs::set_permissions(&checkpoint, std::fs::Permissions::from_mode(0o644)).unwrap();
+    env.ok(&["fleet", "add", "fleet-beta", "agent-x"]);
+    let meta = std::fs::metadata(&checkpoint).unwrap();
+    assert_eq!(meta.mode() & 0o077, 0, "{:o}", meta.mode());
+    // Its own is rewritten where it stands.
+    env.ok(&["fleet", "add", "fleet-beta", "agent-y"]);
+    let again = std::fs::metadata(&checkpoint).unwrap();
+    assert_eq!(again.ino(), meta.ino());
+    assert_ne!(again.len(), 0);
+    assert_eq!(
+        env.ok(&["fleet", "list"])["fleets"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
 #[test]
 fn fifos_in_place_of_the_ledger_or_its_files_are_never_waited_on() {
     let env = Env::new();

@@ -74,8 +74,9 @@ pub(crate) struct FileLedger {
 
 /// A saved cache, and what must not have changed for it to be taken back.
 struct SavedCache {
-    /// The checkpoint file: device, inode, size, modification time.
-    checkpoint: (u64, u64, u64, i64, i64),
+    /// The checkpoint's first bytes: its magic and the hash of the rest
+    /// (it is rewritten in place: its inode and times say less).
+    checkpoint: [u8; 16],
     /// The ledger: device, inode, size, change time.
     ledger: (u64, u64, u64, i64, i64),
     cache: Cache,
@@ -99,16 +100,12 @@ impl FileLedger {
         }
     }
 
-    fn checkpoint_stamp(&self) -> Option<(u64, u64, u64, i64, i64)> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(Cache::checkpoint_path(&self.path)).ok()?;
-        Some((
-            meta.dev(),
-            meta.ino(),
-            meta.len(),
-            meta.mtime(),
-            meta.mtime_nsec(),
-        ))
+    fn checkpoint_stamp(&self) -> Option<[u8; 16]> {
+        use std::os::unix::fs::FileExt;
+        let file = private_file::open_derived(&Cache::checkpoint_path(&self.path))?;
+        let mut head = [0u8; 16];
+        file.read_exact_at(&mut head, 0).ok()?;
+        Some(head)
     }
 
     fn ledger_stamp(file: &File) -> Option<(u64, u64, u64, i64, i64)> {

@@ -35,7 +35,9 @@ use persist::{merged, sort_in_halves};
 mod rebuild;
 pub(crate) mod summary;
 
-use super::private_file::{TEMP_MARK, open_derived, read_derived, temporary_beside};
+use super::private_file::{
+    TEMP_MARK, open_derived, read_derived, rewrite_in_place, temporary_beside,
+};
 use crate::global::Global;
 use crate::ledger::failpoint;
 use crate::ledger::hash::hash64;

@@ -60,6 +60,9 @@ impl Cache {
         bytes.extend_from_slice(&hash64(&rest).to_le_bytes());
         bytes.extend_from_slice(&rest);
         let target = Cache::checkpoint_path(&self.path);
+        if rewrite_in_place(&target, &bytes)? {
+            return Ok(());
+        }
         let mut temp = temporary_beside(&target)?;
         temp.write_all(&bytes)?;
         temp.persist(&target).map_err(|e| e.error)?;
