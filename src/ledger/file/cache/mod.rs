@@ -31,7 +31,6 @@ mod new_ids;
 pub(crate) use new_ids::NewIds;
 mod peek;
 mod persist;
-use persist::{merged, sort_in_halves};
 mod rebuild;
 pub(crate) mod summary;
 
@@ -292,8 +291,8 @@ impl Cache {
         let meta = ledger.metadata()?;
         let mark = mark_at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
-        let halves = sort_in_halves(&mut entries);
-        let sorted = || merged(&entries, halves);
+        entries.sort_unstable_by_key(|e| (e.key, e.offset));
+        let sorted = || entries.iter().copied();
         let ids = gathered.ids.into_sorted();
         let mut cache = Cache {
             path: path.to_path_buf(),
