@@ -99,18 +99,7 @@ fn template(bin: &Path) -> &'static Path {
                 .expect("a postgres user to run the server");
             std::os::unix::fs::chown(&dir, Some(uid), None).expect("chown");
         }
-        let gone = format!(
-            "while kill -0 {} 2>/dev/null; do sleep 1; done; rm -rf {}",
-            std::process::id(),
-            dir.display()
-        );
-        Command::new("setsid")
-            .args(["sh", "-c", &gone])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the watcher starts");
+        once_this_process_ends(&format!("rm -rf {}", dir.display()));
         let data = dir.join("data");
         let init = server_command(bin, "initdb")
             .args([
@@ -133,6 +122,27 @@ fn template(bin: &Path) -> &'static Path {
         );
         data
     })
+}
+
+/// Runs the shell `script` once this test process is gone, however it
+/// ends, from a watcher outside it.
+// Never waited for: it must outlive this process, whose end it waits
+// for; init then reaps it.
+#[allow(clippy::zombie_processes)]
+fn once_this_process_ends(script: &str) {
+    let watch = format!(
+        "while kill -0 {} 2>/dev/null; do sleep 1; done; {script}",
+        std::process::id()
+    );
+    // setsid: a signal to this process's group (a runner's timeout) must
+    // not take the watcher along before it has done its work.
+    Command::new("setsid")
+        .args(["sh", "-c", &watch])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the watcher starts");
 }
 
 fn free_port() -> u16 {
@@ -304,32 +314,18 @@ impl Cluster {
     /// The server goes down with this test process, however it ends: a
     /// watcher outside it stops the server and removes its folder once the
     /// process is gone (the shared cluster is never dropped).
-    // Never waited for: it must outlive this process, whose end it waits
-    // for; init then reaps it.
-    #[allow(clippy::zombie_processes)]
     fn watch_this_process(&self) {
         let as_owner = if is_root() {
             "runuser -u postgres -- "
         } else {
             ""
         };
-        let stop = format!(
-            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
-             {as_owner}{ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
-            pid = std::process::id(),
+        once_this_process_ends(&format!(
+            "{as_owner}{ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
             ctl = self.bin.join("pg_ctl").display(),
             data = self.data().display(),
             dir = self.dir.path().display(),
-        );
-        // setsid: a signal to this process's group (a runner's timeout)
-        // must not take the watcher along before it has stopped the server.
-        Command::new("setsid")
-            .args(["sh", "-c", &stop])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the watcher starts");
+        ));
     }
 
     pub(crate) fn url(&self, database: &str) -> String {
