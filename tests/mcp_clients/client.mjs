@@ -96,7 +96,8 @@ for (const transport of ["stdio", "http"]) {
     let seen = "";
     server.stderr.on("data", (chunk) => {
       seen += chunk;
-      const found = seen.match(/listening on (http:\/\/\S+)/);
+      // The whole line: a URL cut at a chunk's end is another address.
+      const found = seen.match(/listening on (http:\/\/\S+)\n/);
       if (found) resolve(found[1]);
     });
     server.on("exit", () => reject(new Error(`serve ended: ${seen}`)));

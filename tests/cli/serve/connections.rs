@@ -412,3 +412,35 @@ fn tls_serves_a_certificate_the_test_makes_to_curl() {
     assert!(!plain.status.success());
     assert_eq!(server.stop().0, 0);
 }
+
+/// `listening on URL` reaches a reader of the pipe whole: the first read
+/// of `serve`'s stderr holds the line to its end. (Written a piece at a
+/// time, a script that took the first chunk read `http://127` for the
+/// URL: the TypeScript client's connections went to 0.0.0.127:80.) A
+/// reader meets a piece only when it wakes between two writes: twenty
+/// starts, of which a few did here before the line was written whole.
+#[test]
+fn the_listening_line_is_written_whole() {
+    let env = Env::file();
+    for _ in 0..20 {
+        let mut server = env
+            .command_std()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = server.stderr.take().unwrap();
+        let mut first = vec![0u8; 4096];
+        let read = stderr.read(&mut first).unwrap();
+        let _ = server.kill();
+        let _ = server.wait();
+        let line = String::from_utf8_lossy(&first[..read]).into_owned();
+        let port = line
+            .strip_prefix("listening on http://127.0.0.1:")
+            .and_then(|rest| rest.strip_suffix('\n'))
+            .unwrap_or_else(|| panic!("a whole line in the first read: {line:?}"));
+        assert!(port.parse::<u16>().is_ok_and(|p| p > 0), "{line:?}");
+    }
+}
