@@ -83,6 +83,23 @@ fn server_command(bin: &Path, tool: &str) -> Command {
     }
 }
 
+/// `dir` made the server's: as root, given to the `postgres` user it runs
+/// as (`server_command`); `false` when there is no such user.
+fn given_to_the_server(dir: &Path) -> bool {
+    if !is_root() {
+        return true;
+    }
+    let owner = Command::new("id").args(["-u", "postgres"]).output();
+    let uid = owner
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
+    let Some(uid) = uid else {
+        return false;
+    };
+    std::os::unix::fs::chown(dir, Some(uid), None).expect("chown");
+    true
+}
+
 /// The data folder of one `initdb` for every cluster of this process,
 /// copied for each (an `initdb` is most of a cluster's start: 0.4 s of CPU
 /// against 0.04 s for a copy on a tmpfs); removed by a watcher once the
@@ -91,14 +108,10 @@ fn template(bin: &Path) -> &'static Path {
     static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
     TEMPLATE.get_or_init(|| {
         let dir = super::scratch("discuss-pg-template").keep();
-        if is_root() {
-            let owner = Command::new("id").args(["-u", "postgres"]).output();
-            let uid = owner
-                .ok()
-                .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-                .expect("a postgres user to run the server");
-            std::os::unix::fs::chown(&dir, Some(uid), None).expect("chown");
-        }
+        assert!(
+            given_to_the_server(&dir),
+            "a postgres user to run the server"
+        );
         once_this_process_ends(&format!("rm -rf {}", dir.display()));
         let data = dir.join("data");
         let init = server_command(bin, "initdb")
@@ -159,15 +172,8 @@ impl Cluster {
             return missing("no initdb was found");
         };
         let dir = super::scratch("discuss-pg");
-        if is_root() {
-            let owner = Command::new("id").args(["-u", "postgres"]).output();
-            let uid = owner
-                .ok()
-                .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok());
-            let Some(uid) = uid else {
-                return missing("there is no postgres user to run the server");
-            };
-            std::os::unix::fs::chown(dir.path(), Some(uid), None).expect("chown");
+        if !given_to_the_server(dir.path()) {
+            return missing("there is no postgres user to run the server");
         }
         let data = dir.path().join("data");
         // A copy of the one `initdb` of this process (owner and modes kept).
@@ -204,17 +210,10 @@ impl Cluster {
     /// on a port of its own; the primary must be running.
     pub(crate) fn standby(&self) -> Cluster {
         let dir = super::scratch("discuss-pg-standby");
-        if is_root() {
-            let owner = Command::new("id")
-                .args(["-u", "postgres"])
-                .output()
-                .unwrap();
-            let uid: u32 = String::from_utf8_lossy(&owner.stdout)
-                .trim()
-                .parse()
-                .unwrap();
-            std::os::unix::fs::chown(dir.path(), Some(uid), None).expect("chown");
-        }
+        assert!(
+            given_to_the_server(dir.path()),
+            "a postgres user to run the server"
+        );
         let data = dir.path().join("data");
         let port = self.port.to_string();
         let out = server_command(&self.bin, "pg_basebackup")
