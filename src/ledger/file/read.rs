@@ -498,14 +498,12 @@ fn summarize_all<T>(
         }
         let answer = match from_row(line.row()) {
             Ok(kept) => kept,
-            Err(Untrusted) => {
-                let records = cache.records_of(file, line.id()).ok()?;
-                map(
-                    cache.last_at_ms,
-                    line.id(),
-                    &records.iter().collect::<Vec<_>>(),
-                )
-            }
+            Err(Untrusted) => cache
+                .with_records(file, line.id(), |records| {
+                    map(cache.last_at_ms, line.id(), records)
+                })
+                .ok()?
+                .flatten(),
         };
         mapped.extend(answer);
     }
