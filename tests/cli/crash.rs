@@ -292,15 +292,7 @@ fn failed_writes_and_fsyncs_exit_1_and_leave_the_ledger_as_it_was() {
     for (failpoint, os_error) in cases {
         let env = Env::new();
         let (dsc, root) = env.discussion(&[]);
-        let args = [
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ];
+        let args = wake_argv("agent-b", &dsc, &root, &[], false);
         // `fails_with` also checks the ledger is byte-identical: nothing a
         // later append could glue onto.
         let error = env.fails_with(&[("DISCUSS_FAILPOINTS", failpoint)], &args, "io_error", 1);

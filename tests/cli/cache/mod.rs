@@ -310,42 +310,10 @@ fn writers_decide_the_same_with_and_without_the_cache() {
         .unwrap()
         .to_string();
     let writes: Vec<Vec<&str>> = vec![
-        vec![
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc,
-            "--expected-head",
-            &root,
-        ],
-        vec![
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &ids[0],
-            "--expected-head",
-            &root,
-        ],
-        vec![
-            "wake",
-            "--agent",
-            "agent-a",
-            "--discussion",
-            active,
-            "--expected-head",
-            &active_head,
-        ],
-        vec![
-            "wake",
-            "--agent",
-            "agent-b",
-            "--discussion",
-            &dsc[..20],
-            "--expected-head",
-            &root,
-        ],
+        wake_argv("agent-b", &dsc, &root, &[], false),
+        wake_argv("agent-b", &ids[0], &root, &[], false),
+        wake_argv("agent-a", active, &active_head, &[], false),
+        wake_argv("agent-b", &dsc[..20], &root, &[], false),
         [&ASK_A_TO_B[..], &["{}"]].concat(),
         vec![
             "ask",
