@@ -8,11 +8,12 @@ use std::process::{Child, Command, Stdio};
 
 const WAKERS: usize = 16;
 
-fn rounds(default: usize) -> usize {
+/// `DISCUSS_RACE_ROUNDS`, else 10 (`.ci/run` asks for 200).
+fn rounds() -> usize {
     std::env::var("DISCUSS_RACE_ROUNDS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(default)
+        .unwrap_or(10)
 }
 
 fn spawn_wake(env: &Env, dsc: &str, head: &str) -> Child {
@@ -62,7 +63,7 @@ fn reservations(env: &Env) -> Vec<Value> {
 /// each): exactly one reservation per head, never a duplicate turn.
 #[test]
 fn sixteen_wakers_racing_on_one_head_reserve_it_exactly_once_in_every_round() {
-    let rounds = rounds(10);
+    let rounds = rounds();
     let env = Env::new();
     env.fleet();
     env.ok(&["quota", "set", "100000", "--agent", "agent-b"]);
@@ -226,7 +227,7 @@ fn sixteen_writers_side_by_side_and_a_follower_that_misses_nothing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let each = rounds(10).div_ceil(8);
+    let each = rounds().div_ceil(8);
     std::thread::scope(|scope| {
         for i in 0..WAKERS {
             let env = &env;
@@ -282,7 +283,7 @@ fn sixteen_writers_side_by_side_and_a_follower_that_misses_nothing() {
 fn one_idempotency_key_raced_by_sixteen_writes_once() {
     let env = Env::new();
     env.fleet();
-    for round in 0..rounds(10).div_ceil(5) {
+    for round in 0..rounds().div_ceil(5) {
         let key = format!("race-{round}");
         let answers: Vec<(bool, Value)> = std::thread::scope(|scope| {
             let racers: Vec<_> = (0..WAKERS)
@@ -315,7 +316,7 @@ fn one_idempotency_key_raced_by_sixteen_writes_once() {
         .into_iter()
         .filter(|r| r["kind"] == "message")
         .count();
-    assert_eq!(roots, rounds(10).div_ceil(5));
+    assert_eq!(roots, rounds().div_ceil(5));
 }
 
 /// Writers run while the kill-switch is engaged: every write that starts
