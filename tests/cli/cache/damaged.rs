@@ -1,7 +1,7 @@
 //! Each file of the cache damaged in every way: every reader answers as
 //! it did with the cache whole.
 
-use super::{answers_of, assert_same, busy_ledger, cache_files};
+use super::{answers_of, assert_same, busy_ledger, cache_files, near_miss};
 use crate::common::*;
 
 type Damage = Box<dyn Fn(&Vec<u8>) -> Vec<u8>>;
@@ -76,11 +76,7 @@ fn damages() -> Vec<(&'static str, Damage)> {
 /// from the summary, the live set, one discussion by id and by a near
 /// miss, a wait, the global state and the whole check.
 fn a_reader_of_each_kind(ids: &[String]) -> Vec<Vec<String>> {
-    let near_miss = format!(
-        "{}{}",
-        &ids[0][..ids[0].len() - 1],
-        if ids[0].ends_with('0') { '1' } else { '0' }
-    );
+    let near_miss = near_miss(&ids[0]);
     [
         vec!["events", "--after", "9", "--json"],
         vec!["list"],

@@ -75,6 +75,12 @@ fn answers_with(
     answers_of(env, every_reader(ids), more)
 }
 
+/// An id one character off `id`: a discussion the ledger does not have.
+fn near_miss(id: &str) -> String {
+    let last = if id.ends_with('0') { '1' } else { '0' };
+    format!("{}{last}", &id[..id.len() - 1])
+}
+
 /// Every reader of the ledger, on every discussion of `ids`.
 fn every_reader(ids: &[String]) -> Vec<Vec<String>> {
     let mut commands: Vec<Vec<String>> = vec![
@@ -125,15 +131,7 @@ fn every_reader(ids: &[String]) -> Vec<Vec<String>> {
         vec!["fleet".into(), "list".into(), "--json".into()],
         vec!["kill-switch".into(), "status".into(), "--json".into()],
         // An unknown id near a real one: the hint comes from the cache.
-        vec![
-            "show".into(),
-            format!(
-                "{}{}",
-                &ids[0][..ids[0].len() - 1],
-                if ids[0].ends_with('0') { '1' } else { '0' }
-            ),
-            "--json".into(),
-        ],
+        vec!["show".into(), near_miss(&ids[0]), "--json".into()],
         vec!["show".into(), ids[0][..12].to_string(), "--json".into()],
     ];
     for id in ids {
