@@ -442,7 +442,7 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     let path = dir.join("ledger.jsonl");
     std::fs::write(&path, bytes).expect("the ledger");
-    let ledger = crate::ledger::FileLedger::new(path.clone());
+    let ledger = crate::ledger::Ledger::File(crate::ledger::FileLedger::new(path.clone()));
     let view = match ledger.view(ids) {
         Ok(view) => view,
         // Bytes whose first line is no record are not a ledger: readers
@@ -480,7 +480,7 @@ fn through_the_cache(bytes: &[u8], snapshot: &Snapshot, ids: &[&str]) {
     // summary (written at the first instant, read at the others) are what
     // replay says.
     let last = snapshot.last_at_ms.unwrap_or(0);
-    let summarized = crate::ledger::FileLedger::new(path.clone())
+    let summarized = crate::ledger::Ledger::File(crate::ledger::FileLedger::new(path.clone()))
         .summarize_with(crate::operations::lists::summarize);
     let list_at = |now: i64| {
         let mut listed = summarized

@@ -6,8 +6,10 @@
 //! - the neutral parts both backends share: `excerpt` (what a read hands
 //!   out), `lines` (reading and splitting v1 lines), `check` (`verify`'s
 //!   line findings), `import` (a checked source), `live` (the
-//!   discussions that may still be open), `one_pass` (every discussion
-//!   from one pass in line order) and `summary` (what lists read),
+//!   discussions that may still be open), `mapping` (what a reader of
+//!   many discussions derives and what it reads from the summaries, above
+//!   both backends), `one_pass` (every discussion from one pass in line
+//!   order) and `summary` (what lists read),
 //!   `hash`, and the tests' fail points;
 //! - `file/`: a file under a lock, with its cache (index, checkpoint,
 //!   summary) inside it;
@@ -24,6 +26,7 @@ pub(crate) mod hash;
 pub(crate) mod import;
 pub(crate) mod lines;
 pub(crate) mod live;
+mod mapping;
 mod one_pass;
 mod postgres;
 pub(crate) mod spent;

@@ -11,6 +11,7 @@
 use super::check::{LineCheck, LineChecker};
 use super::excerpt::{Excerpt, Plan, Scope};
 use super::file::FileLedger;
+use super::mapping;
 use super::postgres::{Location, PgLedger, is_postgres_url};
 use super::spent::Spent;
 use super::summary::{Summarize, Untrusted};
@@ -186,36 +187,43 @@ impl Ledger {
         Ok(excerpt)
     }
 
-    /// Maps every discussion, one at a time: `map` gets the newest `at_ms`,
-    /// the id and the records.
+    /// Maps every discussion, one at a time, in the order of their ids:
+    /// `map` gets the newest `at_ms`, the id and the records.
     pub(crate) fn map_discussions<T>(
         &self,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        on_backend!(self, backend => backend.map_discussions(map))
+        on_backend!(self, backend => backend.discussions(Vec::new, |discussions| {
+            Ok(mapping::all(discussions, None, &mut map)?.1)
+        }))
     }
 
-    /// As `map_discussions`, from the summary where it can be trusted:
-    /// `from_row` gets the kept row of each settled discussion that no line
-    /// touched since, `map` derives the others (`Err(Untrusted)` from
-    /// `from_row`: a row it cannot read, and the summary is not used).
+    /// As `map_discussions`, unordered, from the kept summaries where they
+    /// can be trusted (`mapping::summaries`): `from_row` gets the kept row
+    /// of each settled discussion that no line touched since, `map` derives
+    /// the others (`Err(Untrusted)` from `from_row`: a row it cannot read,
+    /// and the summary is not used).
     pub(crate) fn map_summaries<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
-        from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+        mut from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Vec<T>> {
-        on_backend!(self, backend => backend.map_summaries(now, from_row, map))
+        on_backend!(self, backend => backend.discussions(Vec::new, |discussions| {
+            mapping::summaries(discussions, &now, &mut from_row, &mut map)
+        }))
     }
 
-    /// As `map_discussions`, over the discussions that may still be open or
-    /// active only; `None` when that cannot be told.
+    /// As `map_discussions`, unordered, over the discussions that may still
+    /// be open or active only; `None` when that cannot be told.
     pub(crate) fn map_live<T>(
         &self,
         now: impl Fn(Option<i64>) -> i64,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<Option<Vec<T>>> {
-        on_backend!(self, backend => backend.map_live(now, map))
+        on_backend!(self, backend => backend.discussions(|| Some(Vec::new()), |discussions| {
+            mapping::live(discussions, &now, &mut map)
+        }))
     }
 
     /// Every discussion id, sorted.
@@ -250,9 +258,12 @@ impl Ledger {
     pub(crate) fn check_and_map<T>(
         &self,
         checker: LineChecker,
-        map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
+        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
     ) -> Result<(LineCheck, Vec<T>)> {
-        on_backend!(self, backend => backend.check_and_map(checker, map))
+        on_backend!(self, backend => backend.discussions(Default::default, |discussions| {
+            let (check, mapped) = mapping::all(discussions, Some(checker.clone()), &mut map)?;
+            Ok((check.unwrap_or_default(), mapped))
+        }))
     }
 
     /// The records of whole operations after position `from` (bytes, lines)

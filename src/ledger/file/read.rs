@@ -1,9 +1,9 @@
-//! Reading a file ledger whole: every discussion mapped (from the index,
-//! the live set or the summary), the lines checked, the records streamed
-//! in order, and the lines exported byte for byte.
+//! Reading a file ledger whole: its discussions as `mapping` reads them
+//! (through the index, the live set and the summary), the lines checked,
+//! the records streamed in order, and the lines exported byte for byte.
 
-use super::cache::summary::{self, SummaryLine, SummaryWriter};
-use super::cache::{Cache, key_of};
+use super::cache::summary::{self, SummaryWriter};
+use super::cache::{Cache, Damaged, key_of};
 use super::{FileLedger, Opened, STREAMED_TAIL, StreamEnd};
 use crate::error::{Error, Result};
 use crate::ledger::check::{LineCheck, LineChecker, check_lines};
@@ -12,92 +12,38 @@ use crate::ledger::lines::{
     LineFeed, operations_ahead, operations_of, record_and_mark, stream_lines, stream_lines_from,
     worth_a_second_core,
 };
+use crate::ledger::mapping::Discussions;
 use crate::ledger::one_pass::{OnePass, PassFailed, in_line_order};
 use crate::ledger::spent::Spent;
-use crate::ledger::summary::{Summarize, Untrusted};
+use crate::ledger::summary::{Summarize, SummaryLine, Untrusted};
 use crate::record::Record;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 
 impl FileLedger {
-    /// Maps every discussion of the ledger, one at a time, under a shared
-    /// lock: `map` gets the newest `at_ms` of the ledger, the discussion id
-    /// and its records. Memory holds one discussion's records at a time,
-    /// whatever the size of the ledger.
-    pub(crate) fn map_discussions<T>(
+    /// Runs `read` on the discussions of the ledger (`mapping`), under a
+    /// shared lock; the summary lines it keeps are written for the next
+    /// reader (when the folder takes them). `empty` before the first write.
+    pub(crate) fn discussions<T>(
         &self,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
+        empty: impl FnOnce() -> T,
+        mut read: impl FnMut(&mut FileDiscussions<'_>) -> Result<T, Damaged>,
+    ) -> Result<T> {
         let Some(file) = self.open_shared()? else {
-            return Ok(Vec::new());
+            return Ok(empty());
         };
-        let (_, mapped) = self
-            .read_through_cache(&file, None, |cache| map_all(cache, &file, &mut map))?
-            .expect("an unbounded wait always gets the lock");
-        Ok(mapped)
-    }
-
-    /// As `map_discussions`, but only over the discussions that may be
-    /// `open` or `active` at the instant `now` gives for the newest `at_ms`
-    /// (`cache::live`): a handful, whatever the size of the ledger. `None`
-    /// when the cache cannot tell which, and `map_discussions` must do.
-    pub(crate) fn map_live<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Option<Vec<T>>> {
-        let Some(file) = self.open_shared()? else {
-            return Ok(Some(Vec::new()));
-        };
-        let (_, mapped) = self
+        let (_, got) = self
             .read_through_cache(&file, None, |cache| {
-                let Some(ids) = cache.live.candidates(now(cache.last_at_ms)) else {
-                    return Some(None);
+                let mut discussions = FileDiscussions {
+                    cache,
+                    file: &file,
+                    summarize: self.summarize,
                 };
-                map_ids(cache, &file, ids, &mut map).map(Some)
+                read(&mut discussions).ok()
             })?
             .expect("an unbounded wait always gets the lock");
-        Ok(mapped)
-    }
-
-    /// As `map_discussions`, for readers of many discussions (`list`), but
-    /// from the summary (`cache/summary.rs`): `from_row` gets the row of
-    /// each discussion that nothing touched since the base and that is
-    /// settled at the instant `now` gives; the others, a handful, are
-    /// derived from their records through `map`. Without a summary that
-    /// can be trusted, every discussion is derived, and the summary is
-    /// written for the next reader.
-    pub(crate) fn map_summaries<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        mut from_row: impl FnMut(&str) -> Result<Option<T>, Untrusted>,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        let Some(file) = self.open_shared()? else {
-            return Ok(Vec::new());
-        };
-        let read = |cache: &Cache| {
-            let (Some(summarize), Some(base)) = (self.summarize, cache.summary_base()) else {
-                return map_all(cache, &file, &mut map);
-            };
-            let now_ms = now(cache.last_at_ms);
-            match from_summary(cache, &file, base, now_ms, &mut from_row, &mut map) {
-                Ok(mapped) => Some(mapped),
-                Err(Untrusted) => summarize_all(
-                    cache,
-                    &file,
-                    (base, summarize),
-                    now_ms,
-                    &mut from_row,
-                    &mut map,
-                ),
-            }
-        };
-        let (_, mapped) = self
-            .read_through_cache(&file, None, read)?
-            .expect("an unbounded wait always gets the lock");
-        Ok(mapped)
+        Ok(got)
     }
 
     /// Every line of the ledger, streamed: how many records, the lines that
@@ -120,25 +66,6 @@ impl FileLedger {
             progress,
         )
         .map_err(|e| self.unreadable(&e))
-    }
-
-    /// `check_lines` and `map_discussions` in one pass over the ledger
-    /// (`verify`): each line is parsed once, on both cores, then checked
-    /// and handed on to its discussion, where two passes parsed it twice.
-    pub(crate) fn check_and_map<T>(
-        &self,
-        checker: LineChecker,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<(LineCheck, Vec<T>)> {
-        let Some(file) = self.open_shared()? else {
-            return Ok((LineCheck::default(), Vec::new()));
-        };
-        let (_, found) = self
-            .read_through_cache(&file, None, |cache| {
-                check_and_map_all(cache, &file, checker.clone(), &mut map)
-            })?
-            .expect("an unbounded wait always gets the lock");
-        Ok(found)
     }
 
     /// Every discussion id the ledger names, sorted.
@@ -343,50 +270,103 @@ impl FileLedger {
     }
 }
 
-/// Every discussion mapped, or `None` when the index turns out damaged.
-fn map_all<T>(
-    cache: &Cache,
-    file: &File,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> Option<Vec<T>> {
-    let mut mapped = Vec::new();
-    in_one_pass(cache, file, |id, records| {
-        mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
-    })
-    .ok()?;
-    Some(by_id(mapped))
+/// The discussions of a file ledger under its shared lock, through its
+/// cache (`mapping::Discussions`).
+pub(crate) struct FileDiscussions<'a> {
+    cache: &'a Cache,
+    file: &'a File,
+    summarize: Option<Summarize>,
 }
 
-/// Every line checked and every discussion mapped in one pass, or `None`
-/// when the index turns out damaged (or the file cannot be read: the
-/// reader tries again once the cache is rebuilt).
-fn check_and_map_all<T>(
-    cache: &Cache,
-    file: &File,
-    checker: LineChecker,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> Option<(LineCheck, Vec<T>)> {
-    // Under the shared lock: no writer moves the end meanwhile.
-    let len = file.metadata().ok()?.len();
-    let mut mapped = Vec::new();
-    let check = in_line_order(
-        len,
-        |line: &mut LineFeed<'_>| stream_lines(file, len, line),
-        file_pass(cache).ok()?,
-        Some(checker),
-        |id: &str, records: &[&Record]| {
-            mapped.extend(map(cache.last_at_ms, id, records).map(|t| (id.to_owned(), t)));
-        },
-    )
-    .ok()??;
-    Some((check, by_id(mapped)))
-}
+impl Discussions for FileDiscussions<'_> {
+    type Stop = Damaged;
 
-/// What was mapped discussion by discussion, in the order of their ids
-/// (the order of `map_ids` over `discussion_ids`).
-fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
-    mapped.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    mapped.into_iter().map(|(_, t)| t).collect()
+    fn newest(&self) -> Option<i64> {
+        self.cache.last_at_ms
+    }
+
+    fn live(&self, now_ms: i64) -> Option<Vec<String>> {
+        let ids = self.cache.live.candidates(now_ms)?;
+        Some(ids.into_iter().map(str::to_owned).collect())
+    }
+
+    fn each_of(
+        &mut self,
+        ids: &[&str],
+        each: &mut dyn FnMut(&str, &[&Record]),
+    ) -> Result<(), Damaged> {
+        for &id in ids {
+            self.cache
+                .with_records(self.file, id, |records| each(id, records))?;
+        }
+        Ok(())
+    }
+
+    fn each(
+        &mut self,
+        checker: Option<LineChecker>,
+        each: &mut dyn FnMut(&str, &[&Record]),
+    ) -> Result<Option<LineCheck>, Damaged> {
+        let Some(checker) = checker else {
+            return in_one_pass(self.cache, self.file, each)
+                .map_err(|_| Damaged)
+                .map(|()| None);
+        };
+        // Under the shared lock: no writer moves the end meanwhile. Lines
+        // after those the cache covers are checked too.
+        let file = self.file;
+        let len = file.metadata().map_err(|_| Damaged)?.len();
+        let feed = |line: &mut LineFeed<'_>| stream_lines(file, len, line);
+        let pass = file_pass(self.cache).map_err(|_| Damaged)?;
+        in_line_order(len, feed, pass, Some(checker), each).map_err(|_| Damaged)
+    }
+
+    fn summarize(&self) -> Option<Summarize> {
+        self.summarize
+            .filter(|_| self.cache.summary_base().is_some())
+    }
+
+    fn kept(
+        &mut self,
+        row: &mut dyn FnMut(&str, i64, &str) -> Result<(), Untrusted>,
+    ) -> Result<Result<Vec<String>, Untrusted>, Damaged> {
+        let Some(base) = self.cache.summary_base() else {
+            return Ok(Err(Untrusted));
+        };
+        // The lines of discussions touched after the base are older than
+        // the ledger: they are derived.
+        let touched = self.cache.touched_after_base();
+        let read = summary::read(
+            self.cache.ledger_path(),
+            base,
+            |id, settled_from_ms, text| {
+                if touched.contains(id) {
+                    return Ok(());
+                }
+                row(id, settled_from_ms, text)
+            },
+        );
+        Ok(read.map(|()| touched.into_iter().map(str::to_owned).collect()))
+    }
+
+    /// Written as they come (each dropped once written), then renamed
+    /// into place.
+    fn keep(&mut self, lines: &mut dyn Iterator<Item = SummaryLine>) {
+        let base = self.cache.summary_base();
+        let path = self.cache.ledger_path();
+        let mut writer = base.and_then(|base| SummaryWriter::new(path, base).ok());
+        for line in lines {
+            if let Some(out) = &mut writer
+                && out.push_line(&line).is_err()
+            {
+                writer = None;
+            }
+        }
+        if let Some(writer) = writer {
+            // A folder that is not writable costs the next reader the same.
+            let _ = writer.finish();
+        }
+    }
 }
 
 /// Every discussion's records, read in one pass over the ledger in order
@@ -418,119 +398,6 @@ fn file_pass(cache: &Cache) -> io::Result<OnePass<impl Fn(&str) -> Option<u64>>>
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a damaged index"))?;
     let last_line_of = move |id: &str| last_line.get(&key_of(id)).map(|&line| u64::from(line));
     Ok(OnePass::new(last_line_of, cache.mark.lines))
-}
-
-/// Every discussion through the summary of base `base`; `Err` when the
-/// summary (or the index) cannot be trusted.
-fn from_summary<T>(
-    cache: &Cache,
-    file: &File,
-    base: u64,
-    now_ms: i64,
-    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> std::result::Result<Vec<T>, Untrusted> {
-    let touched = cache.touched_after_base();
-    let mut mapped = Vec::new();
-    let mut derive = |id: &str, mapped: &mut Vec<T>| {
-        let derived = cache
-            .with_records(file, id, |records| map(cache.last_at_ms, id, records))
-            .map_err(|_| Untrusted)?;
-        mapped.extend(derived.flatten());
-        Ok(())
-    };
-    summary::read(cache.ledger_path(), base, |id, settled_from_ms, row| {
-        if touched.contains(id) {
-            Ok(()) // derived below, with every discussion new since the base
-        } else if settled_from_ms > now_ms {
-            derive(id, &mut mapped)
-        } else {
-            mapped.extend(from_row(row)?);
-            Ok(())
-        }
-    })?;
-    for id in touched {
-        derive(id, &mut mapped)?;
-    }
-    Ok(mapped)
-}
-
-/// Every discussion summarized on one pass over the ledger, and the
-/// summary of base `base` written on the way (when the folder takes it): a
-/// discussion settled at `now_ms` answers with its new summary line, the
-/// others are derived on the pass. `None` when the index is damaged.
-fn summarize_all<T>(
-    cache: &Cache,
-    file: &File,
-    (base, summarize): (u64, Summarize),
-    now_ms: i64,
-    from_row: &mut impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> Option<Vec<T>> {
-    // The answers of the unsettled, few, are kept apart: a slot for one in
-    // every entry would be a row's size for each. A settled discussion's
-    // answer is read from its line once the summary is written (one
-    // derivation, not two, and no second copy of it meanwhile).
-    let mut summarized = Vec::new();
-    let mut mapped = Vec::new();
-    in_one_pass(cache, file, |id, records| {
-        let summary = summarize(id, records);
-        let settled = summary.settled_from_ms <= now_ms;
-        if !settled {
-            mapped.extend(map(cache.last_at_ms, id, records));
-        }
-        summarized.push((SummaryLine::new(id, &summary), settled));
-    })
-    .ok()?;
-    // Room for every answer at once: grown by doubling, the last copy held
-    // both the old half and the new whole at the peak of a first list.
-    mapped.reserve_exact(summarized.len());
-    summarized.sort_unstable_by(|a, b| a.0.id().cmp(b.0.id()));
-    let mut writer = SummaryWriter::new(cache.ledger_path(), base).ok();
-    for (line, settled) in summarized {
-        if let Some(out) = &mut writer
-            && out.push_line(&line).is_err()
-        {
-            writer = None;
-        }
-        if !settled {
-            continue;
-        }
-        let answer = match from_row(line.row()) {
-            Ok(kept) => kept,
-            Err(Untrusted) => cache
-                .with_records(file, line.id(), |records| {
-                    map(cache.last_at_ms, line.id(), records)
-                })
-                .ok()?
-                .flatten(),
-        };
-        mapped.extend(answer);
-    }
-    if let Some(writer) = writer {
-        // A folder that is not writable costs the next reader the same.
-        let _ = writer.finish();
-    }
-    Some(mapped)
-}
-
-/// The discussions `ids` mapped one at a time, or `None` when the index
-/// turns out damaged.
-fn map_ids<T>(
-    cache: &Cache,
-    file: &File,
-    ids: impl IntoIterator<Item = impl AsRef<str>>,
-    map: &mut impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-) -> Option<Vec<T>> {
-    let mut mapped = Vec::new();
-    for id in ids {
-        let id = id.as_ref();
-        let derived = cache
-            .with_records(file, id, |records| map(cache.last_at_ms, id, records))
-            .ok()?;
-        mapped.extend(derived.flatten());
-    }
-    Some(mapped)
 }
 
 /// The records of `discussion_ids`, or `None` when the index turns out

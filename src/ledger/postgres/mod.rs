@@ -68,9 +68,10 @@ use super::check::{LineCheck, LineChecker, LineFinding, check_lines};
 use super::excerpt::{Excerpt, Keyed, Plan, Scope};
 use super::failpoint;
 use super::lines::{LineFeed, operations_of, record_and_mark};
+use super::mapping::Discussions;
 use super::one_pass::{OnePass, PassFailed, in_line_order};
 use super::spent::Spent;
-use super::summary::{Summarize, Summary, Untrusted};
+use super::summary::{Summarize, SummaryLine, Untrusted};
 use crate::error::{Error, ErrorCode, Result};
 use crate::global::Global;
 use crate::ledger::live::LiveSet;
@@ -200,7 +201,7 @@ impl State {
 }
 
 /// A failure inside a session: the database's, or the command's own.
-enum Fail {
+pub(crate) enum Fail {
     Db(postgres::Error),
     Discuss(Error),
 }
@@ -217,7 +218,7 @@ impl From<Error> for Fail {
     }
 }
 
-type Step<T> = std::result::Result<T, Fail>;
+pub(crate) type Step<T> = std::result::Result<T, Fail>;
 impl PgLedger {
     pub(crate) fn new(location: Location) -> PgLedger {
         PgLedger {

@@ -184,142 +184,35 @@ impl PgLedger {
         .detail("ledger", self.location.shown.clone())
     }
 
-    /// Maps every discussion, one at a time, from one snapshot.
-    pub(crate) fn map_discussions<T>(
+    /// Runs `read` on the discussions of one snapshot (`mapping`); the
+    /// summaries it keeps are written after it (when this role may).
+    pub(crate) fn discussions<T>(
         &self,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        self.reading(Vec::new, |tx, tables| {
+        empty: impl FnOnce() -> T,
+        read: impl FnOnce(&mut PgDiscussions<'_, '_>) -> Step<T>,
+    ) -> Result<T> {
+        let mut fresh = None;
+        let got = self.reading(empty, |tx, tables| {
             let state = self.state_of(tx, tables.state)?;
-            let last = state.folded.last_at_ms;
-            let mut mapped = Vec::new();
-            each_discussion(tx, (state.lines, state.bytes), |id, records| {
-                mapped.extend(map(last, id, records).map(|t| (id.to_owned(), t)));
-            })?;
-            Ok(by_id(mapped))
-        })
-    }
-
-    /// As `map_discussions`, from `discuss_summaries` when it is complete:
-    /// `from_row` gets the row of each discussion settled at the instant
-    /// `now` gives, and the others are derived through `map`. Otherwise
-    /// every discussion is derived, and the summaries are written for the
-    /// next reader (when this role may write).
-    pub(crate) fn map_summaries<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        mut from_row: impl FnMut(&str) -> std::result::Result<Option<T>, Untrusted>,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Vec<T>> {
-        let Some(summarize) = self.summarize else {
-            return self.map_discussions(map);
-        };
-        // Every discussion's summary, and apart, the answers of the few not
-        // settled at `now`; a settled one's answer is read from its summary
-        // once the summaries are written, each dropped as it is read: not
-        // both for every discussion at once (the peak of a first list).
-        let mut fresh: Vec<(String, Summary, bool)> = Vec::new();
-        let mut unsettled_answers = Vec::new();
-        let (mapped, lines) = self.reading(
-            || (Vec::new(), None),
-            |tx, tables| {
-                let state = self.state_of(tx, tables.state)?;
-                let last = state.folded.last_at_ms;
-                let now_ms = now(last);
-                if state.folded.summarized == state.lines && tables.read_summaries {
-                    let mut mapped = Vec::new();
-                    let mut unsettled: Vec<String> = Vec::new();
-                    let mut rows = tx.query_typed_raw(
-                        "SELECT discussion_id, settled_from_ms, row FROM discuss_summaries",
-                        std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
-                    )?;
-                    let mut trusted = true;
-                    while let Some(row) = rows.next()? {
-                        let settled_from_ms: i64 = row.get(1);
-                        if settled_from_ms > now_ms {
-                            unsettled.push(row.get::<_, &str>(0).to_owned());
-                        } else if let Ok(kept) = from_row(row.get(2)) {
-                            mapped.extend(kept);
-                        } else {
-                            trusted = false;
-                            break;
-                        }
-                    }
-                    drop(rows);
-                    if trusted {
-                        let ids: Vec<&str> = unsettled.iter().map(String::as_str).collect();
-                        each_of(tx, &ids, state.lines, |id, records| {
-                            mapped.extend(map(last, id, records));
-                        })?;
-                        return Ok((mapped, None));
-                    }
-                }
-                each_discussion(tx, (state.lines, state.bytes), |id, records| {
-                    let summary = summarize(id, records);
-                    let settled = summary.settled_from_ms <= now_ms;
-                    if !settled {
-                        unsettled_answers.extend(map(last, id, records));
-                    }
-                    fresh.push((id.to_owned(), summary, settled));
-                })?;
-                Ok((Vec::new(), Some((state.lines, last))))
-            },
-        )?;
-        let Some((lines, last)) = lines else {
-            return Ok(mapped);
-        };
-        // Speed for the next list only: a role that may only read, or a
-        // writer in between, leaves them to another.
-        let _ = self.write_summaries(lines, &fresh);
-        let mut mapped = unsettled_answers;
-        // Room for every answer at once: grown by doubling, the last copy
-        // held both the old half and the new whole.
-        mapped.reserve_exact(fresh.len());
-        let mut unread = Vec::new();
-        for (id, summary, _) in fresh.into_iter().filter(|(_, _, settled)| *settled) {
-            match from_row(&summary.row) {
-                Ok(answer) => mapped.extend(answer),
-                // A row that does not read back: derived again, from the
-                // same lines (the ledger only grows).
-                Err(Untrusted) => unread.push(id),
-            }
+            let mut discussions = PgDiscussions {
+                tx,
+                state,
+                read_summaries: tables.read_summaries,
+                summarize: self.summarize,
+                fresh: None,
+            };
+            let got = read(&mut discussions)?;
+            fresh = discussions
+                .fresh
+                .map(|fresh| (discussions.state.lines, fresh));
+            Ok(got)
+        })?;
+        if let Some((lines, fresh)) = fresh {
+            // Speed for the next list only: a role that may only read, or a
+            // writer in between, leaves them to another.
+            let _ = self.write_summaries(lines, &fresh);
         }
-        if !unread.is_empty() {
-            let ids: Vec<&str> = unread.iter().map(String::as_str).collect();
-            let derived = self.reading(Vec::new, |tx, _| {
-                let mut derived = Vec::new();
-                each_of(tx, &ids, lines, |id, records| {
-                    derived.extend(map(last, id, records));
-                })?;
-                Ok(derived)
-            })?;
-            mapped.extend(derived);
-        }
-        Ok(mapped)
-    }
-
-    /// As `map_discussions`, over the live set's candidates only; `None`
-    /// when it cannot tell which.
-    pub(crate) fn map_live<T>(
-        &self,
-        now: impl Fn(Option<i64>) -> i64,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<Option<Vec<T>>> {
-        self.reading(
-            || Some(Vec::new()),
-            |tx, tables| {
-                let state = self.state_of(tx, tables.state)?;
-                let last = state.folded.last_at_ms;
-                let Some(ids) = state.folded.live.candidates(now(last)) else {
-                    return Ok(None);
-                };
-                let mut mapped = Vec::new();
-                each_of(tx, &ids, state.lines, |id, records| {
-                    mapped.extend(map(last, id, records));
-                })?;
-                Ok(Some(mapped))
-            },
-        )
+        Ok(got)
     }
 
     /// Every discussion id, sorted.
@@ -380,33 +273,6 @@ impl PgLedger {
             }
             Ok(rows_against_state(check, &state))
         })
-    }
-
-    /// `check_lines` and `map_discussions` in one read of the rows, in
-    /// line order, from one snapshot (`verify`): each line parsed once, on
-    /// both cores, checked and handed to its discussion, which ends at its
-    /// last row (the database counts them first).
-    pub(crate) fn check_and_map<T>(
-        &self,
-        checker: LineChecker,
-        mut map: impl FnMut(Option<i64>, &str, &[&Record]) -> Option<T>,
-    ) -> Result<(LineCheck, Vec<T>)> {
-        self.reading(
-            || (LineCheck::default(), Vec::new()),
-            |tx, tables| {
-                let state = self.state_of(tx, tables.state)?;
-                let last = state.folded.last_at_ms;
-                let mut mapped = Vec::new();
-                let check = rows_in_line_order(
-                    tx,
-                    (state.lines, state.bytes),
-                    Some(checker.clone().of_rows()),
-                    |id, records| mapped.extend(map(last, id, records)),
-                )?
-                .expect("a pass with a checker checks");
-                Ok((rows_against_state(check, &state), mapped))
-            },
-        )
     }
 
     /// The records of whole operations after line `lines` (whose bytes end
@@ -578,15 +444,83 @@ impl PgLedger {
     }
 }
 
-/// Hands every discussion among the first `covered` lines (`bytes` of
-/// them) to `each`, with its records, in the order they end
-/// (`rows_in_line_order`).
-pub(super) fn each_discussion(
-    tx: &mut Transaction<'_>,
-    covered: (u64, u64),
-    each: impl FnMut(&str, &[&Record]),
-) -> Step<()> {
-    rows_in_line_order(tx, covered, None, each).map(drop)
+/// The discussions of one snapshot of a database (`mapping::Discussions`).
+pub(crate) struct PgDiscussions<'t, 'c> {
+    tx: &'t mut Transaction<'c>,
+    state: State,
+    read_summaries: bool,
+    summarize: Option<Summarize>,
+    /// The summaries kept, written once the snapshot is read.
+    fresh: Option<Vec<SummaryLine>>,
+}
+
+impl Discussions for PgDiscussions<'_, '_> {
+    type Stop = Fail;
+
+    fn newest(&self) -> Option<i64> {
+        self.state.folded.last_at_ms
+    }
+
+    fn live(&self, now_ms: i64) -> Option<Vec<String>> {
+        let ids = self.state.folded.live.candidates(now_ms)?;
+        Some(ids.into_iter().map(str::to_owned).collect())
+    }
+
+    fn each_of(&mut self, ids: &[&str], each: &mut dyn FnMut(&str, &[&Record])) -> Step<()> {
+        let records = records_of(self.tx, ids, self.state.lines)?;
+        for &id in ids {
+            let of: Vec<&Record> = records
+                .iter()
+                .filter(|r| r.discussion_id() == Some(id))
+                .collect();
+            if !of.is_empty() {
+                each(id, &of);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each discussion ends at its last row (the database counts them
+    /// first); a checked pass also holds the rows against the state row.
+    fn each(
+        &mut self,
+        checker: Option<LineChecker>,
+        each: &mut dyn FnMut(&str, &[&Record]),
+    ) -> Step<Option<LineCheck>> {
+        let covered = (self.state.lines, self.state.bytes);
+        let checker = checker.map(LineChecker::of_rows);
+        let check = rows_in_line_order(self.tx, covered, checker, each)?;
+        Ok(check.map(|check| rows_against_state(check, &self.state)))
+    }
+
+    fn summarize(&self) -> Option<Summarize> {
+        self.summarize
+    }
+
+    fn kept(
+        &mut self,
+        row: &mut dyn FnMut(&str, i64, &str) -> std::result::Result<(), Untrusted>,
+    ) -> Step<std::result::Result<Vec<String>, Untrusted>> {
+        // Kept rows hold only when they cover every line (writers keep
+        // them so); none are touched since.
+        if self.state.folded.summarized != self.state.lines || !self.read_summaries {
+            return Ok(Err(Untrusted));
+        }
+        let mut rows = self.tx.query_typed_raw(
+            "SELECT discussion_id, settled_from_ms, row FROM discuss_summaries",
+            std::iter::empty::<(&(dyn ToSql + Sync), Type)>(),
+        )?;
+        while let Some(kept) = rows.next()? {
+            if row(kept.get(0), kept.get(1), kept.get(2)).is_err() {
+                return Ok(Err(Untrusted));
+            }
+        }
+        Ok(Ok(Vec::new()))
+    }
+
+    fn keep(&mut self, lines: &mut dyn Iterator<Item = SummaryLine>) {
+        self.fresh = Some(lines.collect());
+    }
 }
 
 /// One read of the rows in line order, parsed on both cores: every
@@ -735,27 +669,6 @@ pub(super) fn records_of(
         .collect())
 }
 
-/// The records of each of `ids` among the first `covered` lines, handed to
-/// `each` a discussion at a time (one without records is left out).
-pub(super) fn each_of<'a>(
-    tx: &mut Transaction<'_>,
-    ids: &[&'a str],
-    covered: u64,
-    mut each: impl FnMut(&'a str, &[&Record]),
-) -> Step<()> {
-    let records = records_of(tx, ids, covered)?;
-    for &id in ids {
-        let of: Vec<&Record> = records
-            .iter()
-            .filter(|r| r.discussion_id() == Some(id))
-            .collect();
-        if !of.is_empty() {
-            each(id, &of);
-        }
-    }
-    Ok(())
-}
-
 /// The first record that carries `key` and the records of its discussion.
 pub(super) fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Step<Option<Keyed>> {
     let rows = tx.query_typed(
@@ -774,10 +687,4 @@ pub(super) fn keyed_of(tx: &mut Transaction<'_>, key: &str, covered: u64) -> Ste
         None => Vec::new(),
     };
     Ok(Some(Keyed { first, discussion }))
-}
-
-/// What was mapped discussion by discussion, in the order of their ids.
-fn by_id<T>(mut mapped: Vec<(String, T)>) -> Vec<T> {
-    mapped.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    mapped.into_iter().map(|(_, t)| t).collect()
 }

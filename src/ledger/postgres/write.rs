@@ -92,11 +92,7 @@ impl PgLedger {
 
     /// Replaces `discuss_summaries` by `fresh`, the summaries of the first
     /// `lines` lines, if the ledger still has exactly those.
-    pub(super) fn write_summaries<T>(
-        &self,
-        lines: u64,
-        fresh: &[(String, Summary, T)],
-    ) -> Result<()> {
+    pub(super) fn write_summaries(&self, lines: u64, fresh: &[SummaryLine]) -> Result<()> {
         self.session(|client| {
             // A reader never waits for writers: with a writer under way the
             // summaries wait for a later list.
@@ -109,9 +105,9 @@ impl PgLedger {
             }
             tx.batch_execute("DELETE FROM discuss_summaries")?;
             for batch in fresh.chunks(IMPORT_BATCH) {
-                let ids: Vec<&str> = batch.iter().map(|(id, _, _)| id.as_str()).collect();
-                let settled: Vec<i64> = batch.iter().map(|(_, s, _)| s.settled_from_ms).collect();
-                let rows: Vec<&str> = batch.iter().map(|(_, s, _)| s.row.as_str()).collect();
+                let ids: Vec<&str> = batch.iter().map(SummaryLine::id).collect();
+                let settled: Vec<i64> = batch.iter().map(SummaryLine::settled_from_ms).collect();
+                let rows: Vec<&str> = batch.iter().map(SummaryLine::row).collect();
                 tx.execute_typed(
                     UPSERT_SUMMARIES,
                     &[

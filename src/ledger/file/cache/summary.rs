@@ -22,7 +22,7 @@
 
 use crate::ledger::file::private_file::{open_derived, temporary_beside};
 use crate::ledger::hash::hash64;
-use crate::ledger::summary::{Summary, Untrusted};
+use crate::ledger::summary::{Summary, SummaryLine, Untrusted};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -112,7 +112,7 @@ impl SummaryWriter {
     }
 
     pub(crate) fn push_line(&mut self, line: &SummaryLine) -> io::Result<()> {
-        let rest = &line.text;
+        let rest = line.text();
         writeln!(self.out, "{:016x}\t{rest}", hash64(rest.as_bytes()))?;
         self.count += 1;
         Ok(())
@@ -123,41 +123,5 @@ impl SummaryWriter {
         let temp = self.out.into_inner().map_err(|e| e.into_error())?;
         temp.persist(&self.target).map_err(|e| e.error)?;
         Ok(())
-    }
-}
-
-/// A discussion's summary as its line holds it, but the hash: the id, the
-/// instant it is settled from and the row, separated by tabs. A reader
-/// that summarizes every discussion keeps one a discussion until all are
-/// there to be written in id order: one string, not an id and a row apart.
-pub(crate) struct SummaryLine {
-    text: String,
-    id_end: u32,
-    row_start: u32,
-}
-
-impl SummaryLine {
-    pub(crate) fn new(id: &str, summary: &Summary) -> SummaryLine {
-        let instant = summary.settled_from_ms.to_string();
-        let mut text = String::with_capacity(id.len() + instant.len() + summary.row.len() + 2);
-        text.push_str(id);
-        text.push('\t');
-        text.push_str(&instant);
-        text.push('\t');
-        let row_start = text.len();
-        text.push_str(&summary.row);
-        SummaryLine {
-            text,
-            id_end: id.len() as u32,
-            row_start: row_start as u32,
-        }
-    }
-
-    pub(crate) fn id(&self) -> &str {
-        &self.text[..self.id_end as usize]
-    }
-
-    pub(crate) fn row(&self) -> &str {
-        &self.text[self.row_start as usize..]
     }
 }
