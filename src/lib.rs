@@ -6,6 +6,20 @@
 //! table of the seed's tools; `commands` are the CLI on top, `app` the
 //! process edge.
 
+// Every line for a person on stderr goes through `say!` or
+// `output::to_stderr`, written whole (see there).
+#![deny(clippy::print_stderr)]
+
+/// A line on stderr (`format!` arguments, the `\n` added), written whole
+/// with one `write` (`output::to_stderr`).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        $crate::output::to_stderr(&line);
+    }};
+}
+
 // What the binary, the tests, the fuzz target and the benchmark use; the
 // rest is the crate's own.
 pub mod allocator;

@@ -63,7 +63,7 @@ fn build() -> Option<Exporter> {
     let exporter = match exporter {
         Ok(exporter) => exporter,
         Err(err) => {
-            eprintln!("warning: traces are not exported: {err}");
+            say!("warning: traces are not exported: {err}");
             return None;
         }
     };
@@ -129,7 +129,7 @@ pub(crate) fn finish() {
     let shut = exporter.provider.shutdown_with_timeout(EXPORT_BOUND);
     let failed = FAILED.get().cloned().or(shut.err().map(|e| e.to_string()));
     if let Some(why) = failed {
-        eprintln!("warning: traces were not exported: {}", one_line(&why));
+        say!("warning: traces were not exported: {}", one_line(&why));
     }
 }
 

@@ -347,8 +347,7 @@ impl Output {
     /// A note for a person on stderr (`note: …`), never on stdout, where
     /// a stream's records go.
     pub(crate) fn note(&self, text: &str) {
-        let line = format!("note: {}\n", crate::escape::printable(text, false));
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        say!("note: {}", crate::escape::printable(text, false));
     }
 
     /// The error on stderr: one JSON object in JSON mode, else
@@ -373,8 +372,18 @@ impl Output {
                 human
             }
         };
-        let _ = std::io::stderr().write_all(text.as_bytes());
+        to_stderr(&text);
     }
+}
+
+/// Text for a person on stderr, written whole with one `write`: stderr is
+/// not buffered, so `writeln!` and `eprintln!` write each piece apart, and
+/// a reader of the pipe (a script waiting for `serve`'s `listening on
+/// URL`, the log a supervised child shares) could take half a line for
+/// the whole. A closed or full stderr never stops the work: the text is
+/// lost.
+pub(crate) fn to_stderr(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
 /// Whether a write to stdout found it closed (`discuss list | head -1`).

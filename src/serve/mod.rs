@@ -16,20 +16,6 @@
 //! - `events`: the event stream (SSE) with its cursors;
 //! - `console`: the pages for people, signed in with a cookie.
 
-/// A line on stderr, written whole with one `write`: stderr is not
-/// buffered, so `writeln!` wrote each piece apart, and a reader of the
-/// pipe (a script waiting for `listening on URL`) could take half a line
-/// for the whole. A closed or full stderr (the log's reader gone) never
-/// stops the server: the line is lost, the request is answered.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut line = format!($($arg)*);
-        line.push('\n');
-        let _ = std::io::stderr().write_all(line.as_bytes());
-    }};
-}
-
 mod app;
 mod connection;
 mod console;

@@ -93,7 +93,7 @@ impl Guardian {
 /// group. Returns the exit status (it is normally killed before).
 pub(crate) fn run() -> u8 {
     if let Err(why) = started_by_a_supervisor() {
-        eprintln!(
+        say!(
             "error[usage]: {ARG} is part of supervised runs (discuss wake -- CMD), not a command: {why}; it signals nothing"
         );
         return crate::error::ErrorCode::Usage.exit_status();

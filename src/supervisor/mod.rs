@@ -417,7 +417,7 @@ fn ride_out<T>(session: &Session, result: Result<T>) -> Result<Option<T>> {
         Err(err) if err.code == ErrorCode::LedgerUnavailable => {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
-                eprintln!(
+                say!(
                     "note: {} cannot be reached; the agent keeps running, and its turn is recorded once the ledger answers",
                     session.ledger.location()
                 );
@@ -684,7 +684,7 @@ pub(crate) fn read_usage_file(path: &Path) -> UsageReport {
     // A FIFO planted there must not hold the supervisor (or `reply`)
     // until a writer comes: only a regular file is read (`regular_file`).
     let unreadable = |why: String| {
-        eprintln!(
+        say!(
             "warning: usage file {}: {why}; recorded as usage_unreadable",
             path.display()
         );
@@ -738,9 +738,10 @@ fn agent_result(output: serde_json::Value) -> (serde_json::Value, Option<Usage>)
     let usage = match Usage::from_json(&serde_json::Value::Object(usage)) {
         Ok(usage) => Some(usage),
         Err(err) => {
-            eprintln!(
+            say!(
                 "warning: the command's output reports a usage that is not one ({}: {}); no usage recorded",
-                err.code, err.message
+                err.code,
+                err.message
             );
             None
         }
