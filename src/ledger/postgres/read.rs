@@ -1,6 +1,7 @@
 //! Reading a PostgreSQL ledger: a consistent snapshot per read (REPEATABLE
 //! READ READ ONLY), the state row caught up with lines written after it,
-//! every discussion mapped, the lines checked, streamed and exported.
+//! its discussions as `mapping` reads them (`PgDiscussions`), the lines
+//! checked, streamed and exported.
 
 use super::*;
 
