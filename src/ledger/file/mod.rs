@@ -26,14 +26,13 @@ use std::os::unix::fs::{DirBuilderExt, FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The file a stream read, and the bytes just before where it stopped:
-/// a ledger truncated and grown again past that point is told apart by
-/// them, not by its length alone.
+/// The file a stream read (device, inode), and the mark of where it
+/// stopped: a ledger truncated and grown again past that point is told
+/// apart by its last line, not by its length alone.
 #[derive(Debug)]
 struct StreamEnd {
     identity: (u64, u64),
-    end: u64,
-    tail: Vec<u8>,
+    mark: cache::Mark,
 }
 
 /// What a reader found at the ledger's path.
@@ -44,9 +43,6 @@ enum Opened {
     Busy,
     Ready(File),
 }
-
-/// How many bytes before a stream's end are kept to recognize the file.
-const STREAMED_TAIL: u64 = 256;
 
 /// How far behind the ledger a cache may be and still be caught up by
 /// reading the lines after it; further behind, it is rebuilt.

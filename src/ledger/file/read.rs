@@ -3,8 +3,8 @@
 //! the records streamed in order, and the lines exported byte for byte.
 
 use super::cache::summary::{self, SummaryWriter};
-use super::cache::{Cache, Damaged, key_of};
-use super::{FileLedger, Opened, STREAMED_TAIL, StreamEnd};
+use super::cache::{Cache, Damaged, Mark, key_of};
+use super::{FileLedger, Opened, StreamEnd};
 use crate::error::{Error, Result};
 use crate::ledger::check::{LineCheck, LineChecker, check_lines};
 use crate::ledger::excerpt::Keyed;
@@ -102,19 +102,13 @@ impl FileLedger {
         );
         let len = meta.len();
         if let Some(earlier) = &*self.streamed_from.lock().unwrap_or_else(|e| e.into_inner())
-            && earlier.end == from.0
+            && earlier.mark.covered == from.0
             && from.0 > 0
         {
             if earlier.identity != identity {
                 return Err(self.changed_under_reader(from, "was replaced by another file"));
             }
-            let mut tail = vec![0; earlier.tail.len()];
-            let same = len >= from.0
-                && file
-                    .read_exact_at(&mut tail, from.0 - earlier.tail.len() as u64)
-                    .is_ok()
-                && tail == earlier.tail;
-            if !same {
+            if !earlier.mark.holds(&file, len) {
                 return Err(self.changed_under_reader(
                     from,
                     "was rewritten (truncated, or replaced in place)",
@@ -173,23 +167,18 @@ impl FileLedger {
         Ok((streamed.end, streamed.lines))
     }
 
-    /// Keeps the bytes just before `end`, read right after the stream: a
-    /// file that no longer has them (cut while it was read) stops the
-    /// stream, rather than leaving nothing to compare with later.
+    /// Keeps the mark of where the stream stopped, read right after it: a
+    /// file that no longer ends a line there (cut while it was read) stops
+    /// the stream, rather than leaving nothing to compare with later.
     fn remember_stream(&self, file: &File, identity: (u64, u64), at: (u64, u64)) -> Result<()> {
-        let end = at.0;
-        let kept = STREAMED_TAIL.min(end);
-        let mut tail = vec![0; kept as usize];
-        let whole = file.read_exact_at(&mut tail, end - kept).is_ok()
-            && (end == 0 || tail.last() == Some(&b'\n'));
-        if !whole {
+        let mark = Mark::at(file, at.0, at.1)
+            .ok()
+            .filter(|mark| mark.holds(file, at.0));
+        let Some(mark) = mark else {
             return Err(self.changed_under_reader(at, "was truncated while it was read"));
-        }
-        *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) = Some(StreamEnd {
-            identity,
-            end,
-            tail,
-        });
+        };
+        *self.streamed_from.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(StreamEnd { identity, mark });
         Ok(())
     }
 

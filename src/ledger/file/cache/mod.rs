@@ -159,40 +159,44 @@ pub(super) fn line_ending_at(ledger: &File, end: u64) -> io::Result<(u64, Vec<u8
     }
 }
 
-fn mark_at(ledger: &File, covered: u64, lines: u64) -> io::Result<Mark> {
-    if covered == 0 {
-        return Ok(Mark::default());
+impl Mark {
+    /// The mark of the first `covered` bytes, `lines` lines, of `ledger`.
+    pub(crate) fn at(ledger: &File, covered: u64, lines: u64) -> io::Result<Mark> {
+        if covered == 0 {
+            return Ok(Mark::default());
+        }
+        let (start, line) = line_ending_at(ledger, covered)?;
+        Ok(Mark {
+            covered,
+            lines,
+            last_line_start: start,
+            last_line_hash: hash64(&line),
+        })
     }
-    let (start, line) = line_ending_at(ledger, covered)?;
-    Ok(Mark {
-        covered,
-        lines,
-        last_line_start: start,
-        last_line_hash: hash64(&line),
-    })
-}
 
-/// Whether `mark` still describes the ledger: it is that long at least and
-/// its last covered line is the same.
-fn mark_holds(ledger: &File, len: u64, mark: &Mark) -> bool {
-    if mark.covered == 0 {
-        return mark.lines == 0;
+    /// Whether the mark still describes `ledger`, `len` bytes long: it is
+    /// that long at least and its last covered line is the same, a whole
+    /// line. What every derived file and stream checks the ledger against.
+    pub(crate) fn holds(&self, ledger: &File, len: u64) -> bool {
+        if self.covered == 0 {
+            return self.lines == 0;
+        }
+        if self.covered > len || self.last_line_start >= self.covered {
+            return false;
+        }
+        let mut line = vec![0u8; (self.covered - self.last_line_start) as usize];
+        let mut before = [b'\n'];
+        let ok = ledger
+            .read_exact_at(&mut line, self.last_line_start)
+            .is_ok()
+            && (self.last_line_start == 0
+                || ledger
+                    .read_exact_at(&mut before, self.last_line_start - 1)
+                    .is_ok());
+        ok && before[0] == b'\n'
+            && line.last() == Some(&b'\n')
+            && hash64(&line[..line.len() - 1]) == self.last_line_hash
     }
-    if mark.covered > len || mark.last_line_start >= mark.covered {
-        return false;
-    }
-    let mut line = vec![0u8; (mark.covered - mark.last_line_start) as usize];
-    let mut before = [b'\n'];
-    let ok = ledger
-        .read_exact_at(&mut line, mark.last_line_start)
-        .is_ok()
-        && (mark.last_line_start == 0
-            || ledger
-                .read_exact_at(&mut before, mark.last_line_start - 1)
-                .is_ok());
-    ok && before[0] == b'\n'
-        && line.last() == Some(&b'\n')
-        && hash64(&line[..line.len() - 1]) == mark.last_line_hash
 }
 
 impl Cache {
@@ -232,7 +236,7 @@ impl Cache {
             return None;
         }
         let new_ids = NewIds::from_bytes(new_ids)?;
-        if !mark_holds(ledger, meta.len(), &body.mark) {
+        if !body.mark.holds(ledger, meta.len()) {
             return None;
         }
         let (base_file, ids_range, entries_hash) =
@@ -289,7 +293,7 @@ impl Cache {
         (covered, lines): (u64, u64),
     ) -> io::Result<Cache> {
         let meta = ledger.metadata()?;
-        let mark = mark_at(ledger, covered, lines)?;
+        let mark = Mark::at(ledger, covered, lines)?;
         let mut entries = gathered.entries;
         entries.sort_unstable_by_key(|e| (e.key, e.offset));
         let sorted = || entries.iter().copied();
