@@ -16,10 +16,15 @@
 //!   line count, hash of the last covered line), the global state (fleets,
 //!   kill-switch, quotas, the last hour of reservations), and the entries
 //!   and discussion ids of the lines after the base (`new_ids.rs`).
-//!   Rewritten (rename) by every writer; when
-//!   it holds more than `MERGE_AT` entries they are merged into a new base.
+//!   Rewritten by every writer (in place when it is the writer's own file,
+//!   else by a rename: `private_file.rs`); when it holds more than
+//!   `MERGE_AT` entries they are merged into a new base.
 //! - `<ledger>.summary`: a list row for every discussion of the base
 //!   (`summary.rs`), written beside it when a list derives them all.
+//!
+//! Where the cache stands is a `Mark` (length, line count, where the last
+//! covered line starts and its hash): the one fingerprint the checkpoint,
+//! and a stream of the records, check the ledger against.
 //!
 //! A crash between the ledger's `fsync` and the checkpoint leaves a
 //! checkpoint that covers less than the ledger: the next command reads the
