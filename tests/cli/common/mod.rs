@@ -32,6 +32,21 @@ pub(crate) fn scratch(prefix: &str) -> TempDir {
         .expect("a temporary folder")
 }
 
+/// Runs a tool a test needs (`initdb`, `cp`, `openssl`, `curl`…) and
+/// returns its output; one that does not start or fails fails the test,
+/// naming `what` and showing the tool's stderr.
+pub(crate) fn succeeds(command: &mut std::process::Command, what: &str) -> std::process::Output {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{what} does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// 2026-11-30T00:00:00Z
 pub(crate) const T0: i64 = 1_795_996_800_000;
 

@@ -114,24 +114,20 @@ fn template(bin: &Path) -> &'static Path {
         );
         once_this_process_ends(&format!("rm -rf {}", dir.display()));
         let data = dir.join("data");
-        let init = server_command(bin, "initdb")
-            .args([
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "-E",
-                "UTF8",
-                "--no-sync",
-                "-D",
-            ])
-            .arg(&data)
-            .output()
-            .expect("initdb runs");
-        assert!(
-            init.status.success(),
-            "initdb failed: {}",
-            String::from_utf8_lossy(&init.stderr)
+        super::succeeds(
+            server_command(bin, "initdb")
+                .args([
+                    "-A",
+                    "trust",
+                    "-U",
+                    "postgres",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                    "-D",
+                ])
+                .arg(&data),
+            "initdb",
         );
         data
     })
@@ -177,16 +173,9 @@ impl Cluster {
         }
         let data = dir.path().join("data");
         // A copy of the one `initdb` of this process (owner and modes kept).
-        let copied = Command::new("cp")
-            .arg("-a")
-            .arg(template(&bin))
-            .arg(&data)
-            .output()
-            .expect("cp runs");
-        assert!(
-            copied.status.success(),
-            "copying the initdb template failed: {}",
-            String::from_utf8_lossy(&copied.stderr)
+        super::succeeds(
+            Command::new("cp").arg("-a").arg(template(&bin)).arg(&data),
+            "copying the initdb template",
         );
         let mut settings = String::from(
             "\nfsync = off\nfull_page_writes = off\nmax_connections = 200\nlisten_addresses = '127.0.0.1'\n",
@@ -216,26 +205,22 @@ impl Cluster {
         );
         let data = dir.path().join("data");
         let port = self.port.to_string();
-        let out = server_command(&self.bin, "pg_basebackup")
-            .arg("-D")
-            .arg(&data)
-            .args([
-                "-R",
-                "-X",
-                "stream",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "postgres",
-            ])
-            .output()
-            .expect("pg_basebackup runs");
-        assert!(
-            out.status.success(),
-            "pg_basebackup failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        super::succeeds(
+            server_command(&self.bin, "pg_basebackup")
+                .arg("-D")
+                .arg(&data)
+                .args([
+                    "-R",
+                    "-X",
+                    "stream",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &port,
+                    "-U",
+                    "postgres",
+                ]),
+            "pg_basebackup",
         );
         let standby = Cluster {
             port: free_port(),
@@ -259,16 +244,12 @@ impl Cluster {
 
     /// Promotes a standby to a primary, and waits until it is one.
     pub(crate) fn promote(&self) {
-        let out = server_command(&self.bin, "pg_ctl")
-            .args(["-w", "-t", "60", "-D"])
-            .arg(self.data())
-            .arg("promote")
-            .output()
-            .expect("pg_ctl runs");
-        assert!(
-            out.status.success(),
-            "pg_ctl promote failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        super::succeeds(
+            server_command(&self.bin, "pg_ctl")
+                .args(["-w", "-t", "60", "-D"])
+                .arg(self.data())
+                .arg("promote"),
+            "pg_ctl promote",
         );
     }
 

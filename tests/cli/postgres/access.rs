@@ -18,15 +18,9 @@ fn tls_with_sslmode_require_and_verify_ca() {
     let at = |name: &str| certs.path().join(name);
     // A CA, a server certificate it signs for 127.0.0.1, and a stranger CA.
     let openssl = |args: &[&str]| {
-        let made = Command::new("openssl")
-            .args(args)
-            .current_dir(certs.path())
-            .output()
-            .expect("openssl runs");
-        assert!(
-            made.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&made.stderr)
+        succeeds(
+            Command::new("openssl").args(args).current_dir(certs.path()),
+            &format!("openssl {args:?}"),
         );
     };
     std::fs::write(
