@@ -5,8 +5,7 @@
 //! backend says where a discussion ends: a file's index, a database's
 //! own count of its rows.
 
-use super::check::UnreadableLine;
-use super::check::{LineCheck, LineChecker, Link, record_or_unreadable};
+use super::check::{LineCheck, LineChecker, Link, UnreadableLine, record_or_unreadable};
 use super::hash::IdHashMap;
 use super::lines::{LineFeed, operations_on_both_cores};
 use crate::record::Record;
