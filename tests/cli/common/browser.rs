@@ -39,33 +39,7 @@ impl Browser {
             return None;
         }
         let profile = super::scratch("discuss-browser");
-        // Chromium's own temporary files (its shared memory, with
-        // --disable-dev-shm-usage) go beside its profile.
-        let mut driver = Command::new(CHROMEDRIVER)
-            .arg("--port=0")
-            .env_clear()
-            .env("TMPDIR", profile.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver starts");
-        let mut out = BufReader::new(driver.stdout.take().unwrap());
-        let mut port = None;
-        let mut line = String::new();
-        while out.read_line(&mut line).unwrap_or(0) > 0 {
-            if let Some(rest) = line
-                .trim()
-                .strip_prefix("ChromeDriver was started successfully on port ")
-            {
-                port = rest.trim_end_matches('.').parse::<u16>().ok();
-                break;
-            }
-            line.clear();
-        }
-        let port = port.expect("chromedriver says its port");
-        // The rest of its output is read and dropped, so it never blocks.
-        std::thread::spawn(move || for _ in out.lines() {});
+        let (driver, port) = start_driver(&profile);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -217,6 +191,57 @@ impl Browser {
         std::fs::write(&path, png).unwrap();
         path
     }
+}
+
+/// A ChromeDriver on a port of its own choosing, and that port. A driver
+/// that ends before it names its port (seen once in CI among several
+/// started at once) is started again, twice at most, and what it printed
+/// is shown; the third such end fails the test with its output.
+fn start_driver(profile: &tempfile::TempDir) -> (Child, u16) {
+    let log = profile.path().join("chromedriver.log");
+    let mut ends = Vec::new();
+    for _ in 0..3 {
+        // Chromium's own temporary files (its shared memory, with
+        // --disable-dev-shm-usage) go beside its profile.
+        let mut driver = Command::new(CHROMEDRIVER)
+            .arg("--port=0")
+            .env_clear()
+            .env("TMPDIR", profile.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("chromedriver's log"))
+            .spawn()
+            .expect("chromedriver starts");
+        let mut out = BufReader::new(driver.stdout.take().unwrap());
+        let mut said = String::new();
+        let mut line = String::new();
+        let mut port = None;
+        while out.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(rest) = line
+                .trim()
+                .strip_prefix("ChromeDriver was started successfully on port ")
+            {
+                port = rest.trim_end_matches('.').parse::<u16>().ok();
+                break;
+            }
+            said.push_str(&line);
+            line.clear();
+        }
+        if let Some(port) = port {
+            // The rest of its output is read and dropped, so it never blocks.
+            std::thread::spawn(move || for _ in out.lines() {});
+            return (driver, port);
+        }
+        let _ = driver.kill();
+        let status = driver.wait().map(|s| s.to_string()).unwrap_or_default();
+        let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+        let end = format!(
+            "chromedriver ended ({status}) without its port; stdout:\n{said}stderr:\n{stderr}"
+        );
+        eprintln!("{end}");
+        ends.push(end);
+    }
+    panic!("chromedriver never said its port:\n{}", ends.join("\n"));
 }
 
 impl Drop for Browser {
