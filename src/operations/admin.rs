@@ -2,6 +2,7 @@
 //! `fleet`, `kill-switch` and `quota` make them and `serve`'s operator
 //! endpoints too. Each runs its engine plan as one global write.
 
+use crate::discussion::Status;
 use crate::discussion::envelope::check_range;
 use crate::engine::{Quotas, plan_fleet, plan_kill_switch, plan_quota};
 use crate::error::{Error, ErrorCode, Result};
@@ -53,11 +54,19 @@ pub(crate) fn set_kill_switch(
     let scope = match scope {
         Some(Scope::Fleet(fleet)) => {
             crate::ids::check_name("fleet_id", &fleet)?;
-            Some(Scope::Fleet(fleet))
+            let scope = Scope::Fleet(fleet);
+            if engaged {
+                reaches_something(session, &scope)?;
+            }
+            Some(scope)
         }
         Some(Scope::Agent(agent)) => {
             crate::ids::check_name("agent_id", &agent)?;
-            Some(Scope::Agent(agent))
+            let scope = Scope::Agent(agent);
+            if engaged {
+                reaches_something(session, &scope)?;
+            }
+            Some(scope)
         }
         // A discussion is written whole: a prefix names it now, the
         // record must name it for good.
@@ -77,6 +86,51 @@ pub(crate) fn set_kill_switch(
         records.iter().for_each(|record| global.apply(record));
         Ok((records, global))
     })
+}
+
+/// A switch of a fleet or an agent must cover something that can move:
+/// one of a mistyped name would halt nothing and still look engaged. A
+/// fleet there is (asks in it), an agent in a fleet, or a discussion of
+/// theirs that is open or active (a fleet emptied since, an agent removed
+/// since, still have those) is enough. Releasing is never refused.
+fn reaches_something(session: &Session, scope: &Scope) -> Result<()> {
+    let (fleet, agent) = match scope {
+        Scope::Fleet(fleet) => (Some(fleet.as_str()), None),
+        Scope::Agent(agent) => (None, Some(agent.as_str())),
+        Scope::Discussion(_) => return Ok(()),
+    };
+    if session.ledger.exists()? {
+        let view = session.ledger.view(&[])?;
+        let global = view.global(session.now(view.last_at_ms()));
+        let registered = match scope {
+            Scope::Fleet(fleet) => global.fleets.contains_key(fleet),
+            _ => global
+                .fleets
+                .values()
+                .any(|m| agent.is_some_and(|a| m.contains(a))),
+        };
+        let live = || super::lists::listed(session, &[Status::Open, Status::Active], agent, fleet);
+        if registered || !live()?.0.is_empty() {
+            return Ok(());
+        }
+    }
+    let hint = "check the name: `discuss fleet list` shows the fleets and their agents";
+    Err(match scope {
+        Scope::Fleet(fleet) => Error::new(
+            ErrorCode::UnknownFleet,
+            format!("no fleet {fleet}, and no discussion of it that can still move"),
+        )
+        .detail("fleet_id", fleet.as_str()),
+        _ => {
+            let agent = agent.unwrap_or_default();
+            Error::new(
+                ErrorCode::NotInFleet,
+                format!("{agent} is in no fleet and in no discussion that can still move"),
+            )
+            .detail("agent_id", agent)
+        }
+    }
+    .hint(hint))
 }
 
 /// What `quota set` asks for, as given: each is checked here.

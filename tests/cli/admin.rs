@@ -352,3 +352,78 @@ fn deadlines_run_on_while_halted_and_switch_changes_are_events() {
         "{human}"
     );
 }
+
+#[test]
+fn a_switch_must_name_a_fleet_or_agent_with_something_left_to_move() {
+    let mut env = Env::new();
+    env.fleet();
+    // Mistyped names halt nothing: refused (and nothing written).
+    let error = env.fails(
+        &[
+            "kill-switch",
+            "on",
+            "--fleet",
+            "fleet-alpah",
+            "--reason",
+            "x",
+        ],
+        "unknown_fleet",
+        4,
+    );
+    assert_eq!(error["details"]["fleet_id"], "fleet-alpah", "{error}");
+    let error = env.fails(
+        &["kill-switch", "on", "--agent", "agent-z", "--reason", "x"],
+        "not_in_fleet",
+        4,
+    );
+    assert_eq!(error["details"]["agent_id"], "agent-z", "{error}");
+    // Releasing is never refused (a switch an earlier version let in).
+    env.ok(&["kill-switch", "off", "--fleet", "fleet-alpah"]);
+    // A fleet emptied since, and agents removed since, still have a
+    // discussion that can move: their switches are taken, and hold it.
+    let (dsc, root) = env.ask(&["--timeout-ms", "60000"]);
+    env.ok(&[
+        "fleet",
+        "remove",
+        "fleet-alpha",
+        "agent-a",
+        "agent-b",
+        "agent-c",
+    ]);
+    env.fails(&["fleet", "list", "fleet-alpha"], "unknown_fleet", 4);
+    for scope in [["--fleet", "fleet-alpha"], ["--agent", "agent-a"]] {
+        env.ok(&["kill-switch", "on", scope[0], scope[1], "--reason", "x"]);
+        let refused = env.fails(
+            &wake_argv("agent-b", &dsc, &root, &[], false),
+            "kill_switch_engaged",
+            6,
+        );
+        assert_eq!(
+            refused["details"]["scope"],
+            json!({scope[0].trim_start_matches("--"): scope[1]}),
+            "{refused}"
+        );
+        env.ok(&["kill-switch", "off", scope[0], scope[1]]);
+    }
+    // Once it has ended, nothing is left to halt.
+    // (A pinned clock runs on from its pin within each command.)
+    env.advance(61_000);
+    assert_eq!(env.status(&dsc), "expired");
+    env.fails(
+        &[
+            "kill-switch",
+            "on",
+            "--fleet",
+            "fleet-alpha",
+            "--reason",
+            "x",
+        ],
+        "unknown_fleet",
+        4,
+    );
+    env.fails(
+        &["kill-switch", "on", "--agent", "agent-a", "--reason", "x"],
+        "not_in_fleet",
+        4,
+    );
+}

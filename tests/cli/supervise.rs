@@ -698,6 +698,7 @@ fn a_switch_that_covers_the_turn_kills_its_child_and_one_that_does_not_leaves_it
             .any(|r| r["receipt"] == "discussion.attempt.started")
     });
     // Another agent's and another fleet's switches do not cover it.
+    env.ok(&["fleet", "add", "fleet-other", "agent-c"]);
     env.ok(&[
         "kill-switch",
         "on",
