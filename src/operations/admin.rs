@@ -74,6 +74,19 @@ pub(crate) fn set_kill_switch(
             // It must name a discussion there is: a switch of a mistyped
             // id would halt nothing and look engaged.
             let (discussion, _) = super::read::load(session, &given)?;
+            // Nor would one of a discussion that has ended.
+            if engaged && discussion.status.is_terminal() {
+                let status = discussion.status.as_str();
+                return Err(Error::new(
+                    ErrorCode::DiscussionTerminal,
+                    format!(
+                        "{} is {status}: nothing in it can move, so nothing to halt",
+                        discussion.id
+                    ),
+                )
+                .detail("discussion_id", discussion.id.as_str())
+                .detail("status", status));
+            }
             Some(Scope::Discussion(discussion.id))
         }
         None => None,

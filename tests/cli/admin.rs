@@ -354,7 +354,7 @@ fn deadlines_run_on_while_halted_and_switch_changes_are_events() {
 }
 
 #[test]
-fn a_switch_must_name_a_fleet_or_agent_with_something_left_to_move() {
+fn a_switch_must_name_something_left_to_move() {
     let mut env = Env::new();
     env.fleet();
     // Mistyped names halt nothing: refused (and nothing written).
@@ -426,4 +426,12 @@ fn a_switch_must_name_a_fleet_or_agent_with_something_left_to_move() {
         "not_in_fleet",
         4,
     );
+    // Nor in the discussion itself.
+    let error = env.fails(
+        &["kill-switch", "on", "--discussion", &dsc, "--reason", "x"],
+        "discussion_terminal",
+        5,
+    );
+    assert_eq!(error["details"]["status"], "expired", "{error}");
+    env.ok(&["kill-switch", "off", "--discussion", &dsc]);
 }
