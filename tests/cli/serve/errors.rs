@@ -422,18 +422,20 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         &json!({"engaged": false}),
     ));
     assert_eq!(released["engaged"], false);
+    let before = env.ledger_bytes();
     let bad_switch = server.post(
         "/v1/kill-switch",
         Some(&operator),
         &json!({"engaged": "yes"}),
     );
-    refused(
-        &env,
-        &env.ledger_bytes(),
-        &bad_switch,
-        400,
-        "invalid_argument",
+    refused(&env, &before, &bad_switch, 400, "invalid_argument");
+    let before = env.ledger_bytes();
+    let mistyped = server.post(
+        "/v1/kill-switch",
+        Some(&operator),
+        &json!({"engaged": true, "reason": "typo", "scope": {"fleet": "fleet-alpah"}}),
     );
+    refused(&env, &before, &mistyped, 404, "unknown_fleet");
     let fleet = ok(&server.post(
         "/v1/fleets/fleet-beta/agents",
         Some(&operator),
@@ -444,12 +446,13 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         env.ok(&["fleet", "list", "fleet-beta"])["fleets"][0]["agents"],
         json!(["agent-x", "agent-y"])
     );
+    let before = env.ledger_bytes();
     let bad_fleet = server.post(
         "/v1/fleets/fleet-beta/agents",
         Some(&operator),
         &json!({"add": ["-bad"]}),
     );
-    refused(&env, &env.ledger_bytes(), &bad_fleet, 400, "invalid_id");
+    refused(&env, &before, &bad_fleet, 400, "invalid_id");
     // What is not HTTP at all, a header line past hyper's limit, a request
     // line of nonsense: each answered or dropped, never a crash.
     for garbage in [
