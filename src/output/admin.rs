@@ -228,8 +228,15 @@ impl View for KillSwitchView {
                 printable(self.reason.as_deref().unwrap_or(""), false),
                 since(self.changed_at, self.changed_by.as_deref())
             )
-        } else {
+        } else if self.scopes.is_empty() {
             "kill-switch off\n".to_owned()
+        } else {
+            // Said whole, so that "off" is not read as "nothing halted".
+            let n = self.scopes.len();
+            format!(
+                "global kill-switch off; {n} scoped {} engaged:\n",
+                if n == 1 { "switch" } else { "switches" }
+            )
         };
         for scoped in &self.scopes {
             let scope = scoped

@@ -260,6 +260,12 @@ fn switches_are_independent_and_a_refusal_names_the_first_that_covers_it() {
     order(json!({"fleet": "fleet-alpha"}));
     env.ok(&["kill-switch", "off", "--fleet", "fleet-alpha"]);
     order(json!({"agent": "agent-b"}));
+    // For a person, "off" is said of the global switch only.
+    let said = env.run(&["kill-switch"]).stdout;
+    assert!(
+        said.starts_with("global kill-switch off; 1 scoped switch engaged:\n  agent agent-b HALTED: b loops (since "),
+        "{said}"
+    );
     // Rows say it, in JSON and for a person; reading is never blocked.
     let list = env.ok(&["list"]);
     let halted = &list["discussions"][0]["halted"];
