@@ -107,43 +107,39 @@ pub(crate) fn set_kill_switch(
 /// theirs that is open or active (a fleet emptied since, an agent removed
 /// since, still have those) is enough. Releasing is never refused.
 fn reaches_something(session: &Session, scope: &Scope) -> Result<()> {
-    let (fleet, agent) = match scope {
-        Scope::Fleet(fleet) => (Some(fleet.as_str()), None),
-        Scope::Agent(agent) => (None, Some(agent.as_str())),
+    let (fleet, agent, refusal) = match scope {
+        Scope::Fleet(fleet) => (
+            Some(fleet.as_str()),
+            None,
+            Error::new(
+                ErrorCode::UnknownFleet,
+                format!("no fleet {fleet}, and no discussion of it that can still move"),
+            )
+            .detail("fleet_id", fleet.as_str()),
+        ),
+        Scope::Agent(agent) => (
+            None,
+            Some(agent.as_str()),
+            Error::new(
+                ErrorCode::NotInFleet,
+                format!("{agent} is in no fleet and in no discussion that can still move"),
+            )
+            .detail("agent_id", agent.as_str()),
+        ),
         Scope::Discussion(_) => return Ok(()),
     };
     if session.ledger.exists()? {
         let view = session.ledger.view(&[])?;
         let global = view.global(session.now(view.last_at_ms()));
-        let registered = match scope {
-            Scope::Fleet(fleet) => global.fleets.contains_key(fleet),
-            _ => global
-                .fleets
-                .values()
-                .any(|m| agent.is_some_and(|a| m.contains(a))),
-        };
+        let registered = global.fleets.iter().any(|(id, members)| {
+            fleet.is_some_and(|f| f == id) || agent.is_some_and(|a| members.contains(a))
+        });
         let live = || super::lists::listed(session, &[Status::Open, Status::Active], agent, fleet);
         if registered || !live()?.0.is_empty() {
             return Ok(());
         }
     }
-    let hint = "check the name: `discuss fleet list` shows the fleets and their agents";
-    Err(match scope {
-        Scope::Fleet(fleet) => Error::new(
-            ErrorCode::UnknownFleet,
-            format!("no fleet {fleet}, and no discussion of it that can still move"),
-        )
-        .detail("fleet_id", fleet.as_str()),
-        _ => {
-            let agent = agent.unwrap_or_default();
-            Error::new(
-                ErrorCode::NotInFleet,
-                format!("{agent} is in no fleet and in no discussion that can still move"),
-            )
-            .detail("agent_id", agent)
-        }
-    }
-    .hint(hint))
+    Err(refusal.hint("check the name: `discuss fleet list` shows the fleets and their agents"))
 }
 
 /// What `quota set` asks for, as given: each is checked here.
