@@ -218,6 +218,13 @@ fn an_open_page_follows_the_cli_and_shows_a_turn_running_out_without_a_reload() 
         browser.eval("return document.querySelector('main').dataset.status"),
         json!("open")
     );
+    assert!(
+        browser
+            .eval("return document.getElementById('summary').innerText")
+            .as_str()
+            .unwrap()
+            .contains("Conversation deadline")
+    );
     // A mark that a navigation would lose.
     browser.eval("window.stillHere = true; return 1");
     // The CLI wakes agent-b at the server's time: the page shows the turn
@@ -236,6 +243,14 @@ fn an_open_page_follows_the_cli_and_shows_a_turn_running_out_without_a_reload() 
         &browser,
         "document.querySelector('main').dataset.status === 'deadman'",
         Duration::from_secs(4),
+    );
+    // An ended discussion says when it ended, not a deadline that passed
+    // or never came.
+    let summary = browser.eval("return document.getElementById('summary').innerText");
+    let summary = summary.as_str().unwrap();
+    assert!(
+        summary.contains("Ended") && !summary.contains("Conversation deadline"),
+        "{summary}"
     );
     assert_eq!(
         browser.eval("return window.stillHere === true"),

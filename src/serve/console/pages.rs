@@ -578,9 +578,12 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                         ", started " (time(text(d, "created_at"), now)) }
                     dl.facts {
                         div { dt { "Turns" } dd { (d.get("turns_used").unwrap_or(&Value::Null)) " of " (policy.get("max_turns").unwrap_or(&Value::Null)) } }
-                        div { dt { "Conversation deadline" } dd {
-                            @if settled { "ended " (time(text(d, "terminal_at"), now)) }
-                            @else { (countdown(text(policy, "conversation_deadline_at"), now)) } } }
+                        // An ended discussion's deadline no longer matters: when it ended does.
+                        @if settled {
+                            div { dt { "Ended" } dd { (time(text(d, "terminal_at"), now)) } }
+                        } @else {
+                            div { dt { "Conversation deadline" } dd { (countdown(text(policy, "conversation_deadline_at"), now)) } }
+                        }
                         div { dt { "Live turn" } dd {
                             @if let Some(a) = live_attempt { (text(a, "agent_id")) ", turn " (a.get("turn").unwrap_or(&Value::Null)) ": " (countdown(text(a, "deadline_at"), now)) }
                             @else { "none" } } }
