@@ -1,6 +1,6 @@
 //! The ledger-wide state: fleets, wake quotas and the kill-switch.
 
-use super::text::printable;
+use super::text::{printable, relative};
 use super::{At, Sink, Style, View};
 use crate::global::{DEFAULT_WAKES_PER_HOUR, Global};
 use crate::spend::Usd;
@@ -293,6 +293,9 @@ impl TokenIssuedView {
 #[derive(Serialize)]
 pub(crate) struct TokensView {
     pub tokens: Vec<TokenRow>,
+    /// The instant the times are told from (not in the JSON).
+    #[serde(skip)]
+    pub now_ms: i64,
 }
 
 #[derive(Serialize)]
@@ -326,29 +329,37 @@ impl TokensView {
             })
             .collect();
         tokens.sort_by(|a, b| (a.issued_at.0, &a.token_id).cmp(&(b.issued_at.0, &b.token_id)));
-        TokensView { tokens }
+        TokensView { tokens, now_ms }
     }
 }
 
 impl View for TokensView {
-    fn human(&self, style: &Style, out: &mut Sink) {
+    /// One block a token, not a table: its id stays whole at any width
+    /// (it is what `token revoke` takes), and times read as `list`'s do.
+    fn human(&self, _style: &Style, out: &mut Sink) {
         if self.tokens.is_empty() {
             out.text("no tokens; issue one with `discuss token issue AGENT`\n");
             return;
         }
-        let mut table = style.table(&["token", "agent", "role", "state", "expires"]);
+        let now_ms = self.now_ms;
+        let mut text = String::new();
         for token in &self.tokens {
-            table.add_row(vec![
-                token.token_id.clone(),
-                printable(&token.agent_id, false).into_owned(),
-                token.role.to_owned(),
-                token.state.to_owned(),
-                token
-                    .expires_at
-                    .map(|at| crate::clock::format_ms(at.0))
-                    .unwrap_or_else(|| "never".to_owned()),
-            ]);
+            let ends = match (token.revoked_at, token.expires_at) {
+                (Some(at), _) => format!("revoked {}", relative(at.0, now_ms)),
+                (None, Some(at)) if at.0 <= now_ms => format!("expired {}", relative(at.0, now_ms)),
+                (None, Some(at)) => format!("expires {}", relative(at.0, now_ms)),
+                (None, None) => "never expires".to_owned(),
+            };
+            text.push_str(&format!(
+                "{}  {}\n  {} ({}) · issued {} by {} · {ends}\n",
+                token.token_id,
+                token.state,
+                printable(&token.agent_id, false),
+                token.role,
+                relative(token.issued_at.0, now_ms),
+                printable(&token.issued_by, false),
+            ));
         }
-        out.text(&format!("{table}\n"));
+        out.text(&text);
     }
 }

@@ -105,3 +105,63 @@ fn iso(ms: i64) -> String {
     let at = jiff::Timestamp::from_millisecond(ms).unwrap();
     format!("{}", at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
 }
+
+#[test]
+fn token_list_keeps_ids_whole_on_any_terminal_and_tells_how_each_ends() {
+    let mut env = Env::new();
+    env.fleet();
+    let ids: Vec<String> = [
+        &["token", "issue", "agent-a"][..],
+        &["token", "issue", "ops", "--operator", "--no-expiry"],
+        &["token", "issue", "agent-b", "--expires-in-hours", "1"],
+        &["token", "issue", "agent-c"],
+    ]
+    .iter()
+    .map(|args| env.ok(args)["token_id"].as_str().unwrap().to_owned())
+    .collect();
+    env.ok(&["token", "revoke", &ids[3]]);
+    // Two hours and half a minute: each command's clock runs on from its
+    // pin by the milliseconds it takes, which must not tip a rounding.
+    env.advance(2 * 3_600_000 + 30_000);
+    let expected = [
+        (
+            &ids[0],
+            "active",
+            "agent-a (agent) · issued 2h00m ago by tester · expires in 89d21h",
+        ),
+        (
+            &ids[1],
+            "active",
+            "ops (operator) · issued 2h00m ago by tester · never expires",
+        ),
+        (
+            &ids[2],
+            "expired",
+            "agent-b (agent) · issued 2h00m ago by tester · expired 1h00m ago",
+        ),
+        (
+            &ids[3],
+            "revoked",
+            "agent-c (agent) · issued 2h00m ago by tester · revoked 2h00m ago",
+        ),
+    ];
+    let piped = env.run(&["token", "list"]).stdout;
+    for columns in [80usize, 200] {
+        let text = on_a_terminal(
+            &env,
+            "xterm",
+            &format!("stty cols {columns}; discuss --color never token list"),
+        );
+        assert_eq!(
+            text, piped,
+            "{columns} columns: the same blocks as in a pipe"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= columns), "{text}");
+    }
+    let lines: Vec<&str> = piped.lines().collect();
+    assert_eq!(lines.len(), 8, "{piped}");
+    for (block, (id, state, told)) in lines.chunks(2).zip(expected) {
+        assert_eq!(block[0], format!("{id}  {state}"), "{piped}");
+        assert_eq!(block[1], format!("  {told}"), "{piped}");
+    }
+}
