@@ -331,22 +331,8 @@ impl View for EventView<'_> {
         let rest = rest.trim_end();
         // On a terminal, a line wider than it is wrapped here, at word
         // boundaries and indented under the time, not cut by the terminal.
-        const INDENT: usize = 8;
-        let wrapped = match style.width {
-            Some(width) if INDENT + rest.chars().count() > width => {
-                super::text::wrap(rest, Some(width.saturating_sub(INDENT).max(20)))
-            }
-            _ => vec![rest.to_owned()],
-        };
-        let mut text = format!("{:>6}  ", self.line);
-        for (i, part) in wrapped.iter().enumerate() {
-            if i > 0 {
-                text.push_str(&" ".repeat(INDENT));
-            }
-            text.push_str(part.trim_start());
-            text.push('\n');
-        }
-        out.text(&text);
+        let line = format!("{:>6}  ", self.line);
+        out.text(&super::text::hanging(&line, rest, line.len(), style.width));
     }
 }
 

@@ -1,7 +1,7 @@
 //! The ledger as a whole: `verify`, `ledger export|import|info`.
 
 use super::discussion::FindingJson;
-use super::text::{count, printable};
+use super::text::{count, hanging, printable};
 use super::{Sink, Style, View};
 use crate::discussion::Discussion;
 use crate::ledger::{ChainSummary, Info, LineCheck, LineFinding, UnreadableLine};
@@ -92,70 +92,94 @@ impl View for VerifyView {
 
     /// A line a problem, the count of everything, then the chain (and the
     /// seal).
-    fn human(&self, _style: &Style, out: &mut Sink) {
+    fn human(&self, style: &Style, out: &mut Sink) {
+        // On a terminal, wrapped at word boundaries (a digest stays whole)
+        // with the rest of a line indented, not cut by the terminal.
+        let put = |out: &mut Sink, line: String| out.text(&hanging("", &line, 2, style.width));
         let lines = &self.lines;
         for u in &lines.unreadable {
-            out.text(&format!(
-                "line {}: unreadable: {}\n",
-                u.line,
-                printable(&u.detail, false)
-            ));
+            put(
+                out,
+                format!(
+                    "line {}: unreadable: {}",
+                    u.line,
+                    printable(&u.detail, false)
+                ),
+            );
         }
         for f in &lines.findings {
-            out.text(&format!(
-                "line {}: {}: {}\n",
-                f.line,
-                f.kind,
-                printable(&f.detail, false)
-            ));
+            put(
+                out,
+                format!(
+                    "line {}: {}: {}",
+                    f.line,
+                    f.kind,
+                    printable(&f.detail, false)
+                ),
+            );
         }
         if lines.torn_tail > 0 {
             let moved = match &self.torn_moves_to {
                 Some(path) => format!("moved to {path} by the next write"),
                 None => "refused by writers until removed by hand".into(),
             };
-            out.text(&format!(
-                "torn tail: {} bytes after the last complete line ({moved})\n",
-                lines.torn_tail
-            ));
+            put(
+                out,
+                format!(
+                    "torn tail: {} bytes after the last complete line ({moved})",
+                    lines.torn_tail
+                ),
+            );
         }
         for d in &self.invalid {
             for f in &d.findings {
-                out.text(&format!(
-                    "{}: line {}: {}: {}\n",
-                    d.id,
-                    f.line,
-                    f.kind.as_str(),
-                    printable(&f.detail, false)
-                ));
+                put(
+                    out,
+                    format!(
+                        "{}: line {}: {}: {}",
+                        d.id,
+                        f.line,
+                        f.kind.as_str(),
+                        printable(&f.detail, false)
+                    ),
+                );
             }
         }
-        out.text(&format!(
-            "{}: {}, {}, {}, {}, {}, {}\n",
-            if self.ok { "ok" } else { "PROBLEMS" },
-            count(lines.records, "record", "records"),
-            count(self.discussions as u64, "discussion", "discussions"),
-            count(
-                lines.unreadable.len() as u64,
-                "unreadable line",
-                "unreadable lines"
+        put(
+            out,
+            format!(
+                "{}: {}, {}, {}, {}, {}, {}",
+                if self.ok { "ok" } else { "PROBLEMS" },
+                count(lines.records, "record", "records"),
+                count(self.discussions as u64, "discussion", "discussions"),
+                count(
+                    lines.unreadable.len() as u64,
+                    "unreadable line",
+                    "unreadable lines"
+                ),
+                count(lines.findings.len() as u64, "line finding", "line findings"),
+                count(lines.torn_tail, "torn byte", "torn bytes"),
+                count(
+                    self.invalid.len() as u64,
+                    "invalid discussion",
+                    "invalid discussions"
+                ),
             ),
-            count(lines.findings.len() as u64, "line finding", "line findings"),
-            count(lines.torn_tail, "torn byte", "torn bytes"),
-            count(
-                self.invalid.len() as u64,
-                "invalid discussion",
-                "invalid discussions"
-            ),
-        ));
+        );
         // Then what vouches for the history: the chain, and the seal.
         let chain = &lines.chain;
         match (chain.first_chained_line, &chain.last_sha256) {
-            (Some(first), Some(last)) => out.text(&format!(
-                "chain: {} chained from line {first}; the last line hashes to sha256:{last}\n",
-                count(chain.lines_chained, "line", "lines")
-            )),
-            _ => out.text("chain: no line is chained (written before chaining)\n"),
+            (Some(first), Some(last)) => put(
+                out,
+                format!(
+                    "chain: {} chained from line {first}; the last line hashes to sha256:{last}",
+                    count(chain.lines_chained, "line", "lines")
+                ),
+            ),
+            _ => put(
+                out,
+                "chain: no line is chained (written before chaining)".to_owned(),
+            ),
         }
         if let Some(seal) = &self.seal {
             let signed = match (&seal.signed_by, seal.key_pinned) {
@@ -165,10 +189,13 @@ impl View for VerifyView {
                 ),
                 (None, _) => ", unsigned".to_owned(),
             };
-            out.text(&format!(
-                "seal: line {} still hashes to sha256:{} as sealed at {}{signed}\n",
-                seal.line, seal.sha256, seal.at
-            ));
+            put(
+                out,
+                format!(
+                    "seal: line {} still hashes to sha256:{} as sealed at {}{signed}",
+                    seal.line, seal.sha256, seal.at
+                ),
+            );
         }
     }
 }

@@ -108,6 +108,29 @@ pub(crate) fn wrap(line: &str, width: Option<usize>) -> Vec<String> {
     lines
 }
 
+/// `prefix` and `rest` on one line, or on a terminal too narrow for it,
+/// `rest` wrapped at word boundaries with the lines after the first
+/// indented by `indent`; each line ends in a newline.
+pub(crate) fn hanging(prefix: &str, rest: &str, indent: usize, width: Option<usize>) -> String {
+    let taken = prefix.chars().count();
+    let parts = match width {
+        // Every line fits what the widest of its margins leaves.
+        Some(width) if taken + rest.chars().count() > width => {
+            wrap(rest, Some(width.saturating_sub(taken.max(indent)).max(20)))
+        }
+        _ => vec![rest.to_owned()],
+    };
+    let mut text = prefix.to_owned();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            text.push_str(&" ".repeat(indent));
+        }
+        text.push_str(part.trim_start());
+        text.push('\n');
+    }
+    text
+}
+
 /// `HH:MM:SS.mmm` of a time, for tables whose header gives the date.
 pub(crate) fn clock_time(ms: i64) -> String {
     let full = format_ms(ms);
@@ -138,6 +161,22 @@ mod tests {
             vec!["averyveryverylongword", "x"]
         );
         assert_eq!(wrap("no width, no cut", None), vec!["no width, no cut"]);
+    }
+
+    #[test]
+    fn a_hanging_line_wraps_only_past_the_width_and_indents_the_rest() {
+        let words = "one two three four five six seven eight nine ten eleven twelve";
+        assert_eq!(hanging("> ", words, 2, None), format!("> {words}\n"));
+        assert_eq!(hanging("> ", words, 2, Some(80)), format!("> {words}\n"));
+        // A prefix wider than the indent narrows every line alike.
+        assert_eq!(
+            hanging("12345678", "aaaa bbbb cccc dddd eeee", 2, Some(30)),
+            "12345678aaaa bbbb cccc dddd\n  eeee\n"
+        );
+        assert_eq!(
+            hanging("> ", words, 4, Some(30)),
+            "> one two three four five\n    six seven eight nine ten\n    eleven twelve\n"
+        );
     }
 
     #[test]

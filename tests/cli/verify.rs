@@ -90,7 +90,24 @@ fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
             assert!(screen.contains(id), "{id} whole at {columns}: {screen}");
         }
         insta::assert_snapshot!(format!("findings_{columns}"), screen);
+        // `verify`'s own report too: wrapped, its ids whole.
+        let report = verify_on_a_terminal(&env, columns);
+        for id in [
+            dsc,
+            "msg_01a22c54cff476d794bb426f69d35b4a",
+            "att_01a22c54d00070000000000000000bad",
+        ] {
+            assert!(report.contains(id), "{id} whole at {columns}: {report}");
+        }
     }
+    // In a pipe, its count of everything is one line.
+    let piped = env.run(&["verify"]).stdout;
+    assert!(
+        piped
+            .lines()
+            .any(|l| l.starts_with("PROBLEMS: ") && l.ends_with(" invalid discussion")),
+        "{piped}"
+    );
     let out = env.run(&["show", dsc]);
     let blocks = out.stdout[out.stdout.find("Integrity findings").unwrap()..].to_owned();
     assert_eq!(blocks.matches(" · line ").count(), findings, "{blocks}");
@@ -100,6 +117,45 @@ fn findings_read_whole_on_a_terminal_and_in_a_pipe() {
         "{blocks}"
     );
     insta::assert_snapshot!("findings_pipe", blocks);
+}
+
+/// `verify`'s report on a terminal `columns` wide, every line checked to
+/// fit (its progress, erased where the report begins, left out).
+fn verify_on_a_terminal(env: &Env, columns: usize) -> String {
+    let screen = on_a_terminal(
+        env,
+        "xterm",
+        &format!("stty cols {columns}; discuss --color never verify"),
+    );
+    let report = screen.rsplit("\u{1b}[2K").next().unwrap_or_default();
+    for line in report.lines() {
+        assert!(line.chars().count() <= columns, "at {columns}: {line:?}");
+    }
+    report.to_owned()
+}
+
+#[test]
+fn a_clean_report_fits_the_terminal_and_keeps_the_chains_digest_whole() {
+    let env = Env::new();
+    env.discussion(&[]);
+    let piped = env.run(&["verify"]).stdout;
+    let digest = piped.split("sha256:").nth(1).unwrap_or_default();
+    let digest: String = digest.chars().take_while(char::is_ascii_hexdigit).collect();
+    assert_eq!(digest.len(), 64, "{piped}");
+    assert_eq!(piped.lines().count(), 2, "a line each in a pipe: {piped}");
+    for columns in [80usize, 200] {
+        let report = verify_on_a_terminal(&env, columns);
+        assert!(
+            report.contains(&format!("sha256:{digest}")),
+            "at {columns}: {report}"
+        );
+        let wrapped = columns == 80;
+        assert_eq!(
+            report.lines().count() > 2,
+            wrapped,
+            "at {columns}: {report}"
+        );
+    }
 }
 
 /// `verify` reads each line once: checked, and handed to its discussion.
