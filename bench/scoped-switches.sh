@@ -18,6 +18,9 @@ for copy in none scoped; do
   export DISCUSS_LEDGER=$work/$copy.jsonl
   "$bin" fleet add bench-f bench-a bench-b >/dev/null
   "$bin" quota set 100000 --agent bench-b >/dev/null
+  # The fleets and agents the switches halt must exist (both copies alike).
+  "$bin" fleet add other-fleet other-agent-1 other-agent-2 >/dev/null
+  "$bin" fleet add other-fleet-3 other-agent-1 >/dev/null
   if [ "$copy" = scoped ]; then
     "$bin" kill-switch on --fleet other-fleet --reason bench >/dev/null
     "$bin" kill-switch on --agent other-agent-1 --reason bench >/dev/null

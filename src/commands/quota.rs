@@ -39,6 +39,10 @@ pub(crate) enum QuotaCommand {
         /// The agent; without it, the default is set
         #[arg(long, value_name = "AGENT", add = clap_complete::ArgValueCandidates::new(crate::complete::agents))]
         agent: Option<String>,
+        /// Set it although the agent is in no fleet and no open discussion
+        /// yet (a typo is refused otherwise)
+        #[arg(long, requires = "agent")]
+        allow_unknown_agent: bool,
     },
     /// Show the default, each agent's quota and its wakes in the last hour
     Show,
@@ -51,6 +55,7 @@ pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer> {
             tokens_per_hour,
             cost_usd_per_day,
             agent,
+            allow_unknown_agent,
         } => {
             let tokens = tokens_per_hour.map(serde_json::Value::from);
             let cost = cost_usd_per_day.clone().map(serde_json::Value::from);
@@ -58,6 +63,7 @@ pub(crate) fn run(ctx: &Context, args: &QuotaArgs) -> Result<Answer> {
                 wakes_per_hour: *wakes_per_hour,
                 tokens_per_hour: tokens.as_ref(),
                 cost_usd_per_day: cost.as_ref(),
+                allow_unknown_agent: *allow_unknown_agent,
             };
             crate::operations::admin::set_quota(ctx, agent.as_deref(), &request)?
         }

@@ -101,8 +101,8 @@ pub(crate) fn set_kill_switch(
     })
 }
 
-/// A switch of a fleet or an agent must cover something that can move:
-/// one of a mistyped name would halt nothing and still look engaged. A
+/// A switch (or an agent's quota) must cover something that can move:
+/// one of a mistyped name would halt or cap nothing and still look set. A
 /// fleet there is (asks in it), an agent in a fleet, or a discussion of
 /// theirs that is open or active (a fleet emptied since, an agent removed
 /// since, still have those) is enough. Releasing is never refused.
@@ -149,6 +149,8 @@ pub(crate) struct QuotaRequest<'a> {
     pub tokens_per_hour: Option<&'a serde_json::Value>,
     /// Text from a command line, a JSON number from a request.
     pub cost_usd_per_day: Option<&'a serde_json::Value>,
+    /// Set for an agent in no fleet and no live discussion (yet).
+    pub allow_unknown_agent: bool,
 }
 
 /// Sets the hourly wake quota and the spend caps of `agent`, or the
@@ -181,6 +183,15 @@ pub(crate) fn set_quota(
     }
     if let Some(agent) = agent {
         ids::check_name("agent_id", agent)?;
+        // A typo must not leave the agent meant without its cap.
+        if !request.allow_unknown_agent {
+            reaches_something(session, &Scope::Agent(agent.to_owned())).map_err(|e| {
+                e.hint_each(
+                    "to set it before the agent joins a fleet, give --allow-unknown-agent",
+                    "to set it before the agent joins a fleet, send \"allow_unknown_agent\": true",
+                )
+            })?;
+        }
     }
     session.ledger.append_global(|view| {
         let stamp = session.stamp(view.last_at_ms());

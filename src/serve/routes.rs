@@ -641,8 +641,8 @@ async fn fleet(
 }
 
 /// `POST /v1/quota {"wakes_per_hour":N,"tokens_per_hour":N,
-/// "cost_usd_per_day":X,"agent_id":A}` (at least one of the first three):
-/// `quota set`.
+/// "cost_usd_per_day":X,"agent_id":A,"allow_unknown_agent":bool}` (at
+/// least one of the first three): `quota set`.
 async fn quota(
     State(app): State<App>,
     axum::Extension(principal): axum::Extension<Principal>,
@@ -657,9 +657,17 @@ async fn quota(
                 "tokens_per_hour",
                 "cost_usd_per_day",
                 "agent_id",
+                "allow_unknown_agent",
             ],
         )?;
         let wakes = typed(&request, "wakes_per_hour", "an integer", Value::as_i64)?;
+        let allow_unknown_agent = typed(
+            &request,
+            "allow_unknown_agent",
+            "true or false",
+            Value::as_bool,
+        )?
+        .unwrap_or(false);
         let agent = typed(&request, "agent_id", "a string", Value::as_str)?;
         let given = |field: &str| request.get(field).filter(|v| !v.is_null());
         if let Some(cost @ Value::String(_)) = given("cost_usd_per_day") {
@@ -674,8 +682,11 @@ async fn quota(
             wakes_per_hour: wakes,
             tokens_per_hour: given("tokens_per_hour"),
             cost_usd_per_day: given("cost_usd_per_day"),
+            allow_unknown_agent,
         };
-        let (global, now) = crate::operations::admin::set_quota(session, agent, &quotas)?;
+        // Hints in the request's terms (its fields, not the CLI's flags).
+        let (global, now) = crate::operations::admin::set_quota(session, agent, &quotas)
+            .map_err(Error::for_tools)?;
         Ok(QuotaView::of(&global, now))
     })
     .await

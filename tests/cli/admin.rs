@@ -441,3 +441,46 @@ fn a_switch_must_name_something_left_to_move() {
     assert_eq!(error["details"]["status"], "expired", "{error}");
     env.ok(&["kill-switch", "off", "--discussion", &dsc]);
 }
+
+#[test]
+fn a_quota_for_an_agent_nothing_knows_is_refused_unless_asked_for() {
+    let env = Env::new();
+    env.fleet();
+    // A typo would leave the agent meant without its cap.
+    let error = env.fails(
+        &["quota", "set", "5", "--agent", "agent-bb"],
+        "not_in_fleet",
+        4,
+    );
+    assert_eq!(error["details"]["agent_id"], "agent-bb", "{error}");
+    assert!(
+        error["hints"].to_string().contains("--allow-unknown-agent"),
+        "{error}"
+    );
+    // Asked for, it is set: an agent may get its cap before it joins.
+    let set = env.ok(&[
+        "quota",
+        "set",
+        "--tokens-per-hour",
+        "1000",
+        "--agent",
+        "agent-new",
+        "--allow-unknown-agent",
+    ]);
+    let agents = set["agents"].as_array().unwrap();
+    assert!(
+        agents
+            .iter()
+            .any(|a| a["agent_id"] == "agent-new" && a["tokens_per_hour"] == 1000),
+        "{set}"
+    );
+    // Only with an agent; an agent in a fleet needs no leave.
+    let out = env.run(&["quota", "set", "5", "--allow-unknown-agent"]);
+    assert_eq!(out.status, 2, "{}", out.stderr);
+    env.ok(&["quota", "set", "5", "--agent", "agent-b"]);
+    // An agent removed from its fleet keeps its open discussion, and its
+    // quota can still be set for the wakes in it.
+    env.ask(&[]);
+    env.ok(&["fleet", "remove", "fleet-alpha", "agent-b"]);
+    env.ok(&["quota", "set", "3", "--agent", "agent-b"]);
+}

@@ -29,7 +29,14 @@ fn global_records_carry_their_state() {
     env.ok(&["fleet", "remove", "fleet-alpha", "agent-a"]);
     env.ok(&["kill-switch", "on", "--reason", "runaway loop"]);
     env.ok(&["kill-switch", "off"]);
-    env.ok(&["quota", "set", "7", "--agent", "agent-b"]);
+    env.ok(&[
+        "quota",
+        "set",
+        "7",
+        "--agent",
+        "agent-b",
+        "--allow-unknown-agent",
+    ]);
     env.ok(&["quota", "set", "12"]);
     let all = events(&env, &[]);
     assert_eq!(all.len(), 6);

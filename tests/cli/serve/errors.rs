@@ -386,6 +386,33 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         &json!({"cost_usd_per_day": "2.5"}),
     );
     refused(&env, &capped, &text, 400, "invalid_argument");
+    // An agent nothing knows: refused unless the request asks for it.
+    let typo = json!({"wakes_per_hour": 3, "agent_id": "agent-bb"});
+    let unknown = server.post("/v1/quota", Some(&operator), &typo);
+    refused(&env, &capped, &unknown, 404, "not_in_fleet");
+    let hints = unknown.json()["error"]["hints"].to_string();
+    assert!(
+        hints.contains("allow_unknown_agent"),
+        "the field is named: {hints}"
+    );
+    let asked = json!({"wakes_per_hour": 3, "agent_id": "agent-bb", "allow_unknown_agent": "yes"});
+    refused(
+        &env,
+        &capped,
+        &server.post("/v1/quota", Some(&operator), &asked),
+        400,
+        "invalid_argument",
+    );
+    let asked = json!({"wakes_per_hour": 3, "agent_id": "agent-bb", "allow_unknown_agent": true});
+    let agents = ok(&server.post("/v1/quota", Some(&operator), &asked))["agents"].clone();
+    assert!(
+        agents
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["agent_id"] == "agent-bb"),
+        "{agents}"
+    );
     let (other, other_root) = env.ask(&[]);
     let first = json!({"agent_id": "agent-b", "discussion_id": other, "expected_head_message_id": other_root});
     ok(&server.post("/v1/tools/wake_agent", Some(&b), &first));
