@@ -447,16 +447,7 @@ fn a_quota_for_an_agent_nothing_knows_is_refused_unless_asked_for() {
     let env = Env::new();
     env.fleet();
     // A typo would leave the agent meant without its cap.
-    let error = env.fails(
-        &["quota", "set", "5", "--agent", "agent-bb"],
-        "not_in_fleet",
-        4,
-    );
-    assert_eq!(error["details"]["agent_id"], "agent-bb", "{error}");
-    assert!(
-        error["hints"].to_string().contains("--allow-unknown-agent"),
-        "{error}"
-    );
+    env.refuses_unknown_agent(&["quota", "set", "5", "--agent", "agent-bb"], "agent-bb");
     // Asked for, it is set: an agent may get its cap before it joins.
     let set = env.ok(&[
         "quota",

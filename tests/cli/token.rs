@@ -10,12 +10,7 @@ const NINETY_DAYS_MS: i64 = 90 * 24 * 3_600_000;
 fn an_agent_token_is_refused_for_an_agent_in_no_fleet_unless_asked_for() {
     let env = Env::new();
     env.fleet();
-    let error = env.fails(&["token", "issue", "ghost-agent-typo"], "not_in_fleet", 4);
-    assert_eq!(error["details"]["agent_id"], "ghost-agent-typo");
-    assert!(
-        error["hints"].to_string().contains("--allow-unknown-agent"),
-        "{error}"
-    );
+    env.refuses_unknown_agent(&["token", "issue", "ghost-agent-typo"], "ghost-agent-typo");
     // Asked for: issued. An operator token names who holds it, no agent.
     let issued = env.ok(&[
         "token",

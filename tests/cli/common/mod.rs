@@ -277,6 +277,17 @@ impl Env {
         error
     }
 
+    /// `args` refused for naming `agent`, which no fleet and no live
+    /// discussion knows, with the hint that `--allow-unknown-agent` takes it.
+    pub(crate) fn refuses_unknown_agent(&self, args: &[&str], agent: &str) {
+        let error = self.fails(args, "not_in_fleet", 4);
+        assert_eq!(error["details"]["agent_id"], agent, "{error}");
+        assert!(
+            error["hints"].to_string().contains("--allow-unknown-agent"),
+            "{error}"
+        );
+    }
+
     pub(crate) fn fleet(&self) {
         self.ok(&[
             "fleet",
