@@ -414,8 +414,22 @@ fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_rec
         .find(|t| t["token_id"] == agent_c.as_str())
         .unwrap();
     assert_eq!(revoked["state"], "revoked");
-    // A bad input is the contract's error, as a page, and changes nothing.
+    // A mistyped name is refused on a page that says why (kept as a
+    // screenshot), and changes nothing.
+    browser.goto(&base(&server));
     let before = env.ledger_bytes();
+    browser
+        .eval("document.querySelector('form.engage select[name=scope]').value = 'fleet'; return 1");
+    browser.type_into("form.engage input[name=target]", "fleet-alpah");
+    browser.type_into("form.engage input[name=reason]", "typo");
+    browser.click("form.engage button[type=submit]");
+    browser.wait_until(
+        "document.body.innerText.includes('no fleet fleet-alpah')",
+        WITHIN,
+    );
+    browser.screenshot("halt-refused-1280x800");
+    assert_eq!(env.ledger_bytes(), before);
+    // A bad input is the contract's error, as a page, and changes nothing.
     let refused = post_form(
         &server,
         "/console/kill-switch",
