@@ -44,7 +44,22 @@ pub(crate) struct InboxArgs {
 pub(crate) fn run(ctx: &Context, args: &ListArgs) -> Result<Answer> {
     let statuses = parse_statuses(&args.statuses)?;
     let (rows, now_ms) = listed(ctx, &statuses, args.agent.as_deref(), args.fleet.as_deref())?;
-    rows_answer(ctx, rows, now_ms, "no discussions", args.quiet.quiet, false)
+    // Said with its filters: a bare "no discussions" from a mistyped
+    // --agent would read as an empty ledger.
+    let filters: Vec<String> = [
+        (!args.statuses.is_empty()).then(|| format!("status {}", args.statuses.join(","))),
+        args.agent.as_ref().map(|agent| format!("agent {agent}")),
+        args.fleet.as_ref().map(|fleet| format!("fleet {fleet}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let empty = if filters.is_empty() {
+        "no discussions".to_owned()
+    } else {
+        format!("no discussions ({})", filters.join(", "))
+    };
+    rows_answer(ctx, rows, now_ms, &empty, args.quiet.quiet, false)
 }
 
 pub(crate) fn inbox(ctx: &Context, args: &InboxArgs) -> Result<Answer> {

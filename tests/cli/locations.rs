@@ -181,6 +181,19 @@ fn wrong_ledger_paths_do_not_pass_quietly() {
         out.stderr
     );
     env.ok(&["verify"]);
+    // A filtered list that finds nothing says what it was filtered by: a
+    // mistyped agent must not read as an empty ledger.
+    env.ask(&[]);
+    let out = env.run(&["list", "--agent", "agent-bb", "--status", "open,active"]);
+    assert_eq!(
+        out.stdout,
+        format!("no discussions (status open,active, agent agent-bb) in {location}\n")
+    );
+    let out = env.run(&["list", "--fleet", "fleet-beta"]);
+    assert_eq!(
+        out.stdout,
+        format!("no discussions (fleet fleet-beta) in {location}\n")
+    );
 }
 
 /// A reader pointed at a file that is not a ledger says so and creates
