@@ -68,6 +68,7 @@ pub(crate) fn run(ctx: &Context, args: &EscalationsArgs) -> Result<Answer> {
                 discussions,
                 now_ms,
                 due,
+                pending_only: args.pending,
             }))
         }
         Some(EscalationsCommand::Deliver { follow, command }) => deliver(ctx, *follow, command),

@@ -62,6 +62,8 @@ pub(crate) struct EscalationsView {
     /// time or turned invalid with no write since): listed as pending,
     /// `"recorded": false`, until a writer records them.
     pub due: Vec<Discussion>,
+    /// `--pending`: the delivered ones were left out (said when empty).
+    pub pending_only: bool,
 }
 
 /// A due escalation not recorded yet, as the discussion would carry it.
@@ -106,7 +108,11 @@ impl View for EscalationsView {
     /// One block an escalation, not a table: ids stay whole at any width.
     fn human(&self, _style: &Style, out: &mut Sink) {
         if self.discussions.is_empty() && self.due.is_empty() {
-            out.text("no escalations\n");
+            out.text(if self.pending_only {
+                "no pending escalations\n"
+            } else {
+                "no escalations\n"
+            });
             return;
         }
         let mut text = String::new();

@@ -144,6 +144,11 @@ fn the_file_script_delivers_each_escalation_once_with_its_fields() {
             .unwrap()
             .is_empty()
     );
+    // For a person, "none pending" is not "none".
+    assert_eq!(
+        env.run(&["escalations", "--pending"]).stdout,
+        "no pending escalations\n"
+    );
     // They never change a status.
     assert_eq!(env.status(&first), "exhausted");
     assert!(
