@@ -54,6 +54,8 @@ pub(crate) enum KillSwitchCommand {
     /// Show the global switch and every engaged scoped one (the default)
     Status,
     /// Engage a switch
+    // `engage` and `release` are the words the help and the console use.
+    #[command(alias = "engage")]
     On {
         #[command(flatten)]
         scope: ScopeArgs,
@@ -62,6 +64,7 @@ pub(crate) enum KillSwitchCommand {
         reason: String,
     },
     /// Release a switch (the others stay as they are)
+    #[command(alias = "release")]
     Off {
         #[command(flatten)]
         scope: ScopeArgs,

@@ -260,6 +260,18 @@ fn switches_are_independent_and_a_refusal_names_the_first_that_covers_it() {
     order(json!({"fleet": "fleet-alpha"}));
     env.ok(&["kill-switch", "off", "--fleet", "fleet-alpha"]);
     order(json!({"agent": "agent-b"}));
+    // The words of the help (and the console) are taken too.
+    env.ok(&[
+        "kill-switch",
+        "engage",
+        "--fleet",
+        "fleet-alpha",
+        "--reason",
+        "again",
+    ]);
+    order(json!({"fleet": "fleet-alpha"}));
+    env.ok(&["kill-switch", "release", "--fleet", "fleet-alpha"]);
+    order(json!({"agent": "agent-b"}));
     // For a person, "off" is said of the global switch only.
     let said = env.run(&["kill-switch"]).stdout;
     assert!(
