@@ -346,6 +346,17 @@ fn what_an_agent_wrote_is_shown_as_text_under_a_policy_and_nothing_leaves_the_or
     );
 }
 
+/// Fills the overview's halt form (`scope` of the select, its `target`,
+/// the `reason`) and submits it.
+fn engage_from_the_overview(browser: &Browser, scope: &str, target: &str, reason: &str) {
+    browser.eval(&format!(
+        "document.querySelector('form.engage select[name=scope]').value = '{scope}'; return 1"
+    ));
+    browser.type_into("form.engage input[name=target]", target);
+    browser.type_into("form.engage input[name=reason]", reason);
+    browser.click("form.engage button[type=submit]");
+}
+
 #[test]
 fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_record() {
     let env = Env::new();
@@ -362,11 +373,7 @@ fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_rec
     sign_in(&browser, &server, &ops);
     listening(&browser);
     // A halt of agent-b, engaged from the overview's form.
-    browser
-        .eval("document.querySelector('form.engage select[name=scope]').value = 'agent'; return 1");
-    browser.type_into("form.engage input[name=target]", "agent-b");
-    browser.type_into("form.engage input[name=reason]", "runaway <loop>");
-    browser.click("form.engage button[type=submit]");
+    engage_from_the_overview(&browser, "agent", "agent-b", "runaway <loop>");
     browser.wait_until(
         "!!document.querySelector('#switches li[data-scope=agent]')",
         WITHIN,
@@ -418,11 +425,7 @@ fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_rec
     // screenshot), and changes nothing.
     browser.goto(&base(&server));
     let before = env.ledger_bytes();
-    browser
-        .eval("document.querySelector('form.engage select[name=scope]').value = 'fleet'; return 1");
-    browser.type_into("form.engage input[name=target]", "fleet-alpah");
-    browser.type_into("form.engage input[name=reason]", "typo");
-    browser.click("form.engage button[type=submit]");
+    engage_from_the_overview(&browser, "fleet", "fleet-alpah", "typo");
     browser.wait_until(
         "document.body.innerText.includes('no fleet fleet-alpah')",
         WITHIN,
