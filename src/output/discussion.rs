@@ -1,7 +1,7 @@
 //! `show` (and `wait`): a discussion as the contract's object, as blocks
 //! for a person, and as Markdown.
 
-use super::text::{body_text, clock_time, duration, printable, relative, wrap};
+use super::text::{body_text, clock_time, duration, hanging, printable, relative, wrap};
 use super::{At, Sink, Style, View};
 use crate::clock::format_ms;
 use crate::discussion::{Attempt, DeliveryState, Discussion, Entry, Escalation, Finding, Root};
@@ -379,24 +379,12 @@ impl View for Reached {
 /// word boundaries to `width` with the value's lines under each other.
 fn labelled(line: &str, width: usize) -> String {
     const LABEL: usize = 14;
-    if line.chars().count() <= width || line.chars().count() <= LABEL {
-        return format!("{line}\n");
-    }
     let split = line
         .char_indices()
         .nth(LABEL)
         .map_or(line.len(), |(at, _)| at);
     let (label, value) = line.split_at(split);
-    let mut out = String::new();
-    for (i, part) in wrap(value, Some(width.saturating_sub(LABEL).max(20)))
-        .iter()
-        .enumerate()
-    {
-        out.push_str(if i == 0 { label } else { "              " });
-        out.push_str(part);
-        out.push('\n');
-    }
-    out
+    hanging(label, value, LABEL, Some(width))
 }
 
 /// One discussion for a person, top to bottom as the screen shows it: the

@@ -125,7 +125,7 @@ pub(crate) fn hanging(prefix: &str, rest: &str, indent: usize, width: Option<usi
         if i > 0 {
             text.push_str(&" ".repeat(indent));
         }
-        text.push_str(part.trim_start());
+        text.push_str(part);
         text.push('\n');
     }
     text
