@@ -124,11 +124,12 @@ pub(crate) fn summaries<T, D: Discussions>(
         mapped.extend(of(discussions, &ids, map)?);
         return Ok(mapped);
     }
-    // The answers of the unsettled, few, are kept apart: a slot for one in
+    // What the kept rows gave before one was refused is forgotten. The
+    // answers of the unsettled, few, are kept apart: a slot for one in
     // every entry would be a row's size for each. A settled discussion's
     // answer is read from its new line (one derivation, not two, and no
     // second copy of it meanwhile).
-    let mut mapped = Vec::new();
+    mapped.clear();
     let mut summarized = Vec::new();
     discussions.each(None, &mut |id, records| {
         let summary = summarize(id, records);
