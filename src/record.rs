@@ -63,12 +63,20 @@ pub enum Body {
 /// ledger's chain. Their first line, and those at `chain_restarts`
 /// (0-based among them: where `--skip-existing` left lines out, or the
 /// imported file's own chain restarts), follow no line here; every other
-/// one still names the line before it. Nothing else reads it.
+/// one still names the line before it. What each excused line names is
+/// in `restart_prevs`, so a mark excuses those lines and no others: one
+/// slipped in where no import was cannot excuse an edit it does not name
+/// (and a seal covers every line, excused or not). Nothing else reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ImportMark {
     pub lines: u64,
     #[serde(default)]
     pub chain_restarts: Vec<u64>,
+    /// The `prev` of each excused line, the first imported one's and
+    /// then each later one's in `chain_restarts`, in order (hex; `None`
+    /// for a line without one). A mark without it excuses nothing.
+    #[serde(default)]
+    pub restart_prevs: Option<Vec<Option<String>>>,
 }
 
 /// A P2P substrate message; discussion messages carry the envelope in `payload`.

@@ -17,6 +17,11 @@ pub(crate) struct Seal {
     pub line: u64,
     /// The line's digest, hex.
     pub sha256: String,
+    /// The SHA-256 of the digests of lines 1 to `line` in order, hex: the
+    /// seal holds every one of those lines, not only its own (a seal
+    /// without it, of an older `discuss`, holds only its line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain_sha256: Option<String>,
     pub at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
@@ -35,10 +40,16 @@ impl Seal {
     /// What is signed: every field a verifier relies on, one per line, so
     /// that no two seals sign the same bytes.
     fn message(&self) -> Vec<u8> {
-        format!(
-            "discuss seal v1\nline {}\nsha256 {}\nat {}\n",
-            self.line, self.sha256, self.at
-        )
+        match &self.chain_sha256 {
+            Some(chain) => format!(
+                "discuss seal v2\nline {}\nsha256 {}\nchain_sha256 {chain}\nat {}\n",
+                self.line, self.sha256, self.at
+            ),
+            None => format!(
+                "discuss seal v1\nline {}\nsha256 {}\nat {}\n",
+                self.line, self.sha256, self.at
+            ),
+        }
         .into_bytes()
     }
 
@@ -58,6 +69,21 @@ impl Seal {
                 "the seal's sha256 is not 64 lowercase hex digits",
             )
         })
+    }
+
+    /// The digest of every line up to the sealed one, when the seal holds it.
+    pub(crate) fn chain_digest(&self) -> Result<Option<Digest>> {
+        self.chain_sha256
+            .as_deref()
+            .map(|hex| {
+                chain::parse_hex(hex.as_bytes()).ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidArgument,
+                        "the seal's chain_sha256 is not 64 lowercase hex digits",
+                    )
+                })
+            })
+            .transpose()
     }
 
     /// The seal in `path`, read as `ledger seal` writes one.
@@ -84,6 +110,7 @@ impl Seal {
             ));
         }
         seal.digest()?;
+        seal.chain_digest()?;
         Ok(seal)
     }
 
@@ -233,6 +260,7 @@ mod tests {
             ledger: "l".into(),
             line: 3,
             sha256: chain::hex(&chain::digest_of(b"x")),
+            chain_sha256: Some(chain::hex(&chain::digest_of(b"y"))),
             at: "2026-12-04T00:00:00Z".into(),
             signature: None,
             public_key: None,
@@ -257,6 +285,18 @@ mod tests {
             moved.check_signature(None).unwrap_err().code,
             ErrorCode::SealMismatch
         );
+        // The whole chain's digest is signed too: it can be neither
+        // changed nor dropped to make a seal of its line only.
+        for chain_sha256 in [Some(chain::hex(&chain::digest_of(b"z"))), None] {
+            let altered = Seal {
+                chain_sha256,
+                ..signed.clone()
+            };
+            assert_eq!(
+                altered.check_signature(None).unwrap_err().code,
+                ErrorCode::SealMismatch
+            );
+        }
         let other = SigningKey::from_bytes(&[8; 32]).verifying_key();
         assert_eq!(
             signed.check_signature(Some(&other)).unwrap_err().code,

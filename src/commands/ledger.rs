@@ -79,9 +79,10 @@ fn seal(ctx: &Context, key: Option<&Path>) -> Result<Answer> {
     // The key is read before the long read: a wrong path fails at once.
     let key = key.map(crate::seal::read_key).transpose()?;
     let now_ms = ctx.clock.now_ms();
-    let check = ctx
-        .ledger
-        .check_lines(crate::ledger::LineChecker::new(now_ms), |_, _| {})?;
+    let check = ctx.ledger.check_lines(
+        crate::ledger::LineChecker::new(now_ms).whole_chain(),
+        |_, _| {},
+    )?;
     if let Some(broken) = check.findings.iter().find(|f| f.kind == "chain_broken") {
         return Err(Error::new(
             ErrorCode::IntegrityFindings,
@@ -103,6 +104,9 @@ fn seal(ctx: &Context, key: Option<&Path>) -> Result<Answer> {
         ledger: ctx.ledger.location(),
         line,
         sha256,
+        chain_sha256: check
+            .whole_chain
+            .map(|digest| crate::record::chain::hex(&digest)),
         at: crate::clock::format_ms(now_ms),
         signature: None,
         public_key: None,

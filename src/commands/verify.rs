@@ -59,8 +59,11 @@ pub(crate) fn run(ctx: &Context, args: &VerifyArgs) -> Result<Answer> {
     // Streamed: memory holds one discussion at a time, whatever the size
     // of the ledger.
     let now_ms = ctx.clock.now_ms();
-    let checker =
+    let mut checker =
         LineChecker::new(now_ms).digest_of_line(seal.as_ref().map(|(seal, ..)| seal.line));
+    if seal.is_some() {
+        checker = checker.whole_chain();
+    }
     let (lines, derived) = if !Progress::shown(ctx.out.json) {
         // Nobody watches bars: each line is read once, checked and handed
         // to its discussion (a file; a database checks its rows on a
@@ -101,8 +104,22 @@ fn held(
             seal.sha256
         )));
     }
+    let sealed_chain = seal.chain_digest()?;
+    if let Some(sealed_chain) = sealed_chain
+        && lines.whole_chain_at != Some(sealed_chain)
+    {
+        return Err(mismatch(format!(
+            "line {line} still hashes as sealed, but lines 1 to {line} do not: a line before it was edited, removed or inserted"
+        ))
+        .hint("discuss verify (without --seal) names the lines where the chain breaks, if it does"));
+    }
     Ok(SealHeld {
         line,
+        covers: if sealed_chain.is_some() {
+            "every_line"
+        } else {
+            "its_line"
+        },
         sha256: seal.sha256,
         at: seal.at,
         signed_by,

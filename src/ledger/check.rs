@@ -4,6 +4,7 @@
 use super::lines::{LineFeed, OperationFinding, Streamed, operations_of};
 use crate::record::chain::{self, Digest, Prev};
 use crate::record::{Body, OpMark, Record};
+use sha2::{Digest as _, Sha256};
 use std::io;
 
 /// A line that is kept in the ledger but is not a record.
@@ -29,6 +30,10 @@ pub(crate) struct LineCheck {
     /// The digest of the line `LineChecker::digest_of_line` asked for
     /// (`verify --seal`), when the ledger has it.
     pub digest_at: Option<(u64, Digest)>,
+    /// With `LineChecker::whole_chain`: the digest of every line's digest
+    /// in order, up to the line of `digest_at`, and up to the last line.
+    pub whole_chain_at: Option<Digest>,
+    pub whole_chain: Option<Digest>,
 }
 
 /// What `verify` says of the chain.
@@ -70,12 +75,88 @@ struct ChainCheck {
     last: Digest,
     last_line: u64,
     summary: ChainSummary,
-    /// Within the lines an import appended: which of them come next, how
-    /// many there are, and where their chain starts again.
-    imported: Option<(u64, u64, Vec<u64>)>,
+    /// Within the lines an import appended: what its line excuses.
+    imported: Option<Excused>,
     findings: Vec<LineFinding>,
     wanted: Option<u64>,
     digest_at: Option<(u64, Digest)>,
+    /// The digests of every line so far, hashed in order (`whole_chain`):
+    /// what a seal holds, so that it covers every line up to its own,
+    /// whatever an import line excuses.
+    whole: Option<Sha256>,
+    whole_at: Option<Digest>,
+}
+
+/// The lines after a `kind:"import"` line: which comes next, how many
+/// there are, where their chain starts again and what each restart names.
+#[derive(Clone)]
+struct Excused {
+    mark_line: u64,
+    next: u64,
+    lines: u64,
+    /// (position, the prev it was imported with; `None`: the mark names none).
+    restarts: Vec<(u64, Option<Option<Digest>>)>,
+}
+
+impl Excused {
+    fn of(mark_line: u64, mark: &crate::record::ImportMark) -> Excused {
+        let mut positions: Vec<u64> = std::iter::once(0)
+            .chain(mark.chain_restarts.iter().copied())
+            .collect();
+        positions.sort_unstable();
+        positions.dedup();
+        // One prev a position, in order; a mark that names them otherwise
+        // names none.
+        let prevs = mark
+            .restart_prevs
+            .as_ref()
+            .filter(|prevs| prevs.len() == positions.len());
+        let restarts = match prevs {
+            Some(prevs) => positions
+                .into_iter()
+                .zip(prevs.iter().map(|named| {
+                    Some(named.as_ref().map(|hex| {
+                        // What no line can name: a malformed prev matches nothing.
+                        chain::parse_hex(hex.as_bytes()).unwrap_or([0xff; 32])
+                    }))
+                }))
+                .collect(),
+            None => positions.into_iter().map(|at| (at, None)).collect(),
+        };
+        Excused {
+            mark_line,
+            next: 0,
+            lines: mark.lines,
+            restarts,
+        }
+    }
+
+    /// The next imported line: whether the mark excuses its `prev`, and
+    /// if it is a restart the mark names otherwise, why not.
+    fn take(&mut self, prev: Prev) -> Option<Result<(), String>> {
+        let at = self.next;
+        self.next += 1;
+        let index = self
+            .restarts
+            .binary_search_by_key(&at, |(at, _)| *at)
+            .ok()?;
+        let named = match prev {
+            Prev::Names(digest) => Some(digest),
+            Prev::Unchained => None,
+            Prev::Malformed => return None,
+        };
+        Some(match self.restarts[index].1 {
+            Some(excused) if excused == named => Ok(()),
+            Some(_) => Err(format!(
+                "the import line at line {} excuses another prev here: this line is not the one it imported",
+                self.mark_line
+            )),
+            None => Err(format!(
+                "the import line at line {} names no prev it excuses (restart_prevs), so it excuses none",
+                self.mark_line
+            )),
+        })
+    }
 }
 
 impl ChainCheck {
@@ -88,22 +169,30 @@ impl ChainCheck {
             findings: Vec::new(),
             wanted: None,
             digest_at: None,
+            whole: None,
+            whole_at: None,
         }
     }
 
     fn line(&mut self, line_no: u64, link: &Link, record: Option<&Record>) {
-        let restarts = match &mut self.imported {
-            Some((next, lines, restarts)) => {
-                let at = *next;
-                *next += 1;
-                let restarts = at == 0 || restarts.binary_search(&at).is_ok();
-                if *next >= *lines {
+        let excuse = match &mut self.imported {
+            Some(excused) => {
+                let excuse = excused.take(link.prev);
+                if excused.next >= excused.lines {
                     self.imported = None;
                 }
-                restarts
+                excuse
             }
-            None => false,
+            None => None,
         };
+        let restarts = matches!(excuse, Some(Ok(())));
+        if let Some(Err(why)) = &excuse {
+            self.findings.push(LineFinding {
+                kind: "chain_broken",
+                line: line_no,
+                detail: why.clone(),
+            });
+        }
         if !matches!(link.prev, Prev::Unchained) {
             self.summary.lines_chained += 1;
             self.summary.first_chained_line.get_or_insert(line_no);
@@ -115,7 +204,7 @@ impl ChainCheck {
         };
         match named {
             Some(_) if restarts => self.summary.imported_restarts += 1,
-            Some(named) if named != self.last => self.findings.push(LineFinding {
+            Some(named) if named != self.last && excuse.is_none() => self.findings.push(LineFinding {
                 kind: "chain_broken",
                 line: line_no,
                 detail: match (link.prev, self.last_line) {
@@ -141,14 +230,16 @@ impl ChainCheck {
         }) = record
             && mark.lines > 0
         {
-            let mut restarts = mark.chain_restarts.clone();
-            restarts.sort_unstable();
-            self.imported = Some((0, mark.lines, restarts));
+            self.imported = Some(Excused::of(line_no, mark));
         }
         self.last = link.digest;
         self.last_line = line_no;
+        if let Some(whole) = &mut self.whole {
+            whole.update(link.digest);
+        }
         if self.wanted == Some(line_no) {
             self.digest_at = Some((line_no, link.digest));
+            self.whole_at = self.whole.clone().map(|whole| whole.finalize().into());
         }
     }
 
@@ -159,6 +250,8 @@ impl ChainCheck {
         }
         check.chain = self.summary;
         check.digest_at = self.digest_at;
+        check.whole_chain_at = self.whole_at;
+        check.whole_chain = self.whole.map(|whole| whole.finalize().into());
         check.findings.append(&mut self.findings);
     }
 }
@@ -279,6 +372,13 @@ impl LineChecker {
     /// Keeps the digest of line `line` on the way (`LineCheck::digest_at`).
     pub(crate) fn digest_of_line(mut self, line: Option<u64>) -> LineChecker {
         self.chain.wanted = line;
+        self
+    }
+
+    /// Hashes every line's digest in order, for a seal
+    /// (`LineCheck::whole_chain`).
+    pub(crate) fn whole_chain(mut self) -> LineChecker {
+        self.chain.whole = Some(Sha256::new());
         self
     }
 

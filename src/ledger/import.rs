@@ -72,20 +72,35 @@ impl<'a> Source<'a> {
         let mut expected = *prev;
         let mut lines = 0u64;
         let mut restarts = Vec::new();
+        // What each excused line names: the first one's, then each later
+        // restart's.
+        let mut restart_prevs = Vec::new();
+        let mut continues = true;
         stream_lines(self.file, self.len, |offset, _, line| {
             if skip.contains(&offset) {
                 return;
             }
-            match chain::prev_of(line) {
-                Prev::Names(named) if named == expected => {}
-                Prev::Unchained => {}
-                _ => restarts.push(lines),
+            let named = chain::prev_of(line);
+            let follows = match named {
+                Prev::Names(digest) => digest == expected,
+                Prev::Unchained => true,
+                Prev::Malformed => false,
+            };
+            if lines == 0 {
+                continues = follows;
+                restart_prevs.push(named_hex(named));
+                if !follows {
+                    restarts.push(0);
+                }
+            } else if !follows {
+                restarts.push(lines);
+                restart_prevs.push(named_hex(named));
             }
             expected = chain::digest_of(line);
             lines += 1;
         })
         .map_err(|e| Error::io("the file to import", &e))?;
-        if restarts.is_empty() {
+        if continues && restarts.is_empty() {
             return Ok(None);
         }
         let marker = self.stamp.record(
@@ -93,6 +108,7 @@ impl<'a> Source<'a> {
             Body::Import(ImportMark {
                 lines,
                 chain_restarts: restarts,
+                restart_prevs: Some(restart_prevs),
             }),
         );
         Ok(Some(Record::operation_lines(&[marker], prev)))
@@ -154,5 +170,15 @@ impl<'a> Source<'a> {
             skipped.insert(offset);
         }
         Ok(skipped)
+    }
+}
+
+/// A line's `prev` as an import line names it: hex, or `None` for one
+/// without (a malformed one is named as no digest, which nothing matches).
+fn named_hex(prev: Prev) -> Option<String> {
+    match prev {
+        Prev::Names(digest) => Some(chain::hex(&digest)),
+        Prev::Unchained => None,
+        Prev::Malformed => Some(String::new()),
     }
 }

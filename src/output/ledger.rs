@@ -27,6 +27,9 @@ pub(crate) struct VerifyView {
 #[derive(Debug, Serialize)]
 pub(crate) struct SealHeld {
     pub line: u64,
+    /// `every_line`: lines 1 to `line` are as sealed; `its_line`: a seal
+    /// of an older `discuss`, which holds only its own line.
+    pub covers: &'static str,
     pub sha256: String,
     pub at: String,
     /// The key the seal's signature verified with (`None`: unsigned).
@@ -176,6 +179,7 @@ impl View for VerifyView {
                     count(chain.lines_chained, "line", "lines")
                 ),
             ),
+            (_, None) => put(out, "chain: the ledger has no lines yet".to_owned()),
             _ => put(
                 out,
                 "chain: no line is chained (written before chaining)".to_owned(),
@@ -189,11 +193,18 @@ impl View for VerifyView {
                 ),
                 (None, _) => ", unsigned".to_owned(),
             };
+            let held = match seal.covers {
+                "every_line" => format!("lines 1 to {} are as sealed", seal.line),
+                _ => format!(
+                    "line {} still hashes as sealed (an older seal, of its line only: seal again to hold every line)",
+                    seal.line
+                ),
+            };
             put(
                 out,
                 format!(
-                    "seal: line {} still hashes to sha256:{} as sealed at {}{signed}",
-                    seal.line, seal.sha256, seal.at
+                    "seal: {held}, sha256:{} at {}{signed}",
+                    seal.sha256, seal.at
                 ),
             );
         }

@@ -118,6 +118,7 @@ impl Record {
             Body::Import(i) => {
                 put("lines", i.lines.into());
                 put("chain_restarts", i.chain_restarts.clone().into());
+                put("restart_prevs", i.restart_prevs.clone().into());
             }
         }
         Value::Object(map)

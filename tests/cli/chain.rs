@@ -451,3 +451,119 @@ fn records_written_through_serve_carry_the_verified_token_id() {
         human.stdout
     );
 }
+
+/// The line a forger puts in place of `line`: an import line that names
+/// the line before it, as long as `line` (its `by` padded, so that a
+/// database's byte count holds), excusing the next line's `prev` by name
+/// when `names_what_it_excuses`.
+fn forged_import_line(before: &[u8], line: &[u8], names_what_it_excuses: bool) -> Vec<u8> {
+    let make = |by: &str| {
+        let mut mark = json!({
+            "v": 1, "kind": "import", "id": "imp_01a251269f2276f9a747774232bcf6e4",
+            "at_ms": T0, "by": by, "lines": 1, "chain_restarts": [],
+        });
+        if names_what_it_excuses {
+            mark["restart_prevs"] = json!([sha256_hex(line)]);
+        }
+        mark["prev"] = format!("sha256:{}", sha256_hex(before)).into();
+        let mut bytes = serde_json::to_vec(&mark).unwrap();
+        bytes.push(b'\n');
+        bytes
+    };
+    let short = make("");
+    assert!(short.len() <= line.len(), "the forged line fits");
+    make(&"x".repeat(line.len() - short.len()))
+}
+
+/// A sealed history edited at one line, the next line turned into an import
+/// line to excuse the break: the chain finds a mark that names nothing it
+/// excuses; one that names it passes the chain (a forger who can write can
+/// name any digest), and never the seal, which holds every line up to its
+/// own. On a database the forger edits rows and keeps their byte count.
+fn a_forged_import_line_cannot_pass_a_seal(env: Env) {
+    let (dsc, root) = env.discussion(&[]);
+    // The harmless line the forger turns into an import line.
+    env.ok(&[
+        "fleet",
+        "add",
+        "fleet-beta-for-the-quarterly-review-of-payments",
+        "agent-d-who-reads-the-quarterly-review",
+    ]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "question", false);
+    let key = env.dir.path().join("seal.key");
+    let made = env.ok(&["ledger", "keygen", "--output", key.to_str().unwrap()]);
+    let public = made["public_key"].as_str().unwrap().to_owned();
+    let seal = env.ok(&["ledger", "seal", "--key", key.to_str().unwrap()]);
+    let seal_path = env.dir.path().join("seal.json");
+    std::fs::write(&seal_path, seal.to_string()).unwrap();
+    let seal_arg = seal_path.to_str().unwrap();
+    env.ok(&["verify", "--seal", seal_arg, "--public-key", &public]);
+
+    let honest = lines_of(&env.ledger_bytes());
+    let root_at = honest
+        .iter()
+        .position(|l| String::from_utf8_lossy(l).contains(&root))
+        .unwrap();
+    let mut edited = String::from_utf8(honest[root_at].clone()).unwrap();
+    edited = edited.replacen(r#""by":"tester""#, r#""by":"forger""#, 1);
+    assert_ne!(edited.as_bytes(), honest[root_at]);
+    for names_what_it_excuses in [false, true] {
+        let mut forged = honest.clone();
+        forged[root_at] = edited.clone().into_bytes();
+        forged[root_at + 1] = forged_import_line(
+            &forged[root_at],
+            &honest[root_at + 1],
+            names_what_it_excuses,
+        );
+        match &env.pg {
+            None => {
+                std::fs::write(env.ledger(), forged.concat()).unwrap();
+                forget_the_cache(&env);
+            }
+            Some(url) => {
+                let mut client = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
+                for at in [root_at, root_at + 1] {
+                    let row = forged[at].strip_suffix(b"\n").unwrap();
+                    let line_no = at as i64 + 1;
+                    client
+                        .execute(
+                            "UPDATE discuss_lines SET line = $1 WHERE line_no = $2",
+                            &[&row, &line_no],
+                        )
+                        .unwrap();
+                }
+            }
+        }
+        let (status, found) = findings(&env);
+        if names_what_it_excuses {
+            assert_eq!(
+                (status, &found),
+                (0, &vec![]),
+                "the chain alone cannot tell"
+            );
+        } else {
+            assert_eq!(status, 7, "{found:?}");
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0]["kind"], "chain_broken");
+            assert_eq!(found[0]["line"], root_at + 3, "{found:?}");
+        }
+        let err = env.fails(
+            &["verify", "--seal", seal_arg, "--public-key", &public],
+            "seal_mismatch",
+            7,
+        );
+        assert!(err["message"].as_str().unwrap().contains("do not"), "{err}");
+    }
+}
+
+#[test]
+fn a_forged_import_line_cannot_pass_a_seal_on_a_file() {
+    a_forged_import_line_cannot_pass_a_seal(Env::file());
+}
+
+#[test]
+fn a_forged_import_line_cannot_pass_a_seal_on_a_database() {
+    let Some(db) = Env::postgres() else { return };
+    a_forged_import_line_cannot_pass_a_seal(db);
+}
