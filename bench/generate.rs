@@ -155,7 +155,7 @@ impl Generator {
                 matches!(&r.body, discuss::record::Body::Receipt(x)
                     if x.attempt_id.as_deref() == Some(&attempt.attempt_id) && x.receipt.ends_with("started"))
             }) {
-                plan_started(&live.id, &attempt.attempt_id, 4242, &refs, &stamp).unwrap().0
+                plan_started(&Default::default(), &live.id, &attempt.attempt_id, 4242, &refs, &stamp).unwrap().0
             } else if roll < 36 {
                 let end = AttemptEnd {
                     reason: EndReason::ExitedWithoutReply,

@@ -4,6 +4,7 @@
 use super::{Stamp, finish_plan};
 use crate::discussion::{AttemptState, Discussion, derive};
 use crate::error::Result;
+use crate::global::Global;
 use crate::ids;
 use crate::record::{Body, Receipt, ReceiptKind, Record};
 
@@ -60,6 +61,7 @@ pub struct AttemptEnd {
 
 /// The `started` receipt, while the attempt is still reserved.
 pub fn plan_started(
+    global: &Global,
     discussion_id: &str,
     attempt_id: &str,
     pid: u32,
@@ -75,6 +77,9 @@ pub fn plan_started(
     if attempt.state != AttemptState::Reserved {
         return Ok((Vec::new(), ()));
     }
+    // A halt engaged since the reservation covers the turn before the
+    // agent runs: `kill_switch_engaged`, and the supervisor ends it.
+    global.check_halts(discussion.covered())?;
     let started = stamp.record(
         ids::RECEIPT,
         Body::Receipt(Box::new(Receipt {

@@ -280,6 +280,7 @@ impl Sim {
     fn start(&mut self) {
         let Some(attempt) = self.live() else { return };
         let (new, ()) = plan_started(
+            &crate::global::Global::default(),
             &self.dsc,
             &attempt.attempt_id,
             42,

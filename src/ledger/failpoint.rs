@@ -17,13 +17,15 @@
 //! - `import.after_chunk`: a file import has written one more chunk
 //!   (`DISCUSS_IMPORT_CHUNK` bytes); `crash@N` crashes after the N-th;
 //! - `fs.network=<name>`: the ledger's filesystem reads as that network
-//!   filesystem.
+//!   filesystem;
+//! - `supervisor.before_started`: a supervised turn is reserved and its
+//!   agent spawned, `started` not yet recorded (the ledger unlocked).
 
 use std::io;
 
 /// Fires the fail point `point` when it is armed.
 #[inline(always)]
-pub(super) fn hit(point: &str) -> io::Result<()> {
+pub(crate) fn hit(point: &str) -> io::Result<()> {
     #[cfg(feature = "failpoints")]
     if let Some(action) = armed(point) {
         // `action@N`: only at the N-th time the point is reached.

@@ -36,7 +36,7 @@ pub(crate) mod summary;
 pub(crate) use crate::record::{Body, Idempotency, Record};
 pub(crate) use check::{ChainSummary, LineCheck, LineChecker, LineFinding, UnreadableLine};
 pub(crate) use excerpt::{Excerpt, Keyed, Scope};
-pub(crate) use failpoint::quiet_for;
+pub(crate) use failpoint::{hit as failpoint, quiet_for};
 pub(crate) use file::FileLedger;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use file::cache::peek_as_serde;

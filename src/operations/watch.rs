@@ -9,26 +9,32 @@ use std::time::Duration;
 
 /// Notices that the ledger changed since it was last read.
 pub(crate) struct Changes {
-    seen: Option<u64>,
+    /// The version last read; `None` before the first read.
+    seen: Option<Option<u64>>,
 }
 
 impl Changes {
     /// As the ledger is now.
     pub(crate) fn from_now(session: &Session) -> Changes {
         Changes {
-            seen: session.ledger.version(),
+            seen: Some(session.ledger.version()),
         }
+    }
+
+    /// Not read yet: the first look is always fresh.
+    pub(crate) fn unseen() -> Changes {
+        Changes { seen: None }
     }
 
     /// The ledger's version, when it changed since it was last seen.
     pub(crate) fn fresh(&self, session: &Session) -> Option<Option<u64>> {
         let version = session.ledger.version();
-        (version != self.seen).then_some(version)
+        (self.seen != Some(version)).then_some(version)
     }
 
     /// The ledger was read at `version`.
     pub(crate) fn seen(&mut self, version: Option<u64>) {
-        self.seen = version;
+        self.seen = Some(version);
     }
 }
 

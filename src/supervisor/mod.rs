@@ -264,22 +264,36 @@ fn run_turn(
     let group = guardian.group();
     // From here the deadline is kept whatever the main thread waits for.
     let watchdog = Watchdog::start(group, deadline, options.kill_grace);
+    // Every change from here on is looked at, `started`'s own included: a
+    // halt engaged just after it is seen on the first tick.
+    let mut changes = Changes::unseen();
+    let _ = crate::ledger::failpoint("supervisor.before_started");
     let started = session.ledger.append(&[&discussion.id], |view| {
+        let stamp = session.stamp(view.last_at_ms());
         plan_started(
+            &view.global(stamp.at_ms),
             &discussion.id,
             &attempt.attempt_id,
             child.id(),
             &view.discussion(&discussion.id),
-            &session.stamp(view.last_at_ms()),
+            &stamp,
         )
     });
-    if let Err(err) = started {
-        watchdog.fire(EndReason::Interrupted);
-        let _ = child.wait();
-        watchdog.stand_down();
-        kill_group(group, Signal::KILL);
-        guardian.reap();
-        return Err(err);
+    match started {
+        // A halt engaged since the reservation: the agent is stopped
+        // before it does anything, and the turn ends `kill_switch`.
+        Err(err) if err.code == ErrorCode::KillSwitchEngaged => {
+            watchdog.fire(EndReason::KillSwitch)
+        }
+        Err(err) => {
+            watchdog.fire(EndReason::Interrupted);
+            let _ = child.wait();
+            watchdog.stand_down();
+            kill_group(group, Signal::KILL);
+            guardian.reap();
+            return Err(err);
+        }
+        Ok(()) => {}
     }
 
     // Feed stdin and drain a captured stdout on their own threads, so a
@@ -296,7 +310,6 @@ fn run_turn(
         .take()
         .map(|stdout| std::thread::spawn(move || capture(stdout)));
 
-    let mut changes = Changes::from_now(session);
     // What a switch must cover to kill this turn: the global one, the
     // discussion's fleet, either participant, the discussion itself.
     let covered = discussion.covered();

@@ -272,17 +272,7 @@ fn a_running_import_holds_no_reader_past_its_deadline() {
         .spawn()
         .unwrap();
     let pid = importer.id();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .unwrap_or_default()
-        .contains(") T ")
-    {
-        assert!(
-            std::time::Instant::now() < until,
-            "the importer never stopped"
-        );
-        std::thread::yield_now();
-    }
+    wait_until_stopped(pid);
     let started = std::time::Instant::now();
     let out = env.run(&[
         "--json",

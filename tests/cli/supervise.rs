@@ -749,3 +749,61 @@ fn a_switch_that_covers_the_turn_kills_its_child_and_one_that_does_not_leaves_it
     // The turn stays charged.
     assert_eq!(env.show(&dsc)["turns_used"], 2);
 }
+
+/// A halt engaged after a turn was reserved and before the supervisor
+/// recorded `started` (stopped there by a fail point): `started` is
+/// refused, the agent is stopped before it does anything of its turn, and
+/// the turn ends `kill_switch` at once, not at its deadline.
+#[test]
+fn a_halt_between_the_reservation_and_started_ends_the_turn() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "20000"]);
+    let mut supervisor = Command::new(bin())
+        .env_clear()
+        .env("DISCUSS_LEDGER", env.ledger())
+        .env("DISCUSS_NOW", env.now_ms.to_string())
+        .env("DISCUSS_ACTOR", "tester")
+        .env("DISCUSS_FAILPOINTS", "supervisor.before_started=stop")
+        .current_dir(env.dir.path())
+        .arg("--json")
+        .args(wake_args(&dsc, "agent-b", &root, &["sleep", "60"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_stopped(supervisor.id());
+    env.ok(&[
+        "kill-switch",
+        "on",
+        "--discussion",
+        &dsc,
+        "--reason",
+        "stop it",
+    ]);
+    let resumed = Instant::now();
+    let cont = Command::new("kill")
+        .args(["-CONT", &supervisor.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(cont.success());
+    let status = supervisor.wait().unwrap();
+    assert!(
+        resumed.elapsed() < Duration::from_secs(5),
+        "the turn ran {:?} after the halt",
+        resumed.elapsed()
+    );
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(supervisor.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert_eq!(status.code(), Some(8), "{stdout}");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["attempt"]["reason"], "kill_switch", "{out}");
+    let receipts: Vec<Value> = env
+        .records()
+        .into_iter()
+        .filter_map(|r| r.get("receipt").cloned())
+        .collect();
+    assert!(
+        !receipts.iter().any(|r| r == "discussion.attempt.started"),
+        "started was recorded under the halt: {receipts:?}"
+    );
+}

@@ -514,6 +514,22 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&sha2::Sha256::digest(bytes))
 }
 
+/// Waits (bounded, 20 s) until process `pid` is stopped: a fail point's
+/// `stop` has been reached.
+pub(crate) fn wait_until_stopped(pid: u32) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_default()
+        .contains(") T ")
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "process {pid} never stopped at its fail point"
+        );
+        std::thread::yield_now();
+    }
+}
+
 /// A ledger's lines, `\n` included.
 pub(crate) fn lines_of(bytes: &[u8]) -> Vec<Vec<u8>> {
     bytes

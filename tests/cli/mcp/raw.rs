@@ -170,14 +170,7 @@ fn calls_read_before_stdin_closes_are_all_answered() {
         .spawn()
         .unwrap();
     let pid = holder.id();
-    let until = Instant::now() + Duration::from_secs(20);
-    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .unwrap_or_default()
-        .contains(") T ")
-    {
-        assert!(Instant::now() < until, "the holder never stopped");
-        std::thread::yield_now();
-    }
+    wait_until_stopped(pid);
     let mut raw = Raw::start(&env);
     raw.initialize("2025-11-25");
     for id in 2..12 {
