@@ -30,12 +30,7 @@ pub(crate) struct Allowed {
 impl Allowed {
     /// `forbidden` for a request whose `Host` or `Origin` is not taken.
     pub(super) fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<()> {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .or_else(|| uri.authority().map(|a| a.as_str().to_owned()))
-            .map(|h| h.to_ascii_lowercase());
+        let host = host_of(headers, uri);
         if let Some(host) = &host
             && !self.host_is_allowed(host)
         {
@@ -53,16 +48,7 @@ impl Allowed {
             return Ok(());
         };
         let origin = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
-        if self.origins.contains(&origin) {
-            return Ok(());
-        }
-        let authority = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"));
-        let own = authority.is_some_and(|authority| {
-            self.host_is_allowed(authority) && host.as_deref() == Some(authority)
-        });
-        if own {
+        if self.origins.contains(&origin) || self.is_own(&origin, host.as_deref()) {
             return Ok(());
         }
         Err(Error::new(
@@ -74,6 +60,39 @@ impl Allowed {
         )
         .detail("reason", "origin")
         .hint("--allowed-origin on the server allows a browser-based host's origin"))
+    }
+
+    /// `forbidden` unless the request comes from a page of this server:
+    /// its `Origin` present and the server's own. `--allowed-origin` does
+    /// not count: it lets a browser-based MCP host call the tools with a
+    /// token of its own, never act with the console's cookie.
+    pub(super) fn check_own_origin(&self, headers: &HeaderMap, uri: &Uri) -> Result<()> {
+        let refused =
+            |why: String| Err(Error::new(ErrorCode::Forbidden, why).detail("reason", "origin"));
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return refused(
+                "a change from the console must come from one of its pages (no Origin was sent)"
+                    .to_owned(),
+            );
+        };
+        let origin = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
+        if self.is_own(&origin, host_of(headers, uri).as_deref()) {
+            return Ok(());
+        }
+        refused(format!(
+            "a change from the console must come from one of its pages, not from {}",
+            crate::escape::printable(&origin, false)
+        ))
+    }
+
+    /// Whether `origin` is this server's: its authority a `Host` taken and
+    /// the request's own.
+    fn is_own(&self, origin: &str, host: Option<&str>) -> bool {
+        let authority = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"));
+        authority
+            .is_some_and(|authority| self.host_is_allowed(authority) && host == Some(authority))
     }
 
     fn host_is_allowed(&self, authority: &str) -> bool {
@@ -90,6 +109,16 @@ impl Allowed {
         }
         self.hosts.is_empty()
     }
+}
+
+/// The request's `Host` (or its URI's authority, for HTTP/2), lower case.
+fn host_of(headers: &HeaderMap, uri: &Uri) -> Option<String> {
+    headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| uri.authority().map(|a| a.as_str().to_owned()))
+        .map(|h| h.to_ascii_lowercase())
 }
 
 /// `name` of `name:port`, `[v6]` of `[v6]:port`.

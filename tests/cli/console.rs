@@ -458,17 +458,10 @@ fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_rec
 }
 
 /// A page on another origin (a port of its own: same site, so the
-/// `SameSite` cookie goes with it) that posts a form to the console as
-/// soon as it is opened.
-fn hostile_page(target: &str) -> (u16, std::thread::JoinHandle<()>) {
+/// `SameSite` cookie goes with it), served once.
+fn hostile_page(page: String) -> (u16, std::thread::JoinHandle<()>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let page = format!(
-        "<!doctype html><form id=f method=post action=\"{target}/console/kill-switch\">\
-         <input name=engaged value=true><input name=scope value=global>\
-         <input name=reason value=pwned></form>\
-         <script>document.getElementById('f').submit()</script>"
-    );
     let served = std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
         let mut request = [0u8; 4096];
@@ -480,6 +473,17 @@ fn hostile_page(target: &str) -> (u16, std::thread::JoinHandle<()>) {
         );
     });
     (port, served)
+}
+
+/// A page that posts a form to the console's kill-switch as soon as it is
+/// opened.
+fn posting_page(target: &str) -> String {
+    format!(
+        "<!doctype html><form id=f method=post action=\"{target}/console/kill-switch\">\
+         <input name=engaged value=true><input name=scope value=global>\
+         <input name=reason value=pwned></form>\
+         <script>document.getElementById('f').submit()</script>"
+    )
 }
 
 #[test]
@@ -516,12 +520,92 @@ fn a_cross_site_form_post_is_refused_and_changes_nothing() {
         return;
     };
     sign_in(&browser, &server, &ops);
-    let (port, served) = hostile_page(&base(&server));
+    let (port, served) = hostile_page(posting_page(&base(&server)));
     browser.goto(&format!("http://127.0.0.1:{port}/"));
     served.join().unwrap();
     server.wait_for_log("POST /console/kill-switch 403");
     assert_eq!(env.ok(&["kill-switch", "status"])["engaged"], json!(false));
     assert_eq!(env.ledger_bytes(), before);
+}
+
+/// `--allowed-origin` lets a browser-based MCP host call the tools with a
+/// token of its own; a page of that origin never acts with the console's
+/// cookie. And signing out is a post from a page of this server: a link
+/// or an image elsewhere (a `GET`, or a post of another origin) leaves the
+/// operator signed in.
+#[test]
+fn an_allowed_origin_of_the_tools_cannot_change_or_sign_out_through_the_console() {
+    let env = Env::new();
+    env.fleet();
+    let ops = token(&env, &["ops", "--operator"]);
+    let other = token(&env, &["agent-a"]);
+    let mcp_host = "http://127.0.0.1:3000";
+    let server = Served::start(&env, &["--allowed-origin", mcp_host]);
+    let before = env.ledger_bytes();
+    for (path, form) in [
+        (
+            "/console/kill-switch",
+            "engaged=false&scope=global&reason=x".to_owned(),
+        ),
+        (
+            "/console/kill-switch",
+            "engaged=true&scope=global&reason=x".to_owned(),
+        ),
+        (
+            "/console/tokens/revoke",
+            format!("token_id={}", token_id_of(&env, "agent-a")),
+        ),
+    ] {
+        let refused = post_form(&server, path, Some(&ops), Some(mcp_host), &form);
+        assert_eq!(refused.status, 403, "{path}: {}", refused.text());
+        assert!(refused.text().contains("forbidden"), "{}", refused.text());
+    }
+    assert_eq!(env.ledger_bytes(), before);
+    assert_eq!(get_page(&server, "/", &other).status, 200, "still good");
+    // The same origin still reaches the tools, as it was allowed to.
+    let cookie_less = server.request(
+        "POST",
+        "/v1/tools/list_discussions",
+        Some(&other),
+        &[("content-type", "application/json"), ("origin", mcp_host)],
+        Some(b"{}"),
+    );
+    assert_eq!(cookie_less.status, 200, "{}", cookie_less.text());
+
+    // Signing out: a GET is no way to it, nor a post of another origin
+    // (neither clears the cookie); a post from the console's page does.
+    let cookie = format!("discuss_console={ops}");
+    let got = server.request("GET", "/logout", None, &[("cookie", &cookie)], None);
+    assert_eq!(got.status, 405, "{}", got.text());
+    assert!(got.header("set-cookie").is_none());
+    for origin in [mcp_host, "http://evil.example"] {
+        let foreign = post_form(&server, "/logout", Some(&ops), Some(origin), "");
+        assert_eq!(foreign.status, 403, "{origin}: {}", foreign.text());
+        assert!(foreign.header("set-cookie").is_none());
+    }
+    let own = post_form(&server, "/logout", Some(&ops), None, "");
+    assert_eq!((own.status, own.header("location")), (303, Some("/login")));
+    assert!(own.header("set-cookie").unwrap().contains("Max-Age=0"));
+
+    // In the browser: a page elsewhere that shows an image of /logout
+    // leaves the operator on the overview.
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    let (port, served) = hostile_page(format!(
+        "<!doctype html><img src=\"{}/logout\" onerror=\"document.title='tried'\">",
+        base(&server)
+    ));
+    browser.goto(&format!("http://127.0.0.1:{port}/"));
+    served.join().unwrap();
+    browser.wait_until("document.title === 'tried'", WITHIN);
+    server.wait_for_log("GET /logout 405");
+    browser.goto(&base(&server));
+    browser.wait_until(
+        "location.pathname === '/' && !!document.getElementById('counts')",
+        WITHIN,
+    );
 }
 
 #[test]

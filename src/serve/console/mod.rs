@@ -40,7 +40,7 @@ pub(super) fn router() -> Router<App> {
     Router::new()
         .route("/", get(overview))
         .route("/login", get(login_form).post(sign_in))
-        .route("/logout", get(sign_out).post(sign_out))
+        .route("/logout", post(sign_out))
         .route("/discussions", get(discussions))
         .route("/discussions/{id}", get(discussion))
         .route("/console/changes", get(changes))
@@ -201,17 +201,10 @@ async fn viewed<F: Future<Output = Response>>(
 }
 
 /// A state change must come from a page of this server: `Origin` (which
-/// browsers send with every POST) must be present; `check_origin` has
-/// refused one that is not this server's.
-fn same_origin(headers: &HeaderMap) -> Result<()> {
-    if headers.contains_key(header::ORIGIN) {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorCode::Forbidden,
-        "a change from the console must come from one of its pages (no Origin was sent)",
-    )
-    .detail("reason", "origin"))
+/// browsers send with every POST) present and the server's own, whatever
+/// `--allowed-origin` lets call the tools.
+fn same_origin(app: &App, headers: &HeaderMap, uri: &Uri) -> Result<()> {
+    app.allowed.check_own_origin(headers, uri)
 }
 
 /// A form body (`application/x-www-form-urlencoded`) within the limit, its
@@ -234,8 +227,8 @@ async fn login_form(State(app): State<App>, headers: HeaderMap) -> Response {
 }
 
 /// `POST /login` with `token=…`: the cookie when the token is good now.
-async fn sign_in(State(app): State<App>, headers: HeaderMap, body: Body) -> Response {
-    if let Err(err) = same_origin(&headers) {
+async fn sign_in(State(app): State<App>, headers: HeaderMap, uri: Uri, body: Body) -> Response {
+    if let Err(err) = same_origin(&app, &headers, &uri) {
         return error_page(&err, None);
     }
     let token = match form(&app, body, &["token"]).await {
@@ -272,7 +265,12 @@ async fn sign_in(State(app): State<App>, headers: HeaderMap, body: Body) -> Resp
     }
 }
 
-async fn sign_out(State(app): State<App>) -> Response {
+/// `POST /logout`, from a page of this server: a link or an image on
+/// another site cannot sign an operator out.
+async fn sign_out(State(app): State<App>, headers: HeaderMap, uri: Uri) -> Response {
+    if let Err(err) = same_origin(&app, &headers, &uri) {
+        return error_page(&err, None);
+    }
     to_login(&app, true)
 }
 
@@ -417,11 +415,12 @@ fn back_to(fields: &[(String, String)]) -> String {
 async fn control(
     app: App,
     headers: HeaderMap,
+    uri: Uri,
     body: Body,
     known: &'static [&'static str],
     write: impl FnOnce(&crate::session::Session, &[(String, String)]) -> Result<()> + Send + 'static,
 ) -> Response {
-    if let Err(err) = same_origin(&headers) {
+    if let Err(err) = same_origin(&app, &headers, &uri) {
         return error_page(&err, None);
     }
     let shown = app.clone();
@@ -456,9 +455,9 @@ async fn control(
 /// `POST /console/kill-switch`: `engaged=true|false`, `scope=global|fleet|
 /// agent|discussion`, `target=` (the fleet, agent or discussion),
 /// `reason=`.
-async fn kill_switch(State(app): State<App>, headers: HeaderMap, body: Body) -> Response {
+async fn kill_switch(State(app): State<App>, headers: HeaderMap, uri: Uri, body: Body) -> Response {
     const KNOWN: &[&str] = &["engaged", "scope", "target", "reason", "back"];
-    control(app, headers, body, KNOWN, |session, fields| {
+    control(app, headers, uri, body, KNOWN, |session, fields| {
         let field = |name: &str| single(fields, name).ok().flatten().map(str::trim);
         let engaged = match field("engaged") {
             Some("true") => true,
@@ -494,10 +493,11 @@ async fn kill_switch(State(app): State<App>, headers: HeaderMap, body: Body) -> 
 }
 
 /// `POST /console/tokens/revoke`: `token_id=tok_…`.
-async fn revoke(State(app): State<App>, headers: HeaderMap, body: Body) -> Response {
+async fn revoke(State(app): State<App>, headers: HeaderMap, uri: Uri, body: Body) -> Response {
     control(
         app,
         headers,
+        uri,
         body,
         &["token_id", "back"],
         |session, fields| {
