@@ -87,6 +87,24 @@ pub(crate) fn authenticate(global: &Global, token: Option<&str>, now_ms: i64) ->
     found.ok_or_else(unauthorized)
 }
 
+/// `unauthorized` unless `principal`'s token is still what it was when it
+/// was verified (the same agent and role) and active at `now_ms`: the
+/// check a request's read or write makes of its token in that very read,
+/// under the writer's lock for a write, so a token revoked meanwhile
+/// (while a slow body arrived) writes nothing.
+pub(crate) fn still_good(global: &Global, principal: &Principal, now_ms: i64) -> Result<()> {
+    match global.credentials.get(&principal.token_id) {
+        Some(credential)
+            if credential.agent_id == principal.agent_id
+                && credential.role == principal.role
+                && credential.state(now_ms) == "active" =>
+        {
+            Ok(())
+        }
+        _ => Err(unauthorized()),
+    }
+}
+
 /// The one refusal of a request without a good token.
 pub(crate) fn unauthorized() -> Error {
     Error::new(

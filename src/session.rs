@@ -97,7 +97,7 @@ pub(crate) fn reader_time(clock_ms: i64, last_at_ms: Option<i64>) -> i64 {
 
 thread_local! {
     /// The token the request this thread works for was verified by
-    /// (`serve`, `as_verified`): `Session::stamp` writes it on every record.
+    /// (`serve`, `as_principal`): `Session::stamp` writes it on every record.
     /// One session serves every request of a server, each on a thread of
     /// its own while it works, so the caller is the thread's, not the
     /// session's.
@@ -114,18 +114,35 @@ struct Verified {
     names_author: bool,
 }
 
-/// Runs `work` with every record it writes on this thread carrying
-/// `token_id` (`ledger.md`: "a record written through `serve` carries the
-/// verified caller's `token_id`"); the thread's earlier caller after, even
-/// when `work` panics.
-pub(crate) fn as_verified<T>(token_id: Option<&str>, work: impl FnOnce() -> T) -> T {
-    verified_as(token_id, false, work)
-}
-
-/// `as_verified`, with `by` the token's id too (`cli.md`: a change made
-/// from the console is recorded "with `by` naming the token's id").
-pub(crate) fn as_verified_author<T>(token_id: &str, work: impl FnOnce() -> T) -> T {
-    verified_as(Some(token_id), true, work)
+/// Runs `work` for a request verified by `principal`'s token: every
+/// record it writes carries the token's id (as its `by` too when
+/// `names_author`), and every read and write it makes checks in its own
+/// read that the token is still good (for a write, under the lock, in the
+/// step that appends). When `work` read nothing that could check it (a
+/// refusal of its input), one read of its own does before any answer.
+pub(crate) fn as_principal<T>(
+    session: &Session,
+    principal: &crate::credentials::Principal,
+    names_author: bool,
+    work: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let clock = session.clock;
+    let check = {
+        let principal = principal.clone();
+        move |global: &crate::global::Global, last_at_ms: Option<i64>| {
+            let now = reader_time(clock.now_ms(), last_at_ms);
+            crate::credentials::still_good(global, &principal, now)
+        }
+    };
+    let token_id = Some(principal.token_id.as_str());
+    let (answer, checked) =
+        crate::ledger::gate::within(check.clone(), || verified_as(token_id, names_author, work));
+    let refused = matches!(&answer, Err(err) if err.code == ErrorCode::Unauthorized);
+    if checked || refused {
+        return answer;
+    }
+    let (read, _) = crate::ledger::gate::within(check, || session.ledger.view(&[]));
+    read.and(answer)
 }
 
 fn verified_as<T>(token_id: Option<&str>, names_author: bool, work: impl FnOnce() -> T) -> T {

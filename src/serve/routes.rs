@@ -269,10 +269,7 @@ async fn call(
     let known = Arc::clone(&app.known);
     let answer = app
         .blocking(move |session| {
-            let token_id = principal.token_id.clone();
-            crate::session::as_verified(Some(&token_id), || {
-                checked_answer(session, &principal, presented, tool, request, &known)
-            })
+            checked_answer(session, &principal, presented, tool, request, &known)
         })
         .await;
     match answer {
@@ -297,30 +294,10 @@ fn checked_answer(
     let Some(Presented(token)) = presented else {
         return crate::tools::answer(session, tool, request, caller(principal));
     };
-    let clock = session.clock;
-    let (expected, presented) = (principal.clone(), Arc::clone(&token));
-    let check = move |global: &crate::global::Global, last_at_ms: Option<i64>| {
-        let now = crate::session::reader_time(clock.now_ms(), last_at_ms);
-        match credentials::authenticate(global, Some(&presented), now) {
-            Ok(found) if found == expected => Ok(()),
-            _ => Err(credentials::unauthorized()),
-        }
-    };
-    let (answer, checked) = crate::ledger::gate::within(check, || {
+    let answer = crate::session::as_principal(session, principal, false, || {
         crate::tools::answer(session, tool, request, caller(principal))
     });
-    let refused =
-        |answer: &Result<Value>| matches!(answer, Err(err) if err.code == ErrorCode::Unauthorized);
-    let answer = if checked || refused(&answer) {
-        answer
-    } else {
-        match authenticate_now(session, Some(&token)) {
-            Ok(found) if found == *principal => answer,
-            Ok(_) => Err(credentials::unauthorized()),
-            Err(err) => Err(err),
-        }
-    };
-    if refused(&answer) {
+    if matches!(&answer, Err(err) if err.code == ErrorCode::Unauthorized) {
         known
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -570,7 +547,7 @@ async fn operator_write<V: Render + 'static>(
     };
     match app
         .blocking(move |session| {
-            crate::session::as_verified(Some(&principal.token_id), || {
+            crate::session::as_principal(session, &principal, false, || {
                 Ok(write(session, request)?.value())
             })
         })

@@ -84,12 +84,12 @@ impl McpServer {
             Some(principal) => Whom {
                 agent: principal.acting_agent().map(str::to_owned),
                 own_only: true,
-                token_id: Some(principal.token_id.clone()),
+                principal: Some(principal.clone()),
             },
             None => Whom {
                 agent: self.agent.clone(),
                 own_only: false,
-                token_id: None,
+                principal: None,
             },
         }
     }
@@ -105,9 +105,13 @@ impl McpServer {
                 agent: whom.agent.as_deref(),
                 own_only: whom.own_only && whom.agent.is_some(),
             };
-            crate::session::as_verified(whom.token_id.as_deref(), || {
-                crate::tools::answer(session.session(), &tool, request, caller)
-            })
+            let session = session.session();
+            match &whom.principal {
+                Some(principal) => crate::session::as_principal(session, principal, false, || {
+                    crate::tools::answer(session, &tool, request, caller)
+                }),
+                None => crate::tools::answer(session, &tool, request, caller),
+            }
         })
         .await
         .unwrap_or_else(|e| {
@@ -124,8 +128,9 @@ struct Whom {
     agent: Option<String>,
     /// A `serve` token: reads bound to the agent's own discussions.
     own_only: bool,
-    /// The verified token, written on the records the call appends.
-    token_id: Option<String>,
+    /// The verified token (`serve`): written on the records the call
+    /// appends, and checked again in each of its reads and writes.
+    principal: Option<Principal>,
 }
 
 impl ServerHandler for McpServer {

@@ -438,10 +438,10 @@ async fn control(
             Err(err) => return error_page(&err, Some(&principal)),
         };
         let back = back_to(&fields);
-        let token_id = principal.token_id.clone();
+        let author = principal.clone();
         let written = shown
             .blocking(move |session| {
-                crate::session::as_verified_author(&token_id, || write(session, &fields))
+                crate::session::as_principal(session, &author, true, || write(session, &fields))
             })
             .await;
         match written {

@@ -121,6 +121,36 @@ impl Served {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> Reply {
+        self.request_paused(method, path, token, headers, body, None)
+    }
+
+    /// `request`, its body sent only once the handler waits for it (the
+    /// server's `100 Continue` to `Expect: 100-continue`, sent when the
+    /// body is first read: the headers' checks are behind it) and
+    /// `meanwhile` has run: a client whose body arrives late.
+    pub(crate) fn request_with_late_body(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        meanwhile: &mut dyn FnMut(),
+    ) -> Reply {
+        let mut all = headers.to_vec();
+        all.push(("expect", "100-continue"));
+        self.request_paused(method, path, token, &all, Some(body), Some(meanwhile))
+    }
+
+    fn request_paused(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        meanwhile: Option<&mut dyn FnMut()>,
+    ) -> Reply {
         let mut stream = self.connect();
         // A `host` among `headers` stands in for the usual one.
         let mut head = format!("{method} {path} HTTP/1.1\r\nconnection: close\r\n");
@@ -142,6 +172,16 @@ impl Served {
         }
         head.push_str("\r\n");
         stream.write_all(head.as_bytes()).unwrap();
+        if let Some(meanwhile) = meanwhile {
+            let mut interim = [0u8; 25];
+            stream.read_exact(&mut interim).unwrap();
+            assert_eq!(
+                &interim[..],
+                b"HTTP/1.1 100 Continue\r\n\r\n",
+                "the server asks for the body"
+            );
+            meanwhile();
+        }
         if let Some(body) = body {
             // A server may answer (413) and close before the body is sent.
             let _ = stream.write_all(body);

@@ -645,3 +645,76 @@ fn a_foreign_host_or_origin_is_refused_as_the_transport_says_and_mcp_get_is_405(
     assert_eq!(out.status, 3, "{}", out.stderr);
     assert_eq!(out.error()["details"]["field"], "allowed_origin");
 }
+
+/// A write whose body arrives after its token was revoked writes nothing:
+/// the token is checked again under the writer's lock, in the step that
+/// appends, whether the write is an operator endpoint's, a console
+/// control's or an MCP tool call's. Each request's headers are taken (the
+/// server asks for the body: its checks of the headers are behind it),
+/// then the token is revoked, then the body comes.
+#[test]
+fn a_body_that_arrives_after_its_token_was_revoked_writes_nothing() {
+    let env = Env::new();
+    env.fleet();
+    let (dsc, root) = env.ask(&[]);
+    let server = Served::start(&env, &[]);
+    let revoke = |env: &Env, agent: &str| {
+        let id = token_id_of(env, agent);
+        env.ok(&["token", "revoke", &id]);
+        env.ledger_bytes()
+    };
+    let json = [("content-type", "application/json")];
+
+    let ops = token(&env, &["ops", "--operator"]);
+    let mut revoked = Vec::new();
+    let late = server.request_with_late_body(
+        "POST",
+        "/v1/kill-switch",
+        Some(&ops),
+        &json,
+        br#"{"engaged":true,"reason":"late"}"#,
+        &mut || revoked = revoke(&env, "ops"),
+    );
+    refused(&env, &revoked, &late, 401, "unauthorized");
+
+    let console = token(&env, &["ops2", "--operator"]);
+    let cookie = format!("discuss_console={console}");
+    let host = format!("127.0.0.1:{}", server.port);
+    let origin = format!("http://{host}");
+    let late = server.request_with_late_body(
+        "POST",
+        "/console/kill-switch",
+        None,
+        &[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("host", &host),
+            ("origin", &origin),
+            ("cookie", &cookie),
+        ],
+        b"engaged=true&scope=global&reason=late",
+        &mut || revoked = revoke(&env, "ops2"),
+    );
+    assert_eq!(late.status, 401, "{}", late.text());
+    assert_eq!(env.ledger_bytes(), revoked);
+
+    let b = token(&env, &["agent-b"]);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "wake_agent", "arguments": {"agent_id": "agent-b",
+            "discussion_id": dsc, "expected_head_message_id": root}}})
+    .to_string();
+    let late = server.request_with_late_body(
+        "POST",
+        "/mcp",
+        Some(&b),
+        &[
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+        call.as_bytes(),
+        &mut || revoked = revoke(&env, "agent-b"),
+    );
+    assert!(late.text().contains("unauthorized"), "{}", late.text());
+    assert_eq!(env.ledger_bytes(), revoked);
+    assert_eq!(env.show(&dsc)["status"], "open", "no turn was reserved");
+}
