@@ -14,6 +14,8 @@ pub(crate) enum Unread {
     NotRegular,
     /// It holds more than this many bytes.
     TooLarge(u64),
+    /// A secret that its group or others may read (its mode).
+    Exposed(u32),
 }
 
 impl std::fmt::Display for Unread {
@@ -22,6 +24,10 @@ impl std::fmt::Display for Unread {
             Unread::Io(e) => write!(f, "{e}"),
             Unread::NotRegular => f.write_str("not a regular file"),
             Unread::TooLarge(max) => write!(f, "over {max} bytes"),
+            Unread::Exposed(mode) => write!(
+                f,
+                "its mode {mode:04o} lets others than its owner read it, and it is a secret"
+            ),
         }
     }
 }
@@ -42,7 +48,22 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, Unread> {
 
 /// The whole of the regular file at `path`, at most `max` bytes.
 pub(crate) fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    read_all(open_regular(path)?, max)
+}
+
+/// `read_regular` of a secret: refused when its group or others may read
+/// or write it, as ssh refuses such a private key.
+pub(crate) fn read_secret(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
+    use std::os::unix::fs::PermissionsExt as _;
     let file = open_regular(path)?;
+    let mode = file.metadata().map_err(Unread::Io)?.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(Unread::Exposed(mode));
+    }
+    read_all(file, max)
+}
+
+fn read_all(file: File, max: u64) -> Result<Vec<u8>, Unread> {
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)

@@ -230,11 +230,18 @@ pub(crate) fn public_path(path: &Path) -> std::path::PathBuf {
 
 /// The signing key in `path`, as `generate_key` wrote it.
 pub(crate) fn read_key(path: &Path) -> Result<SigningKey> {
-    let bytes = crate::regular_file::read_regular(path, MAX_FILE).map_err(|e| {
-        Error::new(
+    let bytes = crate::regular_file::read_secret(path, MAX_FILE).map_err(|e| {
+        let err = Error::new(
             ErrorCode::InvalidArgument,
-            format!("cannot read the key {}: {e}", path.display()),
-        )
+            format!("cannot use the key {}: {e}", path.display()),
+        );
+        match e {
+            crate::regular_file::Unread::Exposed(_) => err.detail("field", "key").hint(format!(
+                "chmod 600 {} (anyone who read it may have signed seals: make a new key if so)",
+                path.display()
+            )),
+            _ => err,
+        }
     })?;
     let text = String::from_utf8_lossy(&bytes);
     let mut lines = text.lines();

@@ -247,6 +247,22 @@ fn a_signed_seal_verifies_with_its_key_and_not_with_one_byte_changed() {
         "invalid_argument",
         3,
     );
+    // A key others can read is refused, as ssh refuses one, and nothing
+    // is sealed with it.
+    for mode in [0o644, 0o640, 0o604, 0o660] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+        let err = env.fails(&["ledger", "seal", "--key", key_arg], "invalid_argument", 3);
+        assert!(
+            err["hints"][0].as_str().unwrap().contains("chmod 600"),
+            "{mode:o}: {err}"
+        );
+        assert!(!err.to_string().contains("signature"), "{err}");
+    }
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o400)).unwrap();
+    }
     let seal = env.ok(&["ledger", "seal", "--key", key_arg]);
     assert_eq!(seal["public_key"], public.as_str());
     let signature = seal["signature"].as_str().unwrap().to_owned();
