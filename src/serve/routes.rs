@@ -42,6 +42,7 @@ pub(super) fn router(app: App) -> Router {
         .route(
             "/mcp",
             axum::routing::post_service(mcp)
+                .layer(middleware::from_fn_with_state(app.clone(), mcp_body))
                 .get(mcp_without_stream)
                 .delete(mcp_without_stream),
         )
@@ -184,6 +185,30 @@ async fn limit_body(State(app): State<App>, request: Request, next: Next) -> Res
         return error_response(&super::http::too_large(app.max_body_bytes));
     }
     next.run(request).await
+}
+
+/// `POST /mcp`'s body read here, within the limit and UTF-8, so that a
+/// body over it (sent without a length) or bytes that are no text are the
+/// contract's error object (413 `payload_too_large`, 415
+/// `unsupported_media_type`), as on every other endpoint, before the MCP
+/// transport sees it.
+async fn mcp_body(State(app): State<App>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, app.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(_) => return error_response(&super::http::too_large(app.max_body_bytes)),
+    };
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        return error_response(
+            &Error::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("the body is not UTF-8 ({e}): /mcp takes JSON-RPC messages as JSON"),
+            )
+            .hint("send Content-Type: application/json with a UTF-8 body"),
+        );
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 /// `403 forbidden` for a `Host` or `Origin` that is not this server's

@@ -349,6 +349,28 @@ fn bad_requests_get_the_contract_error_with_its_http_status_and_change_nothing()
         Some(&chunked),
     );
     refused(&env, &before, &streamed, 413, "payload_too_large");
+    // /mcp alike: a chunked body over the limit, and bytes that are not
+    // UTF-8, get the contract's error object, not the transport's text.
+    let mcp_headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("transfer-encoding", "chunked"),
+    ];
+    let streamed = server.request("POST", "/mcp", Some(&b), &mcp_headers, Some(&chunked));
+    refused(&env, &before, &streamed, 413, "payload_too_large");
+    let latin1 = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"x\":\"\xe9\"}";
+    let bytes = [
+        format!("{:x}\r\n", latin1.len()).as_bytes(),
+        latin1,
+        b"\r\n0\r\n\r\n",
+    ]
+    .concat();
+    let text = server.request("POST", "/mcp", Some(&b), &mcp_headers, Some(&bytes));
+    let error = refused(&env, &before, &text, 415, "unsupported_media_type");
+    assert!(
+        error["message"].as_str().unwrap().contains("UTF-8"),
+        "{error}"
+    );
     chunked.clear();
     // State conflicts: 409; policy: 429 with Retry-After, 503 for the switch.
     let stale = post(
