@@ -47,23 +47,41 @@ fn build() -> Option<Exporter> {
     if !wanted() {
         return None;
     }
-    use opentelemetry_otlp::{Protocol, WithExportConfig as _};
-    let protocol = match std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"))
-        .as_deref()
-    {
+    use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig as _, WithHttpConfig as _};
+    let named = std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"));
+    let protocol = match named.as_deref().map(str::trim) {
         Ok("http/json") => Protocol::HttpJson,
-        _ => Protocol::HttpBinary,
+        Ok("http/protobuf") | Ok("") | Err(_) => Protocol::HttpBinary,
+        Ok(other) => {
+            say!(
+                "warning: OTEL_EXPORTER_OTLP_PROTOCOL={} is not supported: traces go over http/protobuf (a collector's port 4318, path /v1/traces); set http/protobuf or http/json",
+                crate::escape::printable(other, false)
+            );
+            Protocol::HttpBinary
+        }
+    };
+    // A command lives for a moment: a collector that refuses is told at
+    // once, not after retries with backoff (0.8 s at every command's end);
+    // a server keeps the SDK's retries for a collector's blip.
+    let retries = if LONG_LIVED.load(std::sync::atomic::Ordering::Relaxed) {
+        RetryPolicy::default()
+    } else {
+        RetryPolicy::disabled()
     };
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(protocol)
         .with_timeout(EXPORT_BOUND)
+        .with_retry_policy(retries)
         .build();
     let exporter = match exporter {
         Ok(exporter) => exporter,
         Err(err) => {
-            say!("warning: traces are not exported: {err}");
+            say!(
+                "warning: traces are not exported: {}",
+                masked(&err.to_string())
+            );
             return None;
         }
     };
@@ -85,6 +103,58 @@ fn build() -> Option<Exporter> {
         .build();
     let tracer = provider.tracer("discuss");
     Some(Exporter { provider, tracer })
+}
+
+/// Set by a process that runs for long (`serve`, `mcp`) before its first
+/// span: its exports are retried.
+static LONG_LIVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This process runs for long: a failed export is tried again with the
+/// SDK's backoff.
+pub(crate) fn long_lived() {
+    LONG_LIVED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `text` with the collector's endpoints as the variables name them
+/// masked: a password and a query (where a credential may be) never
+/// reach a terminal or a log.
+fn masked(text: &str) -> String {
+    let mut text = text.to_owned();
+    for name in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ] {
+        if let Ok(value) = std::env::var(name)
+            && !value.is_empty()
+        {
+            text = text.replace(&value, &masked_url(&value));
+        }
+    }
+    text
+}
+
+/// A URL with what follows `user:` in its authority and its query hidden.
+fn masked_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{host}"),
+            None => format!("***@{host}"),
+        },
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, _)) => format!("{path}?***"),
+        None => tail.to_owned(),
+    };
+    let scheme = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    format!("{scheme}{authority}{tail}")
 }
 
 /// The first export that failed, kept for the one warning `finish` gives
@@ -129,7 +199,10 @@ pub(crate) fn finish() {
     let shut = exporter.provider.shutdown_with_timeout(EXPORT_BOUND);
     let failed = FAILED.get().cloned().or(shut.err().map(|e| e.to_string()));
     if let Some(why) = failed {
-        say!("warning: traces were not exported: {}", one_line(&why));
+        say!(
+            "warning: traces were not exported: {}",
+            one_line(&masked(&why))
+        );
     }
 }
 
@@ -268,6 +341,20 @@ impl Drop for Traced {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoints_credentials_are_masked() {
+        assert_eq!(
+            masked_url("http://user:secret@[bad"),
+            "http://user:***@[bad"
+        );
+        assert_eq!(
+            masked_url("https://token@collector:4318/v1/traces?key=k#x"),
+            "https://***@collector:4318/v1/traces?***"
+        );
+        assert_eq!(masked_url("http://127.0.0.1:4318"), "http://127.0.0.1:4318");
+        assert_eq!(masked_url("a:b@c"), "a:***@c");
+    }
 
     #[test]
     fn a_traceparent_is_read_as_w3c_writes_it() {

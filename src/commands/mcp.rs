@@ -31,6 +31,7 @@ pub(crate) struct McpArgs {
 }
 
 pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
+    crate::traces::long_lived();
     if let Some(agent) = &args.agent {
         crate::ids::check_name("agent_id", agent)?;
     }

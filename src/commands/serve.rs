@@ -63,6 +63,7 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn run(ctx: Context, args: &ServeArgs) -> Result<u8> {
+    crate::traces::long_lived();
     let range = |name: &str, value: u64, (low, high): (u64, u64)| {
         if (low..=high).contains(&value) {
             return Ok(());

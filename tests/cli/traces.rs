@@ -22,6 +22,9 @@ enum Answering {
     Ok,
     /// Takes the request and never answers.
     Never,
+    /// Closes each connection as soon as it is made, as a collector that
+    /// is going away does.
+    Hangup,
 }
 
 /// Each request to `/v1/traces`: its content type and body, as received.
@@ -31,6 +34,8 @@ type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 struct Receiver {
     port: u16,
     received: Received,
+    /// Connections taken.
+    connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Receiver {
@@ -42,14 +47,29 @@ impl Receiver {
         let port = listener.local_addr().unwrap().port();
         let received = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&received);
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&connections);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if answering == Answering::Hangup {
+                    drop(stream);
+                    continue;
+                }
                 let kept = Arc::clone(&kept);
                 std::thread::spawn(move || serve(stream, &kept, answering));
             }
         });
-        Receiver { port, received }
+        Receiver {
+            port,
+            received,
+            connections,
+        }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn endpoint(&self) -> String {
@@ -405,6 +425,11 @@ fn a_collector_down_or_silent_costs_a_bounded_wait_and_none_is_sent_unasked() {
     let closed_port = closed.local_addr().unwrap().port();
     drop(closed);
     let silent = Receiver::start(Answering::Never);
+    let ask: Vec<&str> = ASK_A_TO_B
+        .iter()
+        .copied()
+        .chain(["{\"body\":\"x\"}"])
+        .collect();
     for endpoint in [format!("http://127.0.0.1:{closed_port}"), silent.endpoint()] {
         let started = Instant::now();
         let out = env.run_with(
@@ -427,6 +452,46 @@ fn a_collector_down_or_silent_costs_a_bounded_wait_and_none_is_sent_unasked() {
         assert_eq!(warnings, 1, "{endpoint}: {}", out.stderr);
     }
     assert!(!silent.bodies().is_empty(), "the silent receiver was asked");
+
+    // A collector that hangs up is asked once at a command's end, never
+    // again with backoff (four tries cost every command 0.8 s).
+    let hanging_up = Receiver::start(Answering::Hangup);
+    let out = env.run_with(
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &hanging_up.endpoint())],
+        &ask,
+        "",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(hanging_up.connections(), 1, "{}", out.stderr);
+
+    // A protocol that is not spoken is said, with what to use; an endpoint
+    // that is no URL is named with its password masked.
+    let answering = Receiver::start(Answering::Ok);
+    let out = env.run_with(
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &answering.endpoint()),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ],
+        &ask,
+        "",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(answering.spans().len(), 1, "sent over http/protobuf still");
+    assert!(
+        out.stderr
+            .contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported")
+            && out.stderr.contains("http/protobuf or http/json"),
+        "{}",
+        out.stderr
+    );
+    let out = env.run_with(
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://user:s3cret@[bad")],
+        &ask,
+        "",
+    );
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("user:***@[bad"), "{}", out.stderr);
+    assert!(!out.stderr.contains("s3cret"), "{}", out.stderr);
 
     // The default endpoint (127.0.0.1:4318), when free: nothing reaches
     // it without an endpoint named, nor with the SDK disabled.
