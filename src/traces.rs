@@ -270,8 +270,15 @@ pub(crate) fn outcome(
         span.set("gen_ai.conversation.id", id.to_owned());
         span.set("discuss.discussion_id", id.to_owned());
     }
-    if let Err(err) = answered {
-        span.fail(err.code.as_str());
+    match answered {
+        Err(err) => span.fail(err.code.as_str()),
+        // A supervised turn that ran and did not complete: its command's
+        // span fails with it, as the turn's own does.
+        Ok(answer) => {
+            if let Some(state @ ("failed" | "deadman")) = answer["attempt"]["state"].as_str() {
+                span.fail(state);
+            }
+        }
     }
 }
 

@@ -66,7 +66,7 @@ pub(super) fn router(app: App) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(app.clone(), limit_body))
         .layer(middleware::from_fn(log))
-        .layer(middleware::from_fn(trace))
+        .layer(middleware::from_fn_with_state(app.clone(), trace))
         .with_state(app)
 }
 
@@ -109,7 +109,7 @@ fn route_of(path: &str) -> String {
 /// A server span for each request (when traces are on), continuing an
 /// incoming `traceparent`: named for its method and route, with its
 /// status; the tool calls it makes nest under it.
-async fn trace(request: Request, next: Next) -> Response {
+async fn trace(State(app): State<App>, mut request: Request, next: Next) -> Response {
     use opentelemetry::trace::FutureExt as _;
     let header = request
         .headers()
@@ -127,7 +127,15 @@ async fn trace(request: Request, next: Next) -> Response {
     }
     span.set("http.request.method", method);
     span.set("http.route", route);
+    span.set("url.scheme", if app.tls { "https" } else { "http" });
+    // The path as the route names it: a discussion's id, never a query.
+    span.set(
+        "url.path",
+        crate::escape::printable(request.uri().path(), false).into_owned(),
+    );
     let cx = span.context();
+    // For handlers whose work runs on a task of its own (MCP's transport).
+    request.extensions_mut().insert(cx.clone());
     let response = next.run(request).with_context(cx).await;
     let status = response.status().as_u16();
     span.set("http.response.status_code", i64::from(status));

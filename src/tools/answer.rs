@@ -41,11 +41,16 @@ pub(crate) fn answer(
     request: Map<String, Value>,
     caller: Caller<'_>,
 ) -> Result<Value> {
+    // GenAI's name for a tool's run, which viewers group tool calls by.
     let span = crate::traces::start(
-        tool,
+        format!("execute_tool {tool}"),
         opentelemetry::trace::SpanKind::Internal,
         crate::traces::Parent::Inherited,
     );
+    if span.is_on() {
+        span.set("gen_ai.operation.name", "execute_tool");
+        span.set("gen_ai.tool.name", tool.to_owned());
+    }
     let asked_for = request
         .get("discussion_id")
         .and_then(Value::as_str)

@@ -80,13 +80,22 @@ impl McpServer {
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Principal>());
+        // The request's span (`serve`'s), which the transport's task does
+        // not carry as the current context.
+        let span = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<opentelemetry::Context>())
+            .cloned();
         match principal {
             Some(principal) => Whom {
+                span,
                 agent: principal.acting_agent().map(str::to_owned),
                 own_only: true,
                 principal: Some(principal.clone()),
             },
             None => Whom {
+                span,
                 agent: self.agent.clone(),
                 own_only: false,
                 principal: None,
@@ -98,7 +107,10 @@ impl McpServer {
     async fn answer(&self, tool: String, request: Map<String, Value>, whom: Whom) -> Result<Value> {
         let session = Arc::clone(&self.session);
         // A request's span, where the transport kept it (`serve`).
-        let cx = opentelemetry::Context::current();
+        let cx = whom
+            .span
+            .clone()
+            .unwrap_or_else(opentelemetry::Context::current);
         tokio::task::spawn_blocking(move || {
             let _entered = cx.attach();
             let caller = Caller {
@@ -125,6 +137,8 @@ impl McpServer {
 
 /// Whom one MCP request acts for.
 struct Whom {
+    /// The HTTP request's span, for the tool call's to nest under.
+    span: Option<opentelemetry::Context>,
     agent: Option<String>,
     /// A `serve` token: reads bound to the agent's own discussions.
     own_only: bool,

@@ -311,6 +311,18 @@ fn a_supervised_turn_is_an_invoke_agent_span_the_child_continues() {
     assert_eq!(deadman.attributes["discuss.attempt.state"], "deadman");
     assert_eq!(deadman.attributes["error.type"], "deadman");
     assert_eq!(deadman.status, STATUS_ERROR);
+    // The root of each such trace, the wake, fails with its turn: a viewer
+    // lists failed traces by their root.
+    for (dsc, state) in [(&dsc, "failed"), (&dsc2, "deadman")] {
+        let wake = spans
+            .iter()
+            .find(|s| s.name == "wake_agent" && s.attributes["gen_ai.conversation.id"] == **dsc)
+            .unwrap();
+        assert_eq!(wake.status, STATUS_ERROR, "{state}");
+        assert_eq!(wake.attributes["error.type"], state);
+    }
+    // The completed one does not.
+    assert_ne!(wake.status, STATUS_ERROR);
 }
 
 /// A refused write says why (`error.type`, the contract's code); a
@@ -393,6 +405,26 @@ fn serve_continues_an_incoming_traceparent_and_exports_nothing_secret() {
         Some(body.to_string().as_bytes()),
     );
     assert_eq!(reply.status, 200, "{}", reply.text());
+    // The same tool over MCP's streamable HTTP: its span under the
+    // request's too.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "inbox", "arguments": {"agent_id": "agent-a"}}});
+    let reply = server.request(
+        "POST",
+        "/mcp",
+        Some(&token),
+        &[
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2025-11-25"),
+            (
+                "traceparent",
+                "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01",
+            ),
+        ],
+        Some(call.to_string().as_bytes()),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(server.stop().0, 0);
     let spans = receiver.spans();
     let request = named(&spans, "POST /v1/tools/ask_peer");
@@ -400,8 +432,18 @@ fn serve_continues_an_incoming_traceparent_and_exports_nothing_secret() {
     assert_eq!(request.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(request.parent_span_id, "00f067aa0ba902b7");
     assert_eq!(request.attributes["http.response.status_code"], 200);
-    let tool = named(&spans, "ask_peer");
+    assert_eq!(request.attributes["url.scheme"], "http");
+    assert_eq!(request.attributes["url.path"], "/v1/tools/ask_peer");
+    // A tool call is GenAI's `execute_tool {name}`.
+    let tool = named(&spans, "execute_tool ask_peer");
     assert_eq!(tool.parent_span_id, request.span_id);
+    assert_eq!(tool.attributes["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(tool.attributes["gen_ai.tool.name"], "ask_peer");
+    let mcp = named(&spans, "POST /mcp");
+    assert_eq!(mcp.trace_id, "5bf92f3577b34da6a3ce929d0e0e4736");
+    let inbox = named(&spans, "execute_tool inbox");
+    assert_eq!(inbox.parent_span_id, mcp.span_id, "nested under /mcp");
+    assert_eq!(inbox.trace_id, mcp.trace_id);
     for (_, bytes) in receiver.bodies() {
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(marker), "a payload was exported");
