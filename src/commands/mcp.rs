@@ -61,18 +61,14 @@ impl AsSession for Context {
 /// (most pass only HOME and PATH) would otherwise get empty answers from
 /// a ledger nobody writes.
 fn announce(ctx: &Context) {
-    let location = ctx.ledger.location();
-    ctx.out.note(&format!(
-        "discuss mcp serves the {} ledger {location}",
-        ctx.ledger.kind()
-    ));
-    if ctx.defaulted_ledger && !ctx.ledger.exists().unwrap_or(true) {
-        ctx.out.note(
-            "warning: that is the default ledger and it does not exist yet; \
-             set DISCUSS_LEDGER in the host's MCP server configuration (env) \
-             to the ledger the other agents use",
-        );
-    }
+    super::Announcement::of(
+        ctx,
+        "discuss mcp",
+        ctx.defaulted_ledger,
+        "set DISCUSS_LEDGER in the host's MCP server configuration (env) \
+         to the ledger the other agents use",
+    )
+    .say(&ctx.out);
 }
 
 /// Serves one session on stdin and stdout. Between stdin and the SDK sits a

@@ -46,6 +46,40 @@ impl std::ops::Deref for Context {
     }
 }
 
+/// A server's first lines on stderr: which ledger it serves, and a
+/// warning when that ledger does not exist yet, saying `what_to_do`.
+pub(crate) struct Announcement {
+    note: String,
+    warning: Option<String>,
+}
+
+impl Announcement {
+    pub(crate) fn of(ctx: &Context, server: &str, warn_if_missing: bool, what_to_do: &str) -> Self {
+        let note = format!(
+            "{server} serves the {} ledger {}",
+            ctx.ledger.kind(),
+            ctx.ledger.location()
+        );
+        let missing = warn_if_missing && !ctx.ledger.exists().unwrap_or(true);
+        let which = if ctx.defaulted_ledger {
+            "the default ledger (no --ledger or DISCUSS_LEDGER named one)"
+        } else {
+            "that ledger"
+        };
+        Announcement {
+            note,
+            warning: missing.then(|| format!("{which} does not exist yet; {what_to_do}")),
+        }
+    }
+
+    pub(crate) fn say(&self, out: &Output) {
+        out.note(&self.note);
+        if let Some(warning) = &self.warning {
+            out.warn(warning);
+        }
+    }
+}
+
 // `--payload JSON | --payload-file PATH|-`, shared by `ask` and `reply`.
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]

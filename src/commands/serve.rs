@@ -103,7 +103,17 @@ pub(crate) fn run(ctx: Context, args: &ServeArgs) -> Result<u8> {
                 .collect::<Result<_>>()?,
         },
     };
-    crate::serve::run(ctx.session, options)?;
+    // A server started in a shell without DISCUSS_LEDGER serves an empty
+    // default, where every sign-in fails as an unknown token: say so, once
+    // the socket is bound.
+    let announcement = super::Announcement::of(
+        &ctx,
+        "discuss serve",
+        true,
+        "no token is known there, so every request will be 401: start the server with \
+         --ledger (or DISCUSS_LEDGER) naming the ledger its agents' tokens were issued on",
+    );
+    crate::serve::run(ctx.session, options, || announcement.say(&ctx.out))?;
     Ok(0)
 }
 

@@ -350,6 +350,11 @@ impl Output {
         say!("note: {}", crate::escape::printable(text, false));
     }
 
+    /// A line on stderr that something is likely wrong, the command going on.
+    pub(crate) fn warn(&self, text: &str) {
+        say!("warning: {}", crate::escape::printable(text, false));
+    }
+
     /// The error on stderr: one JSON object in JSON mode, else
     /// `error[code]: message` and `hint:` lines, wrapped at word
     /// boundaries to stderr's terminal (never in a pipe or a log).

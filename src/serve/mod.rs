@@ -54,13 +54,23 @@ pub(crate) struct Options {
 pub(super) const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 /// Serves until SIGINT or SIGTERM, then finishes what is in flight.
-pub(crate) fn run(mut session: Session, options: Options) -> Result<()> {
+/// Serves until a stop signal; `started` runs once the socket is bound
+/// and its TLS material read (what a start refuses is said before it),
+/// right after the `listening on` line.
+pub(crate) fn run(mut session: Session, options: Options, started: impl FnOnce()) -> Result<()> {
     session.ledger = session.ledger.streaming_in_small_batches();
     let tls = match &options.tls {
         Some((cert, key)) => Some(tls_acceptor(cert, key)?),
         None => None,
     };
     let listener = bind(&options, tls.is_some())?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::io("the listening socket", &e))?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    // The first line, which scripts read the port from; then the rest.
+    say!("listening on {scheme}://{local}");
+    started();
     let mut options = options;
     options.allowed.loopback = listener
         .local_addr()
@@ -94,7 +104,18 @@ fn bind(options: &Options, tls: bool) -> Result<StdListener> {
     let addresses: Vec<SocketAddr> = options
         .listen
         .to_socket_addrs()
-        .map_err(|e| invalid(format!("not a HOST:PORT address ({e})")))?
+        .map_err(|e| {
+            // `8470` or `:8470`: a port without its host.
+            let port = options.listen.trim_start_matches(':');
+            let port = if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+                port
+            } else {
+                "8470"
+            };
+            invalid(format!("not a HOST:PORT address ({e})")).hint(format!(
+                "--listen 127.0.0.1:{port} (this host only), or 0.0.0.0:{port} for every interface (with --tls-cert and --tls-key)"
+            ))
+        })?
         .collect();
     let Some(first) = addresses.first() else {
         return Err(invalid("names no address".into()));
@@ -182,16 +203,11 @@ async fn serve(
 ) -> Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| Error::io("the listening socket", &e))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| Error::io("the listening socket", &e))?;
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let app = app::App::new(session, &options, stopping.clone());
     let mcp_cancel = app.mcp_cancellation();
     let router = routes::router(app);
     let mut signals = Signals::new()?;
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    say!("listening on {scheme}://{local}");
 
     let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
     loop {

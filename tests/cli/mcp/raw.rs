@@ -271,9 +271,12 @@ fn mcp_names_its_ledger_and_warns_of_an_empty_default() {
     let default = home.join(".local/state/discuss/ledger.jsonl");
     assert!(stderr.contains(&default.display().to_string()), "{stderr}");
     assert!(
-        stderr.contains("warning: that is the default ledger and it does not exist"),
+        stderr.lines().any(|line| line.starts_with(
+            "warning: the default ledger (no --ledger or DISCUSS_LEDGER named one) does not exist"
+        )),
         "{stderr}"
     );
+    assert!(!stderr.contains("note: warning"), "{stderr}");
     assert!(stderr.contains("DISCUSS_LEDGER"), "{stderr}");
     assert!(!default.exists(), "reading creates nothing");
 }

@@ -431,11 +431,59 @@ fn the_listening_line_is_written_whole() {
         let read = stderr.read(&mut first).unwrap();
         let _ = server.kill();
         let _ = server.wait();
-        let line = String::from_utf8_lossy(&first[..read]).into_owned();
+        let read = String::from_utf8_lossy(&first[..read]).into_owned();
+        // Its first line (the ledger's note may follow in the same read).
+        let line = read.split_inclusive('\n').next().unwrap_or("");
         let port = line
             .strip_prefix("listening on http://127.0.0.1:")
             .and_then(|rest| rest.strip_suffix('\n'))
             .unwrap_or_else(|| panic!("a whole line in the first read: {line:?}"));
         assert!(port.parse::<u16>().is_ok_and(|p| p > 0), "{line:?}");
+    }
+}
+
+/// `serve` says which ledger it serves, right after where it listens, and
+/// warns when that ledger does not exist (every sign-in would fail as an
+/// unknown token); `--listen` of a bare port is refused with an example.
+#[test]
+fn serve_names_its_ledger_and_warns_of_one_that_does_not_exist() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    server.wait_for_log("serves the");
+    let log = server.log();
+    assert!(log[0].starts_with("listening on http://"), "{log:?}");
+    assert!(
+        log[1].starts_with("note: discuss serve serves the "),
+        "{log:?}"
+    );
+    if !env.is_postgres() {
+        let location = env.ledger().display().to_string();
+        assert_eq!(
+            log[1],
+            format!("note: discuss serve serves the file ledger {location}")
+        );
+        server.wait_for_log("warning: that ledger does not exist yet");
+        assert!(log.iter().all(|l| !l.contains("note: warning")), "{log:?}");
+    }
+    drop(server);
+    env.fleet();
+    let server = Served::start(&env, &[]);
+    server.wait_for_log("serves the");
+    let _ = server.get("/healthz", None);
+    server.wait_for_log("GET /healthz");
+    assert!(
+        server.log().iter().all(|l| !l.starts_with("warning:")),
+        "{:?}",
+        server.log()
+    );
+    for listen in ["8470", ":8470"] {
+        let err = env.fails(&["serve", "--listen", listen], "invalid_argument", 3);
+        assert!(
+            err["hints"][0]
+                .as_str()
+                .unwrap()
+                .contains("--listen 127.0.0.1:8470"),
+            "{err}"
+        );
     }
 }
