@@ -508,6 +508,20 @@ fn spawn(
         .stdin(Stdio::piped())
         .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
         .process_group(group.as_raw_nonzero().get());
+    // The agent's `discuss reply` runs this very binary, however this one
+    // was started (`target/release/discuss wake … -- ./agent.sh` found
+    // no `discuss` on the child's PATH: exit 127, a turn spent).
+    if let Ok(binary) = std::env::current_exe()
+        && let Some(folder) = binary.parent()
+    {
+        // (`--clean-env` keeps PATH too.)
+        let mut path = std::ffi::OsString::from(folder);
+        if let Some(inherited) = std::env::var_os("PATH").filter(|p| !p.is_empty()) {
+            path.push(":");
+            path.push(inherited);
+        }
+        command.env("DISCUSS_BIN", &binary).env("PATH", path);
+    }
     if session.ledger.network_fs_allowed() {
         command.env("DISCUSS_ALLOW_NETWORK_FS", "true");
     }

@@ -549,7 +549,15 @@ fn clean_env_passes_on_only_what_is_named() {
     let clean = run(&["--clean-env", "--env", "KEEP_ME"], "clean.txt");
     assert!(!clean.contains("API_SECRET"), "{clean}");
     assert!(clean.contains("KEEP_ME=yes"), "{clean}");
-    assert!(clean.contains("PATH=/usr/bin:/bin"), "{clean}");
+    let folder = std::path::Path::new(&bin())
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    assert!(
+        clean.contains(&format!("PATH={folder}:/usr/bin:/bin\n")),
+        "{clean}"
+    );
     assert!(clean.contains("DISCUSS_ATTEMPT_ID="), "{clean}");
     assert!(clean.contains("DISCUSS_ACTOR=tester"), "{clean}");
     // --env without --clean-env is a usage error.
@@ -805,5 +813,27 @@ fn a_halt_between_the_reservation_and_started_ends_the_turn() {
     assert!(
         !receipts.iter().any(|r| r == "discussion.attempt.started"),
         "started was recorded under the halt: {receipts:?}"
+    );
+}
+
+/// A supervisor started by its path, with no `discuss` on the PATH: the
+/// agent still finds the very binary that supervises it, as `discuss`
+/// (its folder first on the child's PATH) and as `$DISCUSS_BIN`.
+#[test]
+fn a_child_finds_the_supervisors_own_binary() {
+    let env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
+    let script = "test \"$(command -v discuss)\" = \"$DISCUSS_BIN\" || exit 5; \
+                  discuss reply --type result --payload '{\"body\":\"found\"}'";
+    let mut args = wake_argv("agent-b", &dsc, &root, &["--"], true);
+    args.extend(["sh", "-c", script]);
+    let out = env.run_with(&[("PATH", "/usr/bin:/bin")], &args, "");
+    assert_eq!(out.status, 0, "{}{}", out.stdout, out.stderr);
+    let shown = env.show(&dsc);
+    let transcript = shown["transcript"].as_array().unwrap();
+    assert_eq!(
+        transcript.last().unwrap()["payload"]["body"],
+        "found",
+        "the reply landed: {shown}"
     );
 }
