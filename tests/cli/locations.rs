@@ -250,3 +250,119 @@ fn readers_of_a_file_that_is_not_a_ledger_refuse_it_and_create_nothing() {
     );
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
+
+/// A write refused on a ledger that does not exist leaves nothing behind:
+/// no empty ledger (which `verify` would pass), no cache beside it; so
+/// `verify` still fails as for a missing ledger and `mcp` still warns of
+/// the empty default.
+#[test]
+fn a_refused_write_creates_no_ledger() {
+    let env = Env::file();
+    let err = env.fails(
+        &[
+            "ask",
+            "--from",
+            "agent-a",
+            "--to",
+            "agent-b",
+            "--fleet",
+            "fleet-nope",
+            "--payload",
+            "{}",
+        ],
+        "unknown_fleet",
+        4,
+    );
+    assert_eq!(err["code"], "unknown_fleet");
+    env.fails(
+        &[
+            "kill-switch",
+            "on",
+            "--fleet",
+            "fleet-nope",
+            "--reason",
+            "x",
+        ],
+        "unknown_fleet",
+        4,
+    );
+    let state = env.ledger().parent().unwrap().to_owned();
+    let left: Vec<String> = std::fs::read_dir(&state)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    env.fails(&["verify"], "ledger_unreadable", 1);
+    // As a host that names no ledger starts mcp, after a refused write
+    // there: still the warning of a default that does not exist.
+    let home = env.dir.path().join("home");
+    let discuss = |args: &[&str]| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("discuss"))
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/bin:/bin")
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let refused = discuss(&["fleet", "add", "fleet-alpha", "Not A Name"]);
+    assert_eq!(refused.status.code(), Some(3));
+    let refused = discuss(&["quota", "set", "5", "--agent", "agent-b"]);
+    assert_eq!(refused.status.code(), Some(4), "{refused:?}");
+    let mcp = discuss(&["mcp"]);
+    let stderr = String::from_utf8_lossy(&mcp.stderr);
+    assert!(stderr.contains("does not exist yet"), "{stderr}");
+    // A write that is taken makes the ledger, and its cache.
+    env.ok(&["fleet", "add", "fleet-alpha", "agent-a"]);
+    assert!(env.ledger().exists());
+    env.ok(&["verify"]);
+}
+
+/// Writers racing on a ledger that does not exist, half of them refused:
+/// every write taken is there, whichever came first (a refused creator
+/// removes the file it made only while it still holds it, and a writer
+/// that waited for its lock opens the path again).
+#[test]
+fn refused_and_taken_writes_racing_on_a_new_ledger_lose_nothing() {
+    for round in 0..10 {
+        let env = Env::file();
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let mut command = env.command_std();
+                if i % 2 == 0 {
+                    command.args(["fleet", "add", "fleet-alpha", &format!("agent-{i}")]);
+                } else {
+                    command.args([
+                        "ask",
+                        "--from",
+                        "agent-a",
+                        "--to",
+                        "agent-b",
+                        "--fleet",
+                        "fleet-nope",
+                        "--payload",
+                        "{}",
+                    ]);
+                }
+                command
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let statuses: Vec<i32> = writers
+            .into_iter()
+            .map(|mut w| w.wait().unwrap().code().unwrap())
+            .collect();
+        assert_eq!(statuses, [0, 4, 0, 4, 0, 4, 0, 4], "round {round}");
+        let fleets = env.ok(&["fleet", "list"]);
+        let members = fleets["fleets"][0]["agents"].as_array().unwrap().len();
+        assert_eq!(members, 4, "round {round}: {fleets}");
+        env.ok(&["verify"]);
+    }
+}

@@ -18,6 +18,8 @@ pub(super) const MAX_STEPS: u32 = 32;
 /// its last sync.
 pub(super) struct OpenGroup {
     pub file: File,
+    /// This group made the file: removed again if nothing is written.
+    pub created: bool,
     pub cache: Cache,
     /// The length of the file, and where its whole operations end (what
     /// lies between is a torn tail, moved away before the first write).

@@ -25,7 +25,7 @@ impl FileLedger {
         &self,
         source: &crate::ledger::import::Source<'_>,
     ) -> Result<crate::ledger::import::Imported> {
-        let mut file = self.open_for_append()?;
+        let (mut file, _) = self.open_for_append()?;
         lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
         let old = self.len_of(&file)?;
         self.refuse_foreign(&file, old)?;

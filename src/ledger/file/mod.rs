@@ -406,8 +406,15 @@ impl FileLedger {
     /// with its cache: the one kept from this process's last write when
     /// nothing changed since, else the cache's files caught up (or rebuilt).
     fn open_group(&self, first: u64) -> Result<group::OpenGroup> {
-        let file = self.open_for_append()?;
-        lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
+        let (file, created) = loop {
+            let (file, created) = self.open_for_append()?;
+            lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
+            // A ledger its creator removed again (it wrote nothing) while
+            // this one waited for the lock: open the path anew.
+            if self.still_named(&file) {
+                break (file, created);
+            }
+        };
         let len = self.len_of(&file)?;
         self.refuse_foreign(&file, len)?;
         let (cache, whole) = match self.take_kept(&file) {
@@ -419,6 +426,7 @@ impl FileLedger {
         };
         Ok(group::OpenGroup {
             file,
+            created,
             cache,
             len,
             whole,
@@ -523,6 +531,21 @@ impl FileLedger {
     /// saved and kept, the lock let go, and every step through `through`
     /// told. A failed sync cuts the ledger back to where the group began.
     fn end_group(&self, mut open: group::OpenGroup, through: u64) {
+        // A ledger this group created and nothing was written to (every
+        // write refused) is removed, under the lock: a refused write
+        // leaves no empty ledger behind (which `verify` would pass).
+        if open.created && !open.unsynced && self.len_of(&open.file).is_ok_and(|len| len == 0) {
+            if self.still_named(&open.file) {
+                // Its cache first (made when the group opened): a cache
+                // beside no ledger would make a later one look used.
+                for derived in &self.derived_paths()[1..4] {
+                    let _ = std::fs::remove_file(derived);
+                }
+                let _ = std::fs::remove_file(&self.path);
+            }
+            self.writers.settle(through, None);
+            return;
+        }
         let synced = if open.unsynced {
             self.sync_group(&open.file)
         } else {
@@ -607,9 +630,10 @@ impl FileLedger {
         Ok(file.metadata().map_err(|e| self.io_error(&e))?.len())
     }
 
-    /// The ledger opened to append, created if missing; only a regular file
-    /// (one `create_new` made always is).
-    fn open_for_append(&self) -> Result<File> {
+    /// The ledger opened to append, created if missing (and whether this
+    /// call created it); only a regular file (one `create_new` made always
+    /// is).
+    fn open_for_append(&self) -> Result<(File, bool)> {
         let (file, existed) = self.open_or_create()?;
         self.refuse_irregular(&file)?;
         if existed {
@@ -617,7 +641,17 @@ impl FileLedger {
             self.refuse_network_fs(&file)?;
             self.finish_interrupted_import(&file, None)?;
         }
-        Ok(file)
+        Ok((file, !existed))
+    }
+
+    /// Whether the ledger's path still names `file` (it was not removed,
+    /// or replaced, since `file` was opened).
+    fn still_named(&self, file: &File) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        match (std::fs::metadata(&self.path), file.metadata()) {
+            (Ok(named), Ok(held)) => named.dev() == held.dev() && named.ino() == held.ino(),
+            _ => false,
+        }
     }
 
     /// The ledger opened to append, and whether it was there already.
