@@ -215,19 +215,7 @@ pub fn writable_discussion(
         )));
     }
     if discussion.status.is_terminal() {
-        return Err(Error::new(
-            ErrorCode::DiscussionTerminal,
-            format!(
-                "{discussion_id} is {}; terminal discussions never reopen",
-                discussion.status.as_str()
-            ),
-        )
-        .detail("discussion_id", discussion_id)
-        .detail("status", discussion.status.as_str())
-        .hint_each(
-            "start a new discussion with `discuss ask`",
-            "start a new discussion with ask_peer",
-        ));
+        return Err(ended(&discussion));
     }
     // The derivation gives every discussion that is not invalid a root,
     // and its root is its first head.
@@ -245,6 +233,58 @@ pub fn writable_discussion(
         root,
         head,
     })
+}
+
+/// `discussion_terminal` for a write on an ended discussion: why it ended,
+/// in the terms of the option that set the limit it met.
+fn ended(discussion: &Discussion) -> Error {
+    let at = discussion
+        .terminal
+        .map(|(_, at_ms)| format!(" at {}", crate::clock::format_ms(at_ms)))
+        .unwrap_or_default();
+    // Why it ended, in the terms of the option that set the limit.
+    let (why, option) = match discussion.status {
+        Status::Expired => (
+            format!("its conversation deadline passed{at}"),
+            Some((
+                "give the next one a longer conversation deadline: `discuss ask --timeout-ms N` (5 minutes unless given, 15 at most)",
+                "give the next one a longer conversation deadline: timeout_ms on ask_peer (5 minutes unless given, 15 at most)",
+            )),
+        ),
+        Status::Deadman => (
+            format!("a turn passed its deadline unanswered{at}"),
+            Some((
+                "give the next one longer turns: `discuss ask --turn-timeout-ms N` (60 s unless given)",
+                "give the next one longer turns: turn_timeout_ms on ask_peer (60 s unless given)",
+            )),
+        ),
+        Status::Exhausted => (
+            format!("its budget was spent{at}"),
+            Some((
+                "`discuss show` says which budget; give the next one more with `discuss ask --max-turns`, `--max-tokens` or `--max-cost-usd`",
+                "get_discussion says which budget; give the next one more with max_turns, max_tokens or max_cost_usd on ask_peer",
+            )),
+        ),
+        _ => (format!("it was closed{at}"), None),
+    };
+    let err = Error::new(
+        ErrorCode::DiscussionTerminal,
+        format!(
+            "{} is {}: {why}; an ended discussion never reopens",
+            discussion.id,
+            discussion.status.as_str()
+        ),
+    )
+    .detail("discussion_id", discussion.id.as_str())
+    .detail("status", discussion.status.as_str());
+    let err = match option {
+        Some((cli, tool)) => err.hint_each(cli, tool),
+        None => err,
+    };
+    err.hint_each(
+        "start a new discussion with `discuss ask`",
+        "start a new discussion with ask_peer",
+    )
 }
 
 #[cfg(test)]

@@ -79,6 +79,76 @@ fn expired_when_the_conversation_deadline_passes_idle() {
     assert_eq!(env.status(&dsc), "open");
     env.advance(2_000);
     assert_eq!(env.status(&dsc), "expired");
+    // A wake on it says why it ended and which option sets that limit.
+    let root = env.show(&dsc)["head"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let err = env.fails(
+        &wake_argv("agent-b", &dsc, &root, &[], false),
+        "discussion_terminal",
+        5,
+    );
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("expired: its conversation deadline passed at 2026-11-30T00:00:10.000Z"),
+        "{err}"
+    );
+    assert!(
+        err["hints"][0].as_str().unwrap().contains("--timeout-ms"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_write_on_a_deadman_or_exhausted_discussion_says_which_limit_it_met() {
+    let mut env = Env::new();
+    let (dsc, root) = env.discussion(&["--turn-timeout-ms", "5000"]);
+    env.wake(&dsc, "agent-b", &root);
+    env.advance(6_000);
+    let err = env.fails(
+        &wake_argv("agent-b", &dsc, &root, &[], false),
+        "discussion_terminal",
+        5,
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("a turn passed its deadline"),
+        "{err}"
+    );
+    assert!(
+        err["hints"][0]
+            .as_str()
+            .unwrap()
+            .contains("--turn-timeout-ms"),
+        "{err}"
+    );
+    let (dsc, root) = env.discussion(&["--max-turns", "2"]);
+    let att = env.wake(&dsc, "agent-b", &root);
+    env.reply(&dsc, "agent-b", &att, &root, "question", false);
+    let head = env.show(&dsc)["head"]["message_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(env.status(&dsc), "exhausted");
+    let err = env.fails(
+        &wake_argv("agent-a", &dsc, &head, &[], false),
+        "discussion_terminal",
+        5,
+    );
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("its budget was spent"),
+        "{err}"
+    );
+    assert!(
+        err["hints"][0].as_str().unwrap().contains("--max-turns"),
+        "{err}"
+    );
 }
 
 #[test]
