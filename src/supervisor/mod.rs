@@ -508,18 +508,21 @@ fn spawn(
         .stdin(Stdio::piped())
         .stderr(Stdio::from(std::io::stderr().as_fd().try_clone_to_owned()?))
         .process_group(group.as_raw_nonzero().get());
-    // The agent's `discuss reply` runs this very binary, however this one
+    // The agent's `discuss reply` finds this very binary, however this one
     // was started (`target/release/discuss wake … -- ./agent.sh` found
     // no `discuss` on the child's PATH: exit 127, a turn spent).
     if let Ok(binary) = std::env::current_exe()
         && let Some(folder) = binary.parent()
     {
-        // (`--clean-env` keeps PATH too.)
-        let mut path = std::ffi::OsString::from(folder);
-        if let Some(inherited) = std::env::var_os("PATH").filter(|p| !p.is_empty()) {
-            path.push(":");
-            path.push(inherited);
-        }
+        // Last on the PATH: a `discuss` the caller's PATH names first (a
+        // wrapper, say) is still the one run. (`--clean-env` keeps PATH.)
+        // Without a PATH of its own, the search path the C library takes
+        // then (`_CS_PATH`).
+        let mut path = std::env::var_os("PATH")
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "/bin:/usr/bin".into());
+        path.push(":");
+        path.push(folder);
         command.env("DISCUSS_BIN", &binary).env("PATH", path);
     }
     if session.ledger.network_fs_allowed() {

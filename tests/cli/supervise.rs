@@ -555,7 +555,7 @@ fn clean_env_passes_on_only_what_is_named() {
         .display()
         .to_string();
     assert!(
-        clean.contains(&format!("PATH={folder}:/usr/bin:/bin\n")),
+        clean.contains(&format!("PATH=/usr/bin:/bin:{folder}\n")),
         "{clean}"
     );
     assert!(clean.contains("DISCUSS_ATTEMPT_ID="), "{clean}");
@@ -818,7 +818,7 @@ fn a_halt_between_the_reservation_and_started_ends_the_turn() {
 
 /// A supervisor started by its path, with no `discuss` on the PATH: the
 /// agent still finds the very binary that supervises it, as `discuss`
-/// (its folder first on the child's PATH) and as `$DISCUSS_BIN`.
+/// (its folder last on the child's PATH) and as `$DISCUSS_BIN`.
 #[test]
 fn a_child_finds_the_supervisors_own_binary() {
     let env = Env::new();
