@@ -209,6 +209,24 @@ impl PgLedger {
 
     pub(super) fn unavailable(&self, err: &postgres::Error) -> Error {
         let shown = self.location.shown.clone();
+        // The server is there and the database is not: it is made once,
+        // by whoever runs the server; discuss makes its tables.
+        if err
+            .as_db_error()
+            .is_some_and(|db| *db.code() == SqlState::INVALID_CATALOG_NAME)
+        {
+            let name = self.location.config.get_dbname().unwrap_or("NAME");
+            let name = crate::escape::printable(name, false);
+            return Error::new(
+                ErrorCode::LedgerUnavailable,
+                format!("the ledger database {shown} does not exist on its server"),
+            )
+            .detail("ledger", shown)
+            .detail("sqlstate", "3D000")
+            .hint(format!(
+                "create it once: `createdb {name}` on the server (or CREATE DATABASE \"{name}\"); discuss makes its tables at the first write"
+            ));
+        }
         let mut why = err.to_string();
         let mut source = std::error::Error::source(err);
         while let Some(cause) = source {

@@ -518,10 +518,12 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 /// `stop` has been reached.
 pub(crate) fn wait_until_stopped(pid: u32) {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .unwrap_or_default()
-        .contains(") T ")
-    {
+    // The state follows the command's name, which may hold ") " itself.
+    let stopped = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit(") ").next().and_then(|s| s.chars().next()) == Some('T')
+    };
+    while !stopped() {
         assert!(
             std::time::Instant::now() < until,
             "process {pid} never stopped at its fail point"

@@ -197,3 +197,32 @@ fn the_documented_grants_are_enough_and_a_reader_cannot_write() {
     let err = reader_env.fails(&args, "io_error", 1);
     assert_eq!(err["details"]["sqlstate"], "42501", "{err}");
 }
+
+/// A URL naming a database its server does not have: said so, with the
+/// `createdb` that makes it (not "check the URL"), and for a read and a
+/// write alike.
+#[test]
+fn a_database_that_does_not_exist_is_named_with_createdb() {
+    let Some(cluster) = crate::common::postgres::shared() else {
+        return;
+    };
+    let mut env = Env::file();
+    env.pg = Some(cluster.url("no_such_ledger_db"));
+    for args in [
+        &["--json", "fleet", "list"][..],
+        &["--json", "fleet", "add", "fleet-alpha", "agent-a"],
+    ] {
+        let out = env.run(args);
+        assert_eq!(out.status, 1, "{}", out.stderr);
+        let err = out.error();
+        assert_eq!(err["code"], "ledger_unavailable", "{}", out.stderr);
+        assert!(
+            err["message"].as_str().unwrap().contains("does not exist"),
+            "{err}"
+        );
+        assert_eq!(
+            err["hints"][0],
+            "create it once: `createdb no_such_ledger_db` on the server (or CREATE DATABASE \"no_such_ledger_db\"); discuss makes its tables at the first write"
+        );
+    }
+}

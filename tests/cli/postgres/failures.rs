@@ -131,23 +131,6 @@ fn a_server_stopped_mid_operation_fails_the_command_and_writes_nothing() {
     env.wake(&dsc, "agent-b", &root);
 }
 
-/// Waits (bounded) until the process is stopped by its fail point.
-pub(super) fn wait_until_stopped(pid: u32) {
-    let until = Instant::now() + Duration::from_secs(20);
-    loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
-        if state == Some('T') {
-            return;
-        }
-        assert!(
-            Instant::now() < until,
-            "the writer never reached its fail point"
-        );
-        std::thread::yield_now();
-    }
-}
-
 /// A database that cannot be reached is `ledger_unavailable` (exit 1)
 /// within `connect_timeout`, also when something accepts the connection
 /// and never answers; the URL's password is never shown.

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 mod access;
 mod failures;
-use failures::wait_until_stopped;
 mod moves;
 
 /// A database ledger, or `None` (the test is skipped with a message, and
