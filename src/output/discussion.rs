@@ -465,10 +465,10 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
     }
     if let Some(escalation) = &discussion.escalation {
         text.push_str(&format!(
-            "escalated     {} at {} after {} turns ({}); {}\n",
+            "escalated     {} at {} after {} ({}); {}\n",
             escalation.receipt_id,
             format_ms(escalation.at_ms),
-            escalation.turns_used,
+            super::text::count(u64::from(escalation.turns_used), "turn", "turns"),
             escalation_reason_text(&escalation.reason),
             escalation.delivery.state(now_ms).as_str()
         ));
@@ -609,9 +609,9 @@ fn markdown(d: &Discussion) -> String {
     }
     if let Some(escalation) = &d.escalation {
         text.push_str(&format!(
-            "- **Escalated** at {} after {} turns ({} budget)\n",
+            "- **Escalated** at {} after {} ({} budget)\n",
             format_ms(escalation.at_ms),
-            escalation.turns_used,
+            super::text::count(u64::from(escalation.turns_used), "turn", "turns"),
             escalation.reason
         ));
     }

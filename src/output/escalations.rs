@@ -137,11 +137,11 @@ impl View for EscalationsView {
                 .map(|r| format!("{} ⇄ {}", r.asker, r.peer))
                 .unwrap_or_default();
             text.push_str(&format!(
-                "{}  {}\n  {} after {} turns · escalated {} · {participants}\n  spend {} tok · {}\n",
+                "{}  {}\n  {} after {} · escalated {} · {participants}\n  spend {} tok · {}\n",
                 d.id,
                 printable(&delivery, false),
                 super::discussion::escalation_reason_text(&e.reason),
-                e.turns_used,
+                super::text::count(u64::from(e.turns_used), "turn", "turns"),
                 relative(e.at_ms, self.now_ms),
                 d.spend.tokens(),
                 dollars(d.spend.cost_usd),

@@ -98,6 +98,10 @@ fn expired_when_the_conversation_deadline_passes_idle() {
         err["hints"][0].as_str().unwrap().contains("--timeout-ms"),
         "{err}"
     );
+    // Its escalation counts one turn, the root, in the singular.
+    let out = env.run(&["escalations"]);
+    assert!(out.stdout.contains("after 1 turn "), "{}", out.stdout);
+    assert!(!out.stdout.contains("1 turns"), "{}", out.stdout);
 }
 
 #[test]
