@@ -54,7 +54,8 @@ pub(crate) enum TokenCommand {
     },
     /// Revoke a token: the next request with it is refused
     Revoke {
-        /// The token's id (tok_…), as `token list` shows it
+        /// The token's id (tok_…) as `token list` shows it, or a unique
+        /// start of it (tok_ and four characters at least)
         #[arg(value_name = "TOKEN_ID")]
         token_id: String,
     },
@@ -133,8 +134,8 @@ pub(crate) fn run(ctx: &Context, args: &TokenArgs) -> Result<Answer> {
             Ok(Answer::new(view))
         }
         TokenCommand::Revoke { token_id } => {
-            let (global, now) = crate::operations::admin::revoke_token(ctx, token_id)?;
-            Ok(Answer::new(TokensView::of(&global, now, Some(token_id))))
+            let (global, now, whole) = crate::operations::admin::revoke_token(ctx, token_id)?;
+            Ok(Answer::new(TokensView::of(&global, now, Some(&whole))))
         }
         TokenCommand::List => {
             let view = ctx.ledger.view(&[])?;

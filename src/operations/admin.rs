@@ -204,23 +204,50 @@ pub(crate) fn set_quota(
 
 /// Revokes the token `token_id` (`token revoke`, the console); the state
 /// after it and its time.
-pub(crate) fn revoke_token(session: &Session, token_id: &str) -> Result<(Global, i64)> {
+pub(crate) fn revoke_token(session: &Session, token_id: &str) -> Result<(Global, i64, String)> {
     check_token_id(token_id)?;
     session.ledger.append_global(|view| {
         let stamp = session.stamp(view.last_at_ms());
         let mut global = view.global(stamp.at_ms).into_owned();
-        if !global.credentials.contains_key(token_id) {
-            return Err(Error::new(
-                ErrorCode::UnknownToken,
-                format!("no token has the id {token_id}"),
-            )
-            .detail("token_id", token_id)
-            .hint("discuss token list shows every token's id"));
-        }
-        let records = crate::engine::plan_token_revoke(&global, token_id, &stamp);
+        let token_id = whole_token_id(&global, token_id)?;
+        let records = crate::engine::plan_token_revoke(&global, &token_id, &stamp);
         records.iter().for_each(|record| global.apply(record));
-        Ok((records, (global, stamp.at_ms)))
+        Ok((records, (global, stamp.at_ms, token_id)))
     })
+}
+
+/// The whole id of the token `given` names: itself, or the one token whose
+/// id it begins (four characters after `tok_` at least, as other ids);
+/// the record always names the whole id.
+fn whole_token_id(global: &Global, given: &str) -> Result<String> {
+    if global.credentials.contains_key(given) {
+        return Ok(given.to_owned());
+    }
+    let long_enough = given.len() >= crate::credentials::TOKEN_ID.len() + 4;
+    let matches: Vec<&String> = global
+        .credentials
+        .keys()
+        .filter(|id| long_enough && id.starts_with(given))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(Error::new(
+            ErrorCode::UnknownToken,
+            format!("no token has the id {given}, nor an id that begins so"),
+        )
+        .detail("token_id", given)
+        .hint("discuss token list shows every token's id: give it whole, or a unique start of it (tok_ and four characters at least)")),
+        many => Err(Error::new(
+            ErrorCode::AmbiguousId,
+            format!("{given} is the start of {} token ids", many.len()),
+        )
+        .detail("prefix", given)
+        .detail(
+            "candidates",
+            many.iter().take(10).map(|id| id.as_str()).collect::<Vec<_>>(),
+        )
+        .hint("give more of the id")),
+    }
 }
 
 /// A token id, refused without ever echoing what was given when it is not

@@ -93,7 +93,60 @@ fn a_token_given_to_revoke_in_place_of_its_id_is_never_printed() {
     let out = env.run(&["--json", "token", "revoke", "s3cret-value"]);
     assert_eq!(out.status, 3);
     assert!(!out.stderr.contains("s3cret-value"), "{}", out.stderr);
-    env.fails(&["token", "revoke", "tok_nosuch"], "unknown_token", 4);
+    let err = env.fails(&["token", "revoke", "tok_nosuch"], "unknown_token", 4);
+    assert!(
+        err["hints"][0].as_str().unwrap().contains("unique start"),
+        "{err}"
+    );
+}
+
+/// `token revoke` takes a unique start of an id, as other ids are taken,
+/// and records the whole id; a start that two share is `ambiguous_id`
+/// naming them, and one too short to mean anything is no id at all.
+#[test]
+fn a_token_is_revoked_by_a_unique_start_of_its_id() {
+    let env = Env::new();
+    env.fleet();
+    for _ in 0..8 {
+        env.ok(&["token", "issue", "agent-a"]);
+    }
+    let ids: Vec<String> = env.ok(&["token", "list"])["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["token_id"].as_str().unwrap().to_owned())
+        .collect();
+    // Ids begin with a time: tokens issued together share a long start.
+    let (one, shorter) = (0..ids.len())
+        .find_map(|i| {
+            let id = &ids[i];
+            (8..id.len()).find_map(|n| {
+                let start = &id[..n];
+                let sharing = ids.iter().filter(|other| other.starts_with(start)).count();
+                (sharing == 1).then(|| (id.clone(), start.to_owned()))
+            })
+        })
+        .unwrap();
+    let shared = &shorter[..shorter.len() - 1];
+    if ids.iter().filter(|id| id.starts_with(shared)).count() > 1 {
+        let err = env.fails(&["token", "revoke", shared], "ambiguous_id", 4);
+        assert!(
+            err["details"]["candidates"].as_array().unwrap().len() > 1,
+            "{err}"
+        );
+    }
+    let revoked = env.ok(&["token", "revoke", &shorter]);
+    assert_eq!(revoked["tokens"][0]["token_id"], one.as_str(), "{revoked}");
+    assert_eq!(revoked["tokens"][0]["state"], "revoked", "{revoked}");
+    let record = env
+        .records()
+        .into_iter()
+        .rev()
+        .find(|r| r["kind"] == "credential")
+        .unwrap();
+    assert_eq!(record["token_id"], one.as_str(), "the whole id: {record}");
+    env.fails(&["token", "revoke", "tok_"], "invalid_id", 3);
+    env.fails(&["token", "revoke", "tok_01a"], "unknown_token", 4);
 }
 
 fn iso(ms: i64) -> String {
