@@ -432,6 +432,17 @@ fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_rec
     );
     browser.screenshot("halt-refused-1280x800");
     assert_eq!(env.ledger_bytes(), before);
+    // "everything" with a name typed halts nothing: the page says to
+    // choose the name's scope or clear it.
+    browser.goto(&base(&server));
+    engage_from_the_overview(&browser, "global", "agent-b", "only b");
+    browser.wait_until(
+        "document.body.innerText.includes('nothing was halted')",
+        WITHIN,
+    );
+    browser.screenshot("halt-everything-with-a-name-1280x800");
+    assert_eq!(env.ledger_bytes(), before);
+    assert_eq!(env.ok(&["kill-switch", "status"])["engaged"], json!(false));
     // A bad input is the contract's error, as a page, and changes nothing.
     let refused = post_form(
         &server,

@@ -471,6 +471,19 @@ async fn kill_switch(State(app): State<App>, headers: HeaderMap, uri: Uri, body:
         };
         let target = field("target").unwrap_or("").to_owned();
         let scope = match field("scope").unwrap_or("global") {
+            // A name typed with "everything" chosen: never the whole fleet
+            // halted while a name is filled in.
+            "global" if engaged && !target.is_empty() => {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "\"everything\" was chosen with the name {} typed: nothing was halted",
+                        crate::escape::printable(&target, false)
+                    ),
+                )
+                .detail("field", "target")
+                .hint("choose a fleet, an agent or a discussion to halt that name alone, or clear the name to halt everything"));
+            }
             "global" => None,
             "fleet" => Some(crate::record::Scope::Fleet(target)),
             "agent" => Some(crate::record::Scope::Agent(target)),
