@@ -251,6 +251,19 @@ fn readers_of_a_file_that_is_not_a_ledger_refuse_it_and_create_nothing() {
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
 
+/// An ask refused (`unknown_fleet`, exit 4) on any ledger.
+const ASK_OF_NO_FLEET: [&str; 9] = [
+    "ask",
+    "--from",
+    "agent-a",
+    "--to",
+    "agent-b",
+    "--fleet",
+    "fleet-nope",
+    "--payload",
+    "{}",
+];
+
 /// A write refused on a ledger that does not exist leaves nothing behind:
 /// no empty ledger (which `verify` would pass), no cache beside it; so
 /// `verify` still fails as for a missing ledger and `mcp` still warns of
@@ -258,21 +271,7 @@ fn readers_of_a_file_that_is_not_a_ledger_refuse_it_and_create_nothing() {
 #[test]
 fn a_refused_write_creates_no_ledger() {
     let env = Env::file();
-    let err = env.fails(
-        &[
-            "ask",
-            "--from",
-            "agent-a",
-            "--to",
-            "agent-b",
-            "--fleet",
-            "fleet-nope",
-            "--payload",
-            "{}",
-        ],
-        "unknown_fleet",
-        4,
-    );
+    let err = env.fails(&ASK_OF_NO_FLEET, "unknown_fleet", 4);
     assert_eq!(err["code"], "unknown_fleet");
     env.fails(
         &[
@@ -336,17 +335,7 @@ fn refused_and_taken_writes_racing_on_a_new_ledger_lose_nothing() {
                 if i % 2 == 0 {
                     command.args(["fleet", "add", "fleet-alpha", &format!("agent-{i}")]);
                 } else {
-                    command.args([
-                        "ask",
-                        "--from",
-                        "agent-a",
-                        "--to",
-                        "agent-b",
-                        "--fleet",
-                        "fleet-nope",
-                        "--payload",
-                        "{}",
-                    ]);
+                    command.args(ASK_OF_NO_FLEET);
                 }
                 command
                     .stdout(std::process::Stdio::null())

@@ -51,11 +51,16 @@ fn started_pid(env: &Env) -> i32 {
 }
 
 fn spawn_supervisor(env: &Env, args: &[&str]) -> Child {
+    spawn_supervisor_with(env, args, &[])
+}
+
+fn spawn_supervisor_with(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Child {
     Command::new(bin())
         .env_clear()
         .env("DISCUSS_LEDGER", env.ledger())
         .env("DISCUSS_NOW", env.now_ms.to_string())
         .env("DISCUSS_ACTOR", "tester")
+        .envs(vars.iter().copied())
         .current_dir(env.dir.path())
         .arg("--json")
         .args(args)
@@ -766,19 +771,11 @@ fn a_switch_that_covers_the_turn_kills_its_child_and_one_that_does_not_leaves_it
 fn a_halt_between_the_reservation_and_started_ends_the_turn() {
     let env = Env::new();
     let (dsc, root) = env.discussion(&["--turn-timeout-ms", "20000"]);
-    let mut supervisor = Command::new(bin())
-        .env_clear()
-        .env("DISCUSS_LEDGER", env.ledger())
-        .env("DISCUSS_NOW", env.now_ms.to_string())
-        .env("DISCUSS_ACTOR", "tester")
-        .env("DISCUSS_FAILPOINTS", "supervisor.before_started=stop")
-        .current_dir(env.dir.path())
-        .arg("--json")
-        .args(wake_args(&dsc, "agent-b", &root, &["sleep", "60"]))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut supervisor = spawn_supervisor_with(
+        &env,
+        &wake_args(&dsc, "agent-b", &root, &["sleep", "60"]),
+        &[("DISCUSS_FAILPOINTS", "supervisor.before_started=stop")],
+    );
     wait_until_stopped(supervisor.id());
     env.ok(&[
         "kill-switch",
