@@ -406,16 +406,18 @@ impl FileLedger {
     /// with its cache: the one kept from this process's last write when
     /// nothing changed since, else the cache's files caught up (or rebuilt).
     fn open_group(&self, first: u64) -> Result<group::OpenGroup> {
-        let (file, created) = loop {
+        let (file, created, len) = loop {
             let (file, created) = self.open_for_append()?;
             lock(&file, Lock::Exclusive, None).map_err(|e| self.io_error(&e))?;
+            let len = self.len_of(&file)?;
             // A ledger its creator removed again (it wrote nothing) while
-            // this one waited for the lock: open the path anew.
-            if self.still_named(&file) {
-                break (file, created);
+            // this one waited for the lock: open the path anew. Only an
+            // empty one is ever removed, so a ledger with lines is not
+            // looked up again (no stat on a write's path).
+            if len > 0 || self.still_named(&file) {
+                break (file, created, len);
             }
         };
-        let len = self.len_of(&file)?;
         self.refuse_foreign(&file, len)?;
         let (cache, whole) = match self.take_kept(&file) {
             Some(cache) => (cache, len),
