@@ -421,27 +421,34 @@ fn an_operator_halts_and_releases_and_revokes_from_the_page_as_the_cli_would_rec
         .find(|t| t["token_id"] == agent_c.as_str())
         .unwrap();
     assert_eq!(revoked["state"], "revoked");
-    // A mistyped name is refused on a page that says why (kept as a
-    // screenshot), and changes nothing.
-    browser.goto(&base(&server));
+    // A halt the overview's form refuses: on a page that says why (kept
+    // as a screenshot), and the ledger as it was.
     let before = env.ledger_bytes();
-    engage_from_the_overview(&browser, "fleet", "fleet-alpah", "typo");
-    browser.wait_until(
-        "document.body.innerText.includes('no fleet fleet-alpah')",
-        WITHIN,
+    let refused = |scope: &str, target: &str, says: &str, shot: &str| {
+        browser.goto(&base(&server));
+        engage_from_the_overview(&browser, scope, target, "refused");
+        browser.wait_until(
+            &format!("document.body.innerText.includes('{says}')"),
+            WITHIN,
+        );
+        browser.screenshot(shot);
+        assert_eq!(env.ledger_bytes(), before, "{scope} {target}");
+    };
+    // A mistyped name.
+    refused(
+        "fleet",
+        "fleet-alpah",
+        "no fleet fleet-alpah",
+        "halt-refused-1280x800",
     );
-    browser.screenshot("halt-refused-1280x800");
-    assert_eq!(env.ledger_bytes(), before);
-    // "everything" with a name typed halts nothing: the page says to
-    // choose the name's scope or clear it.
-    browser.goto(&base(&server));
-    engage_from_the_overview(&browser, "global", "agent-b", "only b");
-    browser.wait_until(
-        "document.body.innerText.includes('nothing was halted')",
-        WITHIN,
+    // "everything" with a name typed: the page says to choose the name's
+    // scope or clear it.
+    refused(
+        "global",
+        "agent-b",
+        "nothing was halted",
+        "halt-everything-with-a-name-1280x800",
     );
-    browser.screenshot("halt-everything-with-a-name-1280x800");
-    assert_eq!(env.ledger_bytes(), before);
     assert_eq!(env.ok(&["kill-switch", "status"])["engaged"], json!(false));
     // A bad input is the contract's error, as a page, and changes nothing.
     let refused = post_form(
