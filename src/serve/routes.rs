@@ -22,7 +22,8 @@ use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A request's token, kept for the check in its operation's read.
+/// A request's token, kept so that a refusal of it forgets the principal
+/// the server remembered for it (the check itself goes by its token id).
 #[derive(Clone)]
 struct Presented(Arc<str>);
 
