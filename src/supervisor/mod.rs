@@ -265,19 +265,7 @@ fn run_turn(
     // Every change from here on is looked at, `started`'s own included: a
     // halt engaged just after it is seen on the first tick.
     let mut changes = Changes::unseen();
-    let _ = crate::ledger::failpoint("supervisor.before_started");
-    let started = session.ledger.append(&[&discussion.id], |view| {
-        let stamp = session.stamp(view.last_at_ms());
-        plan_started(
-            &view.global(stamp.at_ms),
-            &discussion.id,
-            &attempt.attempt_id,
-            child.id(),
-            &view.discussion(&discussion.id),
-            &stamp,
-        )
-    });
-    match started {
+    match record_started(session, discussion, attempt, child.id()) {
         // A halt engaged since the reservation: the agent is stopped
         // before it does anything, and the turn ends `kill_switch`.
         Err(err) if err.code == ErrorCode::KillSwitchEngaged => {
@@ -413,6 +401,28 @@ fn run_turn(
     }
     retrying(session, until, || {
         finish(session, discussion, attempt, end.clone())
+    })
+}
+
+/// Records that the agent `pid` runs the turn; `kill_switch_engaged` when
+/// a halt that covers the discussion was engaged since its reservation.
+fn record_started(
+    session: &Session,
+    discussion: &Discussion,
+    attempt: &Attempt,
+    pid: u32,
+) -> Result<()> {
+    let _ = crate::ledger::failpoint("supervisor.before_started");
+    session.ledger.append(&[&discussion.id], |view| {
+        let stamp = session.stamp(view.last_at_ms());
+        plan_started(
+            &view.global(stamp.at_ms),
+            &discussion.id,
+            &attempt.attempt_id,
+            pid,
+            &view.discussion(&discussion.id),
+            &stamp,
+        )
     })
 }
 
