@@ -182,11 +182,18 @@ pub(crate) fn certificate(dir: &std::path::Path) -> (String, String) {
 }
 
 /// Reads until the server closes `stream` (or 10 s pass): how long it took.
+///
+/// A read is retried when a signal interrupts it: on a socket with a read
+/// timeout, Linux fails it with `EINTR` even under `SA_RESTART`, and this
+/// process gets a SIGCHLD (tokio's handler, from the MCP tests' clients)
+/// whenever any test's child exits. Taken for a close, those cut the
+/// measure short under a full suite.
 fn closed_after(mut stream: impl Read) -> Duration {
     let started = Instant::now();
     let mut sink = [0u8; 4096];
     loop {
         match stream.read(&mut sink) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Ok(0) | Err(_) => return started.elapsed(),
             Ok(_) if started.elapsed() > Duration::from_secs(10) => return started.elapsed(),
             Ok(_) => {}
