@@ -6,6 +6,7 @@ use crate::commands::{
     escalations::EscalationsArgs,
     events::EventsArgs,
     fleet::FleetArgs,
+    gate::{ApprovalsArgs, ApproveArgs, DenyArgs, GateArgs},
     kill_switch::KillSwitchArgs,
     ledger::LedgerArgs,
     list::{InboxArgs, ListArgs},
@@ -96,6 +97,15 @@ pub(crate) enum Command {
     KillSwitch(KillSwitchArgs),
     /// Set or show hourly wake quotas and spend caps
     Quota(QuotaArgs),
+    /// Set, clear or list approval gates: a person says yes before a
+    /// costly or sensitive turn is reserved
+    Gate(GateArgs),
+    /// Grant a pending approval request (one reservation of its head)
+    Approve(ApproveArgs),
+    /// Deny a pending approval request (a reason is required)
+    Deny(DenyArgs),
+    /// The approval requests that wait for a person (reads only)
+    Approvals(ApprovalsArgs),
     /// Take a tool's request object (ask_peer, wake_agent,
     /// reply_discussion, get_discussion, list_discussions, inbox) and
     /// answer JSON

@@ -64,6 +64,14 @@ pub enum ErrorCode {
     /// (`quota set --tokens-per-hour`, `--cost-usd-per-day`).
     SpendQuotaExceeded,
     KillSwitchEngaged,
+    /// A gate covers the wake: a person must grant it first (details
+    /// carry `approval_id`).
+    ApprovalRequired,
+    /// A person denied the wake of that head, or its request expired.
+    ApprovalDenied,
+    /// `approve`/`deny` of a request that is decided, expired or moot.
+    ApprovalNotPending,
+    UnknownApproval,
     DiscussionInvalid,
     IntegrityFindings,
     /// `verify --seal`: the ledger no longer holds the sealed line as it
@@ -117,6 +125,10 @@ impl ErrorCode {
             WakeQuotaExceeded => "wake_quota_exceeded",
             SpendQuotaExceeded => "spend_quota_exceeded",
             KillSwitchEngaged => "kill_switch_engaged",
+            ApprovalRequired => "approval_required",
+            ApprovalDenied => "approval_denied",
+            ApprovalNotPending => "approval_not_pending",
+            UnknownApproval => "unknown_approval",
             DiscussionInvalid => "discussion_invalid",
             IntegrityFindings => "integrity_findings",
             SealMismatch => "seal_mismatch",
@@ -137,10 +149,11 @@ impl ErrorCode {
             | SameAgent | GroupNotSupported | UnknownField | AgentMismatch | Unauthorized
             | Forbidden | MethodNotAllowed | UnsupportedMediaType => 3,
             UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt | AmbiguousId
-            | NotFound | UnknownToken => 4,
+            | NotFound | UnknownToken | UnknownApproval => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
-            | DiscussionTerminal | IdempotencyConflict => 5,
-            WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged | TooManyStreams => 6,
+            | DiscussionTerminal | IdempotencyConflict | ApprovalNotPending => 5,
+            WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged | TooManyStreams
+            | ApprovalRequired | ApprovalDenied => 6,
             DiscussionInvalid | IntegrityFindings | SealMismatch => 7,
             WaitTimeout | StatusUnreachable => 10,
         }

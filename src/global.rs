@@ -10,7 +10,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
+mod gates;
 mod switches;
+pub use gates::{ApprovalPlace, DEFAULT_APPROVAL_TIMEOUT_MS, GateRule, Wakes};
 pub use switches::{Covered, Halt, ScopedSwitch, Switches};
 
 pub const DEFAULT_WAKES_PER_HOUR: u32 = 30;
@@ -54,6 +56,11 @@ pub enum Undo {
         agent_id: Option<String>,
         was: Option<Usd>,
     },
+    /// An approval gate's rule of one scope, and what it was before.
+    Gate {
+        scope: Option<Scope>,
+        was: Option<GateRule>,
+    },
 }
 
 impl Undo {
@@ -76,6 +83,16 @@ impl Undo {
             Undo::Quota { agent_id, .. } => (2, agent_id.as_deref(), None),
             Undo::TokenCap { agent_id, .. } => (3, agent_id.as_deref(), None),
             Undo::CostCap { agent_id, .. } => (4, agent_id.as_deref(), None),
+            Undo::Gate { scope, .. } => (
+                match scope {
+                    None => 8,
+                    Some(Scope::Fleet(_)) => 9,
+                    Some(Scope::Agent(_)) => 10,
+                    Some(Scope::Discussion(_)) => 11,
+                },
+                scope.as_ref().map(Scope::id),
+                None,
+            ),
         }
     }
 }
@@ -132,6 +149,17 @@ pub struct Global {
     /// version took a scoped record for the global switch).
     #[serde(default)]
     pub scopes_known: bool,
+    /// Each scope's approval gate in force, in the order they were set.
+    #[serde(default)]
+    pub gates: Vec<GateRule>,
+    /// Every approval request by its id: its discussion, and whether it
+    /// was decided.
+    #[serde(default)]
+    pub approvals: BTreeMap<String, ApprovalPlace>,
+    /// Whether `gates` and `approvals` hold every record folded; a state
+    /// saved before gates existed reads `false` and is folded anew.
+    #[serde(default)]
+    pub gates_known: bool,
 }
 
 /// A cap of every agent without its own, and those of agents with one.
@@ -190,6 +218,9 @@ impl Default for Global {
             spend_known: true,
             scoped: Vec::new(),
             scopes_known: true,
+            gates: Vec::new(),
+            approvals: BTreeMap::new(),
+            gates_known: true,
         }
     }
 }
@@ -220,6 +251,13 @@ impl CredentialState {
 }
 
 impl Global {
+    /// Whether a saved state was folded by a version that folds every
+    /// record this one does; one that is not is folded anew, never trusted
+    /// (it skipped credentials, spend, scoped switches or gates).
+    pub fn folds_everything(&self) -> bool {
+        self.credentials_known && self.spend_known && self.scopes_known && self.gates_known
+    }
+
     pub fn derive(records: &[Record]) -> Global {
         let mut global = Global::default();
         for record in records {
@@ -331,6 +369,41 @@ impl Global {
                 }
                 return;
             }
+            Body::Gate(gate) => {
+                let rule = gate
+                    .engaged
+                    .then(|| GateRule::of(gate, record.at_ms, &record.by));
+                Undo::Gate {
+                    scope: gate.scope.clone(),
+                    was: self.set_gate(&gate.scope, rule),
+                }
+            }
+            Body::Receipt(receipt) if receipt.kind() == Some(ReceiptKind::ApprovalRequested) => {
+                self.approvals
+                    .entry(record.id.clone())
+                    .or_insert_with(|| ApprovalPlace {
+                        discussion_id: receipt.discussion_id.clone(),
+                        decided: false,
+                    });
+                return;
+            }
+            Body::Receipt(receipt)
+                if matches!(
+                    receipt.kind(),
+                    Some(ReceiptKind::ApprovalGranted | ReceiptKind::ApprovalDenied)
+                ) =>
+            {
+                // Only a decision in the request's own discussion counts.
+                if let Some(place) = receipt
+                    .approval_id
+                    .as_ref()
+                    .and_then(|id| self.approvals.get_mut(id))
+                    && place.discussion_id == receipt.discussion_id
+                {
+                    place.decided = true;
+                }
+                return;
+            }
             Body::Receipt(receipt) => {
                 // What a turn reported it cost counts against its agent's
                 // caps (a usage that is not one counts nothing).
@@ -420,6 +493,9 @@ impl Global {
                 }
                 Undo::CostCap { agent_id, was } => {
                     seen.cost_caps.set(agent_id.as_deref(), *was);
+                }
+                Undo::Gate { scope, was } => {
+                    seen.set_gate(scope, was.clone());
                 }
             }
         }

@@ -55,7 +55,31 @@ pub enum Body {
     KillSwitch(KillSwitch),
     Quota(QuotaSetting),
     Credential(Credential),
+    Gate(Gate),
     Import(ImportMark),
+}
+
+/// An approval gate of one scope (`ledger.md`, `gate`): the wakes it
+/// covers wait for a person's yes. The scope's latest record is its rule;
+/// `engaged: false` clears it. Conditions: any of them matches.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Gate {
+    /// As a kill-switch's; absent: every wake.
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    pub engaged: bool,
+    #[serde(default)]
+    pub always: Option<bool>,
+    /// The turn a wake would charge, from this one on.
+    #[serde(default)]
+    pub from_turn: Option<u32>,
+    /// The discussion's recorded spend reaches it.
+    #[serde(default)]
+    pub over_cost_usd: Option<crate::spend::Usd>,
+    #[serde(default)]
+    pub over_tokens: Option<u64>,
+    #[serde(default)]
+    pub approval_timeout_ms: Option<i64>,
 }
 
 /// A `kind:"import"` line (an addition to ledger v1): the `lines` lines
@@ -137,6 +161,19 @@ pub struct Receipt {
     /// but could not be read (a spend budget fails closed on it).
     #[serde(default)]
     pub usage_unreadable: Option<bool>,
+    /// On a reservation: the approval that let it through; on a grant or
+    /// a denial: the request it decides.
+    #[serde(default)]
+    pub approval_id: Option<String>,
+    /// On an approval request: the gate's rule and the discussion's spend
+    /// when it was asked (`{"tokens","cost_usd"}`), as written.
+    #[serde(default)]
+    pub rule: Option<Box<Value>>,
+    #[serde(default)]
+    pub spend: Option<Box<Value>>,
+    /// On an approval request: when it expires undecided.
+    #[serde(default)]
+    pub expires_ms: Option<i64>,
 }
 
 /// The receipts the format names. A ledger may hold others (another
@@ -155,10 +192,15 @@ pub enum ReceiptKind {
     EscalationClaimed,
     EscalationDelivered,
     EscalationDeliveryFailed,
+    /// A gate's request for a person's yes, and its decisions: they never
+    /// change a discussion's status.
+    ApprovalRequested,
+    ApprovalGranted,
+    ApprovalDenied,
 }
 
 impl ReceiptKind {
-    const ALL: [ReceiptKind; 9] = [
+    const ALL: [ReceiptKind; 12] = [
         ReceiptKind::Reserved,
         ReceiptKind::Started,
         ReceiptKind::Completed,
@@ -168,6 +210,9 @@ impl ReceiptKind {
         ReceiptKind::EscalationClaimed,
         ReceiptKind::EscalationDelivered,
         ReceiptKind::EscalationDeliveryFailed,
+        ReceiptKind::ApprovalRequested,
+        ReceiptKind::ApprovalGranted,
+        ReceiptKind::ApprovalDenied,
     ];
 
     /// The name in the ledger's `receipt` field.
@@ -182,6 +227,9 @@ impl ReceiptKind {
             ReceiptKind::EscalationClaimed => "discussion.escalation.claimed",
             ReceiptKind::EscalationDelivered => "discussion.escalation.delivered",
             ReceiptKind::EscalationDeliveryFailed => "discussion.escalation.delivery_failed",
+            ReceiptKind::ApprovalRequested => "discussion.approval.requested",
+            ReceiptKind::ApprovalGranted => "discussion.approval.granted",
+            ReceiptKind::ApprovalDenied => "discussion.approval.denied",
         }
     }
 
@@ -460,6 +508,7 @@ impl Record {
             Body::KillSwitch(_) => "kill_switch",
             Body::Quota(_) => "quota",
             Body::Credential(_) => "credential",
+            Body::Gate(_) => "gate",
             Body::Import(_) => "import",
         }
     }
@@ -522,6 +571,7 @@ impl Record {
                 }
             }),
             "credential" => Credential::deserialize(&value).map(Body::Credential),
+            "gate" => Gate::deserialize(&value).map(Body::Gate),
             "import" => ImportMark::deserialize(&value).map(Body::Import),
             other => return Err(format!("unknown kind {other:?}")),
         }

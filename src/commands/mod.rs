@@ -9,6 +9,7 @@ pub(crate) mod call;
 pub(crate) mod escalations;
 pub(crate) mod events;
 pub(crate) mod fleet;
+pub(crate) mod gate;
 pub(crate) mod kill_switch;
 pub(crate) mod ledger;
 pub(crate) mod list;

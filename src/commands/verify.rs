@@ -1,6 +1,7 @@
 //! `discuss verify`: replay the whole ledger and report what is wrong.
 
 use super::Context;
+use crate::discussion::FindingKind;
 use crate::discussion::{Discussion, Status};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ledger::LineCheck;
@@ -162,7 +163,7 @@ fn invalid_discussions(
     let (all, _) = derive_all(ctx, |d| {
         derived += 1;
         progress(derived);
-        Some((d.status == Status::Invalid).then(|| Box::new(d)))
+        Some(d.verify_reports().then(|| Box::new(d)))
     })?;
     Ok(invalid_of(all))
 }
@@ -192,6 +193,22 @@ fn report(
     (discussions, invalid): (usize, Vec<Discussion>),
     seal: Option<SealHeld>,
 ) -> Answer {
+    let mut lines = lines;
+    // A decision of a request that was not pending decides nothing and
+    // leaves its discussion valid: a finding of the ledger's lines.
+    let (invalid, valid): (Vec<Discussion>, Vec<Discussion>) = invalid
+        .into_iter()
+        .partition(|d| d.status == Status::Invalid);
+    for finding in valid.iter().flat_map(|d| &d.findings) {
+        if finding.kind == FindingKind::ContradictoryApproval {
+            lines.findings.push(crate::ledger::LineFinding {
+                kind: finding.kind.as_str(),
+                line: finding.line as u64,
+                detail: finding.detail.clone(),
+            });
+        }
+    }
+    lines.findings.sort_by_key(|f| f.line);
     let ok = lines.unreadable.is_empty()
         && lines.torn_tail == 0
         && lines.findings.is_empty()

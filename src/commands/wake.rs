@@ -25,6 +25,10 @@ pub(crate) struct WakeArgs {
     /// The head message the caller saw; refused as stale_head if it moved
     #[arg(long, value_name = "MSG")]
     pub expected_head: String,
+    /// Under an approval gate, wait for a person's decision (or the
+    /// request's expiry), then reserve or be refused
+    #[arg(long)]
+    pub wait_approval: bool,
     #[command(flatten)]
     pub idempotency: super::IdempotencyArgs,
     #[command(flatten)]
@@ -39,7 +43,8 @@ pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer> {
     let supervise = args.supervise.options()?;
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();
-    let (discussion, attempt, replayed) = operations::wake::wake(ctx, &request, key)?;
+    let (discussion, attempt, replayed) =
+        operations::wake::wake(ctx, &request, key, args.wait_approval)?;
     let supervised = super::supervise(
         ctx,
         supervise,

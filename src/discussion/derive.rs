@@ -20,6 +20,7 @@ use crate::record::{Message, Receipt, ReceiptKind};
 use crate::spend::{Spend, Usage};
 
 mod after_each;
+mod approvals;
 mod escalation;
 pub use after_each::StatusAfterEach;
 
@@ -149,6 +150,7 @@ impl Fold {
                 updated_at_ms: at_ms,
                 spend: Spend::default(),
                 usage_unreadable: false,
+                approvals: Vec::new(),
             },
             root_record: None,
             root_ready: false,
@@ -490,6 +492,14 @@ impl Fold {
                 self.on_delivery(kind, record, receipt, t);
                 return;
             }
+            Some(
+                kind @ (ReceiptKind::ApprovalRequested
+                | ReceiptKind::ApprovalGranted
+                | ReceiptKind::ApprovalDenied),
+            ) => {
+                self.on_approval(kind, record, receipt, t);
+                return;
+            }
             None => Err((
                 FindingKind::ContradictoryReceipts,
                 format!("unknown receipt {:?}", receipt.receipt),
@@ -596,6 +606,9 @@ impl Fold {
             usage: None,
             usage_unreadable: false,
         });
+        if let Some(approval_id) = &r.approval_id {
+            self.on_reserved_with(approval_id, attempt_id);
+        }
         Ok(())
     }
 

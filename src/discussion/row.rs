@@ -35,6 +35,12 @@ pub struct Row {
     pub live_attempt_id: Option<String>,
     #[serde(default)]
     pub live_attempt_deadline_ms: Option<i64>,
+    /// When the approval request that waits for a person on its head
+    /// expires, if one does (undecided when the row was made; a reader
+    /// compares it with its own time). Absent from older summaries, whose
+    /// versions never wrote one.
+    #[serde(default)]
+    pub approval_expires_ms: Option<i64>,
     /// Spend: input + output tokens, and dollars. Required: a summary
     /// written before spend existed is folded anew, never read as 0.
     pub tokens: u64,
@@ -69,6 +75,10 @@ impl Row {
             escalated: d.escalation.is_some(),
             live_attempt_id: d.live_attempt().map(|a| a.attempt_id.clone()),
             live_attempt_deadline_ms: d.live_attempt().map(|a| a.deadline_ms),
+            approval_expires_ms: d
+                .approval()
+                .filter(|a| a.decision.is_none() && !d.status.is_terminal())
+                .map(|a| a.expires_ms),
             tokens: d.spend.tokens(),
             cost_usd: d.spend.cost_usd,
         }

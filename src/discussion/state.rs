@@ -105,6 +105,9 @@ pub enum FindingKind {
     /// A record stamped more than the allowed skew ahead of the reader's
     /// time: left out until the clock catches up (`ledger.md`, "Clock skew").
     ClockSkew,
+    /// A grant or denial of an approval request that was not pending, or
+    /// a request that does not fit: it decides nothing.
+    ContradictoryApproval,
 }
 
 impl FindingKind {
@@ -117,6 +120,7 @@ impl FindingKind {
             FindingKind::ContradictoryReceipts => "contradictory_receipts",
             FindingKind::MalformedRoot => "malformed_root",
             FindingKind::ClockSkew => "clock_skew",
+            FindingKind::ContradictoryApproval => "contradictory_approval",
         }
     }
 
@@ -124,7 +128,10 @@ impl FindingKind {
     pub fn invalidates(self) -> bool {
         !matches!(
             self,
-            FindingKind::Malformed | FindingKind::Foreign | FindingKind::ClockSkew
+            FindingKind::Malformed
+                | FindingKind::Foreign
+                | FindingKind::ClockSkew
+                | FindingKind::ContradictoryApproval
         )
     }
 }
@@ -343,6 +350,78 @@ pub struct Discussion {
     /// A turn under a spend budget ended with a usage report that could
     /// not be read: the budget failed closed.
     pub usage_unreadable: bool,
+    /// Approval requests of its gates, in ledger order.
+    pub approvals: Vec<Approval>,
+}
+
+/// One approval request, and its decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    pub approval_id: String,
+    pub agent_id: String,
+    pub head_message_id: String,
+    /// The turn the wake would charge.
+    pub turn: u32,
+    /// The gate's rule and the spend so far, as recorded.
+    pub rule: serde_json::Value,
+    pub spend: serde_json::Value,
+    pub requested_at_ms: i64,
+    pub requested_by: String,
+    pub requested_token_id: Option<String>,
+    pub expires_ms: i64,
+    pub decision: Option<Decision>,
+    /// The reservation a grant let through.
+    pub used_by: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub granted: bool,
+    pub at_ms: i64,
+    pub by: String,
+    pub token_id: Option<String>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalState {
+    Pending,
+    Granted,
+    Denied,
+    /// Undecided at `expires_ms`: read as denied (fail closed).
+    Expired,
+}
+
+impl ApprovalState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Granted => "granted",
+            ApprovalState::Denied => "denied",
+            ApprovalState::Expired => "expired",
+        }
+    }
+}
+
+impl Approval {
+    pub fn state(&self, now_ms: i64) -> ApprovalState {
+        match &self.decision {
+            Some(d) if d.granted => ApprovalState::Granted,
+            Some(_) => ApprovalState::Denied,
+            None if now_ms >= self.expires_ms => ApprovalState::Expired,
+            None => ApprovalState::Pending,
+        }
+    }
+
+    /// Undecided and not yet expired at `now_ms`.
+    pub fn pending_at(&self, now_ms: i64) -> bool {
+        self.state(now_ms) == ApprovalState::Pending
+    }
+
+    /// A grant no reservation has used yet.
+    pub fn grant_unused(&self) -> bool {
+        self.decision.as_ref().is_some_and(|d| d.granted) && self.used_by.is_none()
+    }
 }
 
 impl Discussion {
@@ -367,6 +446,32 @@ impl Discussion {
         if let Some(escalation) = &mut self.escalation {
             escalation.delivery.last_failure = None;
         }
+    }
+
+    /// The latest approval request on the current head, if any: the one
+    /// `show` tells of, and the one a wake of that head is decided by.
+    pub fn approval(&self) -> Option<&Approval> {
+        let head = self.head()?;
+        self.approvals
+            .iter()
+            .rev()
+            .find(|a| a.head_message_id == head.message_id)
+    }
+
+    /// The approval request that waits for a person at `now_ms`.
+    pub fn awaiting_approval(&self, now_ms: i64) -> Option<&Approval> {
+        self.approval()
+            .filter(|a| a.pending_at(now_ms) && !self.status.is_terminal())
+    }
+
+    /// Whether `verify` reports it: invalid, or with a decision of an
+    /// approval request that was not pending.
+    pub fn verify_reports(&self) -> bool {
+        self.status == Status::Invalid
+            || self
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::ContradictoryApproval)
     }
 
     /// The newest valid message.

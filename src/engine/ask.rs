@@ -12,6 +12,9 @@ use crate::record::{Message, Receipt, ReceiptKind};
 pub struct AskOutcome {
     pub discussion: Discussion,
     pub attempt: Option<Attempt>,
+    /// `wake_peer` under an approval gate: the request recorded instead
+    /// of the reservation, as the refusal the ask then answers.
+    pub approval_required: Option<Error>,
 }
 
 /// Checks in the contract's order: `kill_switch_engaged`, `unknown_fleet`,
@@ -71,10 +74,6 @@ pub fn plan_ask(
             ),
         ));
     }
-    if request.wake_peer {
-        global.check_quota(&request.to, stamp.at_ms)?;
-        global.check_spend_quota(&request.to, stamp.at_ms)?;
-    }
     let root = stamp.record(
         ids::MESSAGE,
         Body::Message(Message {
@@ -86,7 +85,31 @@ pub fn plan_ask(
         }),
     );
     let mut records = vec![root.clone()];
-    let attempt_id = request.wake_peer.then(|| ids::new_id(ids::ATTEMPT));
+    let mut approval_required = None;
+    let mut reserve = request.wake_peer;
+    if request.wake_peer {
+        let (_, rooted) = finish_plan(&request.discussion_id, &[], records.clone(), stamp)?;
+        let head = rooted
+            .head()
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::Internal, "a new discussion without its root"))?;
+        match super::approval::check_gate(global, &rooted, &head, &request.to, 2, stamp)? {
+            super::approval::GateCheck::Pass { .. } => {
+                global.check_quota(&request.to, stamp.at_ms)?;
+                global.check_spend_quota(&request.to, stamp.at_ms)?;
+            }
+            super::approval::GateCheck::Request { record, expires_ms } => {
+                approval_required = Some(super::approval::required(
+                    &request.discussion_id,
+                    &record.id,
+                    expires_ms,
+                ));
+                records.push(*record);
+                reserve = false;
+            }
+        }
+    }
+    let attempt_id = reserve.then(|| ids::new_id(ids::ATTEMPT));
     if let Some(attempt_id) = &attempt_id {
         let conversation_deadline = stamp.at_ms + request.policy.timeout_ms;
         records.push(stamp.record(
@@ -112,6 +135,7 @@ pub fn plan_ask(
         AskOutcome {
             discussion,
             attempt,
+            approval_required,
         },
     ))
 }

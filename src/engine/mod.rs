@@ -7,6 +7,7 @@
 //! and a plan that makes it `exhausted` gets its one escalation receipt.
 
 mod admin;
+pub mod approval;
 mod ask;
 mod attempt_end;
 mod delivery;
@@ -23,7 +24,7 @@ pub use attempt_end::{AttemptEnd, EndReason, plan_attempt_end, plan_started};
 pub use delivery::{DeliveryStep, LEASE_MS, due_escalation, plan_delivery, plan_due_escalation};
 pub use reply::plan_reply;
 pub use request::{AskRequest, ReplyRequest, WakeRequest};
-pub use wake::plan_wake;
+pub use wake::{Woken, plan_wake};
 
 use crate::discussion::{Discussion, Entry, Root, Status, derive};
 use crate::error::{Error, ErrorCode, Result};

@@ -216,9 +216,13 @@ impl Sim {
         let head = state.head()?.clone();
         let request = WakeRequest::new(&head.to_agent_id, &self.dsc, &head.message_id).ok()?;
         let global = self.global();
-        let (new, (_, attempt)) = plan_wake(&global, &self.mine(), &request, &self.stamp()).ok()?;
+        let (new, woken) = plan_wake(&global, &self.mine(), &request, &self.stamp()).ok()?;
         self.push(new);
-        Some(attempt.attempt_id)
+        match woken {
+            crate::engine::Woken::Reserved(reserved) => Some(reserved.1.attempt_id),
+            // No gate is set in these tests.
+            crate::engine::Woken::ApprovalRequested(_) => None,
+        }
     }
 
     fn live(&self) -> Option<Attempt> {

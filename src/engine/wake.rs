@@ -9,16 +9,25 @@ use crate::ids;
 use crate::record::{Body, Record};
 use crate::record::{Receipt, ReceiptKind};
 
+/// What a wake wrote.
+#[derive(Debug)]
+pub enum Woken {
+    Reserved(Box<(Discussion, Attempt)>),
+    /// A gate covers it: the request a person decides was recorded, and
+    /// the wake is refused with it (`approval_required`).
+    ApprovalRequested(crate::error::Error),
+}
+
 /// Checks in the contract's order: `kill_switch_engaged`,
 /// `unknown_discussion`, `discussion_invalid`, `discussion_terminal`,
 /// `stale_head`, `not_recipient`, `turn_already_active`,
-/// `wake_quota_exceeded`.
+/// `approval_required`, `approval_denied`, `wake_quota_exceeded`.
 pub fn plan_wake(
     global: &Global,
     existing: &[&Record],
     request: &WakeRequest,
     stamp: &Stamp,
-) -> Result<(Vec<Record>, (Discussion, Attempt))> {
+) -> Result<(Vec<Record>, Woken)> {
     let Writable {
         discussion,
         root,
@@ -87,6 +96,17 @@ pub fn plan_wake(
             ),
         ));
     }
+    let turn = discussion.turns_used + 1;
+    let approval_id =
+        match super::approval::check_gate(global, &discussion, &head, &request.agent, turn, stamp)?
+        {
+            super::approval::GateCheck::Pass { approval_id } => approval_id,
+            super::approval::GateCheck::Request { record, expires_ms } => {
+                let refusal = super::approval::required(&discussion.id, &record.id, expires_ms);
+                let (records, _) = finish_plan(&discussion.id, existing, vec![*record], stamp)?;
+                return Ok((records, Woken::ApprovalRequested(refusal)));
+            }
+        };
     global.check_quota(&request.agent, stamp.at_ms)?;
     global.check_spend_quota(&request.agent, stamp.at_ms)?;
     let attempt_id = ids::new_id(ids::ATTEMPT);
@@ -98,9 +118,10 @@ pub fn plan_wake(
             discussion_id: discussion.id.clone(),
             attempt_id: Some(attempt_id.clone()),
             agent_id: Some(request.agent.clone()),
-            turn: Some(discussion.turns_used + 1),
+            turn: Some(turn),
             head_message_id: Some(head.message_id.clone()),
             deadline_ms: Some(deadline),
+            approval_id,
             ..Receipt::default()
         })),
     );
@@ -109,5 +130,5 @@ pub fn plan_wake(
         .attempt(&attempt_id)
         .cloned()
         .expect("the reservation was accepted");
-    Ok((records, (state, attempt)))
+    Ok((records, Woken::Reserved(Box::new((state, attempt)))))
 }

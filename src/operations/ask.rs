@@ -20,7 +20,7 @@ pub(crate) fn ask(
     } else {
         &[]
     };
-    super::write_once(
+    let (outcome, replayed) = super::write_once(
         session,
         &[&request.discussion_id],
         wakes,
@@ -42,14 +42,27 @@ pub(crate) fn ask(
                     _ => None,
                 })
                 .and_then(|id| discussion.attempt(id).cloned());
+            // Asked under a gate: refused again while its request waits.
+            let approval_required = discussion
+                .awaiting_approval(earlier.first.at_ms.max(session.now(None)))
+                .filter(|_| attempt.is_none() && request.wake_peer)
+                .map(|a| {
+                    crate::engine::approval::required(&discussion.id, &a.approval_id, a.expires_ms)
+                });
             Ok(AskOutcome {
                 discussion,
                 attempt,
+                approval_required,
             })
         },
         |view| {
             let stamp = session.stamp(view.last_at_ms());
             plan_ask(&view.global(stamp.at_ms), request, &stamp)
         },
-    )
+    )?;
+    // Written and durable: the discussion is there, its wake waits.
+    match outcome.approval_required {
+        Some(refusal) => Err(refusal),
+        None => Ok((outcome, replayed)),
+    }
 }

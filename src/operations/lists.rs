@@ -2,7 +2,7 @@
 //! MCP tools, shell completion): from the live set, from the summary the
 //! cache keeps, or derived; and what the cache keeps of a discussion.
 
-use crate::discussion::{Discussion, Row, Status, derive, derive_lean, derive_status};
+use crate::discussion::{Discussion, Row, Status, derive, derive_lean};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ids;
 use crate::ledger::live::MAX_CONVERSATION_MS;
@@ -54,9 +54,9 @@ pub(crate) fn check_and_find_invalid(
         .ledger
         .check_and_map(checker, |last_at_ms, id, records| {
             let at = instant.at(last_at_ms);
-            let invalid = derive_status(id, records, at)? == Status::Invalid;
+            let reported = derive_lean(id, records, at)?.verify_reports();
             Some(
-                invalid
+                reported
                     .then(|| derive(id, records, at).map(Box::new))
                     .flatten(),
             )

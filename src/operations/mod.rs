@@ -6,6 +6,7 @@
 //! parses arguments or renders output.
 
 pub(crate) mod admin;
+pub(crate) mod approvals;
 pub(crate) mod ask;
 pub(crate) mod escalations;
 pub(crate) mod events;
@@ -163,7 +164,15 @@ fn write_once<T>(
             return Ok((Vec::new(), (replay(earlier)?, true)));
         }
         let (mut records, answer) = plan(view)?;
-        idempotency::mark(&mut records, tag);
+        // An approval request is a refusal that writes: it never carries
+        // the key, so the retry once it is granted reserves.
+        let refusal = records.first().is_some_and(|r| {
+            matches!(&r.body, crate::ledger::Body::Receipt(receipt)
+                if receipt.kind() == Some(crate::record::ReceiptKind::ApprovalRequested))
+        });
+        if !refusal {
+            idempotency::mark(&mut records, tag);
+        }
         Ok((records, (answer, false)))
     })
 }

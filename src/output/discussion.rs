@@ -43,6 +43,8 @@ struct DiscussionJson<'a> {
     escalation: Option<EscalationJson<'a>>,
     integrity_findings: Vec<FindingJson<'a>>,
     halted: Option<Value>,
+    /// The approval request of the current head, if a gate asked one.
+    approval: Option<Value>,
 }
 
 /// A discussion's policy, with its conversation deadline.
@@ -253,6 +255,9 @@ impl Serialize for DiscussionView {
                 .map(|e| EscalationJson::of(e, self.now_ms)),
             integrity_findings: d.findings.iter().map(FindingJson::of).collect(),
             halted: self.halted.as_ref().map(crate::global::Halt::to_json),
+            approval: d
+                .approval()
+                .map(|a| super::approvals::approval_json(a, self.now_ms)),
         }
         .serialize(serializer)
     }
@@ -461,6 +466,12 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             live.turn,
             format_ms(live.deadline_ms),
             relative(live.deadline_ms, now_ms)
+        ));
+    }
+    if let Some(approval) = discussion.approval() {
+        text.push_str(&format!(
+            "approval      {}\n",
+            super::approvals::approval_line(approval, now_ms)
         ));
     }
     if let Some(escalation) = &discussion.escalation {

@@ -49,6 +49,15 @@ enum What<'a> {
         /// On an escalation's delivery receipts.
         #[serde(skip_serializing_if = "Option::is_none")]
         escalation_receipt_id: Option<&'a str>,
+        /// On approval receipts and a reservation a grant let through.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approval_id: Option<&'a str>,
+    },
+    /// An approval gate set (its rule) or cleared.
+    Gate {
+        engaged: bool,
+        /// `"global"`, or `{"fleet":F}` and the like.
+        scope: Value,
     },
     Fleet {
         op: &'static str,
@@ -101,6 +110,14 @@ impl<'a> EventView<'a> {
                 message_id: r.message_id.as_deref(),
                 usage: r.usage.as_deref(),
                 escalation_receipt_id: r.escalation_receipt_id.as_deref(),
+                approval_id: r.approval_id.as_deref(),
+            },
+            Body::Gate(g) => What::Gate {
+                engaged: g.engaged,
+                scope: g
+                    .scope
+                    .as_ref()
+                    .map_or_else(|| Value::from("global"), crate::record::Scope::to_json),
             },
             Body::Fleet(f) => What::Fleet {
                 op: f.op.as_str(),
@@ -175,6 +192,7 @@ impl EventView<'_> {
                 message_id,
                 usage,
                 escalation_receipt_id,
+                approval_id,
             } => {
                 o.str("receipt", receipt);
                 o.opt_str("attempt_id", *attempt_id);
@@ -187,6 +205,11 @@ impl EventView<'_> {
                     return false;
                 }
                 o.str_if("escalation_receipt_id", *escalation_receipt_id);
+                o.str_if("approval_id", *approval_id);
+            }
+            What::Gate { engaged, scope } => {
+                o.bool("engaged", *engaged);
+                o.value("scope", scope);
             }
             What::Fleet {
                 op,
@@ -269,6 +292,17 @@ impl View for EventView<'_> {
                 agent_id,
             } => format!("fleet {op} {agent_id} in {fleet_id}"),
             What::Import { lines } => format!("import of the {lines} lines after this one"),
+            What::Gate { engaged, scope } => {
+                let which = match scope.as_object().and_then(|o| o.iter().next()) {
+                    Some((kind, id)) => format!("gate of {kind} {}", id.as_str().unwrap_or("")),
+                    None => "gate of every wake".to_owned(),
+                };
+                if *engaged {
+                    format!("{which} set")
+                } else {
+                    format!("{which} cleared")
+                }
+            }
             // A halt and its release must not read alike.
             What::KillSwitch {
                 engaged,

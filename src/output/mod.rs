@@ -7,6 +7,7 @@
 //! and forgiven once, at the edge (`app`).
 
 mod admin;
+mod approvals;
 mod discussion;
 mod escalations;
 mod events;
@@ -21,6 +22,7 @@ mod writes;
 pub(crate) use admin::{
     FleetView, FleetsView, KillSwitchView, QuotaView, TokenIssuedView, TokensView,
 };
+pub(crate) use approvals::{ApprovalsView, DecidedView, GatesView};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use discussion::render_all;
 pub(crate) use discussion::{DiscussionView, Reached};
@@ -638,6 +640,7 @@ mod tests {
             escalated: false,
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
+            approval_expires_ms: None,
             tokens: 0,
             cost_usd: crate::spend::Usd::ZERO,
         }

@@ -26,10 +26,12 @@ struct RowJson<'a> {
     cost_usd: crate::spend::Usd,
     /// The first engaged switch that covers it.
     halted: Option<serde_json::Value>,
+    /// An approval request on its head waits for a person.
+    awaiting_approval: bool,
 }
 
 impl<'a> RowJson<'a> {
-    fn of(row: &'a Row, switches: &crate::global::Switches) -> RowJson<'a> {
+    fn of(row: &'a Row, switches: &crate::global::Switches, now_ms: i64) -> RowJson<'a> {
         RowJson {
             discussion_id: &row.id,
             fleet_id: row.fleet_id.as_deref(),
@@ -46,6 +48,7 @@ impl<'a> RowJson<'a> {
             tokens: row.tokens,
             cost_usd: row.cost_usd,
             halted: halt_of(row, switches).map(|h| h.to_json()),
+            awaiting_approval: row.approval_expires_ms.is_some_and(|until| now_ms < until),
         }
     }
 }
@@ -84,6 +87,7 @@ impl RowJson<'_> {
         o.uint("tokens", self.tokens);
         o.usd("cost_usd", self.cost_usd);
         o.value("halted", &self.halted);
+        o.bool("awaiting_approval", self.awaiting_approval);
         o.close();
     }
 }
@@ -110,6 +114,7 @@ pub(crate) fn summary_row_json(row: Option<&Row>) -> String {
     o.bool("escalated", row.escalated);
     o.opt_str("live_attempt_id", row.live_attempt_id.as_deref());
     o.opt_int("live_attempt_deadline_ms", row.live_attempt_deadline_ms);
+    o.opt_int("approval_expires_ms", row.approval_expires_ms);
     o.uint("tokens", row.tokens);
     o.usd("cost_usd", row.cost_usd);
     o.close();
@@ -144,14 +149,17 @@ impl Serialize for RowsView {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         // Row by row, as the JSON is written: never a second copy.
-        struct Rows<'r>(&'r [Row], &'r crate::global::Switches);
+        struct Rows<'r>(&'r [Row], &'r crate::global::Switches, i64);
         impl Serialize for Rows<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_seq(self.0.iter().map(|row| RowJson::of(row, self.1)))
+                serializer.collect_seq(self.0.iter().map(|row| RowJson::of(row, self.1, self.2)))
             }
         }
         let mut object = serializer.serialize_struct("Rows", 1)?;
-        object.serialize_field("discussions", &Rows(&self.rows, &self.switches))?;
+        object.serialize_field(
+            "discussions",
+            &Rows(&self.rows, &self.switches, self.now_ms),
+        )?;
         object.end()
     }
 }
@@ -396,7 +404,7 @@ impl View for RowsView {
             if i > 0 {
                 json.push(b',');
             }
-            RowJson::of(row, &self.switches).write_json(json);
+            RowJson::of(row, &self.switches, self.now_ms).write_json(json);
             if !out.hand_on_when_full() {
                 // A failed write: the rest would go nowhere.
                 return true;
@@ -473,6 +481,7 @@ mod tests {
             escalated: true,
             live_attempt_id: Some("att_1".into()),
             live_attempt_deadline_ms: Some(1_792_541_068_703),
+            approval_expires_ms: Some(1_792_541_068_800),
             tokens: 1500,
             cost_usd: Usd::from_nanos(250_000_001),
         };
@@ -485,6 +494,7 @@ mod tests {
             escalated: false,
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
+            approval_expires_ms: None,
             updated_at_ms: -62_135_596_800_001,
             tokens: u64::MAX,
             cost_usd: Usd::from_nanos(3_000_000_000),
@@ -506,6 +516,7 @@ mod tests {
         let past = Row {
             updated_at_ms: 0,
             live_attempt_deadline_ms: Some(-1),
+            approval_expires_ms: Some(-2),
             ..full.clone()
         };
         for row in [None, Some(&full), Some(&bare), Some(&huge), Some(&past)] {

@@ -78,6 +78,12 @@ struct Line<'a> {
     escalation_receipt_id: Option<String>,
     #[serde(default)]
     usage_unreadable: Option<bool>,
+    #[serde(default)]
+    approval_id: Option<String>,
+    #[serde(default)]
+    rule: Option<Box<Value>>,
+    #[serde(default)]
+    spend: Option<Box<Value>>,
     // fleet, credential
     #[serde(default)]
     op: Option<String>,
@@ -158,6 +164,10 @@ fn record_of(mut l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
             usage: l.usage,
             escalation_receipt_id: l.escalation_receipt_id,
             usage_unreadable: l.usage_unreadable,
+            approval_id: l.approval_id,
+            rule: l.rule,
+            spend: l.spend,
+            expires_ms: l.expires_ms,
         })),
         "fleet" => Body::Fleet(FleetChange {
             op: match l.op.as_deref()? {

@@ -38,7 +38,7 @@ impl Record {
             Body::Receipt(r) => {
                 put("receipt", r.receipt.clone().into());
                 put("discussion_id", r.discussion_id.clone().into());
-                let optional: [(&str, Option<Value>); 15] = [
+                let optional: [(&str, Option<Value>); 19] = [
                     ("attempt_id", r.attempt_id.clone().map(Value::from)),
                     ("agent_id", r.agent_id.clone().map(Value::from)),
                     ("turn", r.turn.map(Value::from)),
@@ -60,6 +60,10 @@ impl Record {
                         r.escalation_receipt_id.clone().map(Value::from),
                     ),
                     ("usage_unreadable", r.usage_unreadable.map(Value::from)),
+                    ("approval_id", r.approval_id.clone().map(Value::from)),
+                    ("rule", r.rule.as_deref().cloned()),
+                    ("spend", r.spend.as_deref().cloned()),
+                    ("expires_ms", r.expires_ms.map(Value::from)),
                 ];
                 for (key, value) in optional {
                     if let Some(value) = value {
@@ -113,6 +117,27 @@ impl Record {
                     put("role", c.role.map(Role::as_str).into());
                     put("sha256", c.sha256.clone().into());
                     put("expires_ms", c.expires_ms.into());
+                }
+            }
+            Body::Gate(g) => {
+                if let Some(scope) = &g.scope {
+                    put("scope", scope.to_json());
+                }
+                put("engaged", g.engaged.into());
+                let conditions: [(&str, Option<Value>); 5] = [
+                    ("always", g.always.map(Value::from)),
+                    ("from_turn", g.from_turn.map(Value::from)),
+                    ("over_cost_usd", g.over_cost_usd.map(|c| c.to_json())),
+                    ("over_tokens", g.over_tokens.map(Value::from)),
+                    (
+                        "approval_timeout_ms",
+                        g.approval_timeout_ms.map(Value::from),
+                    ),
+                ];
+                for (key, value) in conditions {
+                    if let Some(value) = value {
+                        put(key, value);
+                    }
                 }
             }
             Body::Import(i) => {

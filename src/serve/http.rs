@@ -19,6 +19,8 @@ pub(super) fn status_of(code: ErrorCode) -> StatusCode {
         UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         KillSwitchEngaged | LedgerUnavailable | ServerBusy => StatusCode::SERVICE_UNAVAILABLE,
         WakeQuotaExceeded | SpendQuotaExceeded => StatusCode::TOO_MANY_REQUESTS,
+        // A person, not a retry, resolves them.
+        ApprovalRequired | ApprovalDenied => StatusCode::CONFLICT,
         _ => match code.exit_status() {
             3 | 2 => StatusCode::BAD_REQUEST,
             4 => StatusCode::NOT_FOUND,

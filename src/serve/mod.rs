@@ -17,10 +17,12 @@
 //! - `console`: the pages for people, signed in with a cookie.
 
 mod app;
+mod approvals;
 mod connection;
 mod console;
 mod events;
 mod http;
+mod operator;
 mod origin;
 mod routes;
 mod watch;

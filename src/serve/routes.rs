@@ -3,9 +3,10 @@
 
 use super::app::{App, Logged, authenticate_now};
 use super::http::{error_response, json_object, json_response, query_pairs, single};
+use super::operator::{fields_of, operator_write, strings, typed};
 use crate::credentials::{self, Principal};
 use crate::error::{Error, ErrorCode, Result};
-use crate::output::{FleetView, KillSwitchView, QuotaView, Render};
+use crate::output::{FleetView, KillSwitchView, QuotaView};
 use crate::session::Session;
 use crate::tools::Caller;
 use crate::tools::mcp::{AsSession, McpServer};
@@ -55,6 +56,8 @@ pub(super) fn router(app: App) -> Router {
         .route("/v1/kill-switch", post(kill_switch))
         .route("/v1/fleets/{fleet}/agents", post(fleet))
         .route("/v1/quota", post(quota))
+        .route("/v1/approvals", get(super::approvals::list))
+        .route("/v1/approvals/{id}", post(super::approvals::decide))
         .route_layer(middleware::from_fn_with_state(app.clone(), authenticate))
         .route_layer(middleware::from_fn_with_state(app.clone(), check_origin));
     let console = super::console::router()
@@ -75,7 +78,7 @@ pub(super) fn router(app: App) -> Router {
 /// `{id}`; any path the router does not know is `/{unknown}` (the path a
 /// stranger sends is not repeated).
 fn route_of(path: &str) -> String {
-    const FIXED: [&str; 7] = [
+    const FIXED: [&str; 8] = [
         "/healthz",
         "/mcp",
         "/v1/discussions",
@@ -83,6 +86,7 @@ fn route_of(path: &str) -> String {
         "/v1/events",
         "/v1/kill-switch",
         "/v1/quota",
+        "/v1/approvals",
     ];
     if FIXED.contains(&path) {
         return path.to_owned();
@@ -97,6 +101,12 @@ fn route_of(path: &str) -> String {
         .is_some_and(|id| !id.contains('/'))
     {
         return "/v1/discussions/{id}".to_owned();
+    }
+    if path
+        .strip_prefix("/v1/approvals/")
+        .is_some_and(|id| !id.contains('/'))
+    {
+        return "/v1/approvals/{id}".to_owned();
     }
     if path.starts_with("/v1/fleets/") && path.ends_with("/agents") {
         return "/v1/fleets/{fleet}/agents".to_owned();
@@ -508,88 +518,6 @@ async fn inbox(
         Ok::<_, Error>(request)
     })();
     call_or_refuse(&app, principal, presented.map(|p| p.0), "inbox", request).await
-}
-
-/// `forbidden` unless the token is the operator's.
-fn operator_only(principal: &Principal) -> Result<()> {
-    if principal.is_operator() {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorCode::Forbidden,
-        "this endpoint takes an operator token",
-    )
-    .hint("discuss token issue NAME --operator"))
-}
-
-/// The body of an operator endpoint: `fields` alone, each checked by its
-/// reader.
-fn fields_of(request: &Map<String, Value>, known: &[&str]) -> Result<()> {
-    match request.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(unknown) => Err(Error::new(
-            ErrorCode::UnknownField,
-            format!("unknown field {unknown:?}"),
-        )
-        .detail("field", unknown.as_str())
-        .hint(format!("this endpoint takes: {}", known.join(", ")))),
-        None => Ok(()),
-    }
-}
-
-fn typed<'a, T>(
-    request: &'a Map<String, Value>,
-    field: &str,
-    what: &str,
-    read: impl Fn(&'a Value) -> Option<T>,
-) -> Result<Option<T>> {
-    match request.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => read(value).map(Some).ok_or_else(|| {
-            Error::new(
-                ErrorCode::InvalidArgument,
-                format!("{field} must be {what}"),
-            )
-            .detail("field", field)
-        }),
-    }
-}
-
-fn strings(request: &Map<String, Value>, field: &str) -> Result<Vec<String>> {
-    let read = |v: &Value| {
-        v.as_array()?
-            .iter()
-            .map(|s| s.as_str().map(str::to_owned))
-            .collect::<Option<Vec<String>>>()
-    };
-    Ok(typed(request, field, "a list of agent ids", read)?.unwrap_or_default())
-}
-
-/// Runs an operator write of the body and answers its view.
-async fn operator_write<V: Render + 'static>(
-    app: App,
-    principal: Principal,
-    headers: HeaderMap,
-    body: Body,
-    write: impl FnOnce(&Session, Map<String, Value>) -> Result<V> + Send + 'static,
-) -> Response {
-    if let Err(err) = operator_only(&principal) {
-        return error_response(&err);
-    }
-    let request = match json_object(&headers, body, app.max_body_bytes).await {
-        Ok(request) => request,
-        Err(err) => return error_response(&err),
-    };
-    match app
-        .blocking(move |session| {
-            crate::session::as_principal(session, &principal, false, || {
-                Ok(write(session, request)?.value())
-            })
-        })
-        .await
-    {
-        Ok(answer) => json_response(&answer),
-        Err(err) => error_response(&err),
-    }
 }
 
 /// `POST /v1/kill-switch {"engaged":bool,"reason":string}`.

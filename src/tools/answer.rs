@@ -190,7 +190,8 @@ fn answer_request(
                 &request.string("expected_head_message_id")?,
             )?
             .participant_only(caller.own_only);
-            let (discussion, attempt, replayed) = operations::wake::wake(session, &wake, key)?;
+            let (discussion, attempt, replayed) =
+                operations::wake::wake(session, &wake, key, false)?;
             crate::output::WakeView {
                 discussion_id: discussion.id,
                 attempt,

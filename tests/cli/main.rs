@@ -14,6 +14,7 @@
 mod common;
 
 mod admin;
+mod approvals;
 mod ask;
 mod cache;
 mod call;

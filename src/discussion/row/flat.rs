@@ -36,6 +36,7 @@ pub(super) fn row(json: &str) -> Option<Option<Row>> {
             b"live_attempt_deadline_ms" => {
                 once(&mut f.live_attempt_deadline_ms, s.nullable(Scan::signed)?)?
             }
+            b"approval_expires_ms" => once(&mut f.approval_expires_ms, s.nullable(Scan::signed)?)?,
             b"tokens" => once(&mut f.tokens, s.unsigned()?)?,
             // Whole dollars only: a fraction is a float, read by serde's
             // rules.
@@ -63,6 +64,7 @@ pub(super) fn row(json: &str) -> Option<Option<Row>> {
         escalated: f.escalated?,
         live_attempt_id: f.live_attempt_id.flatten(),
         live_attempt_deadline_ms: f.live_attempt_deadline_ms.flatten(),
+        approval_expires_ms: f.approval_expires_ms.flatten(),
         tokens: f.tokens?,
         cost_usd: f.cost_usd?,
     }))
@@ -84,6 +86,7 @@ struct Fields {
     escalated: Option<bool>,
     live_attempt_id: Option<Option<String>>,
     live_attempt_deadline_ms: Option<Option<i64>>,
+    approval_expires_ms: Option<Option<i64>>,
     tokens: Option<u64>,
     cost_usd: Option<Usd>,
 }
@@ -130,6 +133,7 @@ mod tests {
             escalated: true,
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
+            approval_expires_ms: None,
             tokens: 1500,
             cost_usd: Usd::from_nanos(3_000_000_000),
         };

@@ -92,11 +92,9 @@ impl PgLedger {
             // one that counts more lines than there are (lines deleted).
             if lines as i64 <= newest
                 && let Ok(folded) = serde_json::from_str::<Folded>(row.get(3))
-                // Saved by an earlier version, which skipped credentials
-                // or the usage of turns.
-                && folded.global.credentials_known
-                && folded.global.spend_known
-                && folded.global.scopes_known
+                // Saved by an earlier version, which skipped records
+                // this one folds.
+                && folded.global.folds_everything()
             {
                 state.lines = lines;
                 state.bytes = row.get::<_, i64>(2) as u64;

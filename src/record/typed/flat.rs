@@ -49,6 +49,10 @@ pub(super) fn line(bytes: &[u8]) -> Option<Line<'_>> {
                 once(&mut f.escalation_receipt_id, s.nullable(Scan::owned)?)?
             }
             b"usage_unreadable" => once(&mut f.usage_unreadable, s.nullable(Scan::boolean)?)?,
+            // Approvals are rare: left to serde unless null.
+            b"approval_id" => once(&mut f.approval_id, s.nullable(|_| None)?)?,
+            b"rule" => once(&mut f.rule, s.nullable(|_| None)?)?,
+            b"spend" => once(&mut f.spend, s.nullable(|_| None)?)?,
             b"op" => once(&mut f.op, s.nullable(Scan::owned)?)?,
             b"engaged" => once(&mut f.engaged, s.nullable(Scan::boolean)?)?,
             // A scoped switch is rare: left to serde unless null.
@@ -100,6 +104,9 @@ pub(super) fn line(bytes: &[u8]) -> Option<Line<'_>> {
         usage: f.usage.flatten(),
         escalation_receipt_id: f.escalation_receipt_id.flatten(),
         usage_unreadable: f.usage_unreadable.flatten(),
+        approval_id: None,
+        rule: None,
+        spend: None,
         op: f.op.flatten(),
         engaged: f.engaged.flatten(),
         scope: None,
@@ -162,6 +169,9 @@ struct Fields<'a> {
     usage: Option<Option<Box<serde_json::Value>>>,
     escalation_receipt_id: Option<Option<String>>,
     usage_unreadable: Option<Option<bool>>,
+    approval_id: Option<Option<()>>,
+    rule: Option<Option<()>>,
+    spend: Option<Option<()>>,
     op: Option<Option<String>>,
     engaged: Option<Option<bool>>,
     scope: Option<Option<()>>,

@@ -227,9 +227,9 @@ impl Cache {
         let json_len = u64::from_le_bytes(bytes[16..24].try_into().ok()?) as usize;
         let json = bytes.get(24..24usize.checked_add(json_len)?)?;
         let body: CheckpointBody = serde_json::from_slice(json).ok()?;
-        // Saved by an earlier version, which skipped credential records
-        // or the usage of turns.
-        if !body.global.credentials_known || !body.global.spend_known || !body.global.scopes_known {
+        // Saved by an earlier version, which skipped records this one
+        // folds.
+        if !body.global.folds_everything() {
             return None;
         }
         let entries_len = usize::try_from(body.entries).ok()?.checked_mul(ENTRY)?;
