@@ -3,7 +3,7 @@
 //! line runs.
 
 use super::Context;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::operations::approvals::{self, GateConditions};
 use crate::output::{Answer, ApprovalsView, DecidedView, GatesView};
 use crate::record::Scope;
@@ -94,28 +94,11 @@ pub(crate) fn run(ctx: &Context, args: &GateArgs) -> Result<Answer> {
             over_tokens,
             approval_timeout_ms,
         } => {
-            let out_of_range = |field: &str, range: &str| {
-                Error::new(ErrorCode::OutOfRange, format!("--{field} must be {range}"))
-                    .detail("field", field.replace('-', "_"))
-            };
             let conditions = GateConditions {
                 always: *always,
-                from_turn: from_turn
-                    .map(|t| {
-                        u32::try_from(t).map_err(|_| out_of_range("from-turn", "from 2 to 32"))
-                    })
-                    .transpose()?,
-                over_cost_usd: over_cost_usd
-                    .as_deref()
-                    .map(|x| {
-                        crate::spend::Usd::parse_decimal(x).ok_or_else(|| {
-                            out_of_range("over-cost-usd", "a number of dollars above 0")
-                        })
-                    })
-                    .transpose()?,
-                over_tokens: over_tokens
-                    .map(|t| u64::try_from(t).map_err(|_| out_of_range("over-tokens", "1 or more")))
-                    .transpose()?,
+                from_turn: *from_turn,
+                over_cost_usd: over_cost_usd.clone(),
+                over_tokens: *over_tokens,
                 approval_timeout_ms: *approval_timeout_ms,
             };
             approvals::set_gate(ctx, scope.scope(), Some(conditions))?

@@ -127,10 +127,4 @@ impl Global {
     pub fn approval_place(&self, approval_id: &str) -> Option<&ApprovalPlace> {
         self.approvals.get(approval_id)
     }
-
-    /// Requests no decision was folded for, oldest first: those that may
-    /// be pending (an expired one is told by its discussion).
-    pub fn undecided_approvals(&self) -> impl Iterator<Item = (&String, &ApprovalPlace)> {
-        self.approvals.iter().filter(|(_, place)| !place.decided)
-    }
 }

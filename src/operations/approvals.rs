@@ -123,13 +123,13 @@ pub(crate) fn requests(session: &Session, state: Option<ApprovalState>) -> Resul
     Ok(found)
 }
 
-/// What `gate set` takes.
+/// What `gate set` takes, as given: checked and typed by `set_gate`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct GateConditions {
     pub always: bool,
-    pub from_turn: Option<u32>,
-    pub over_cost_usd: Option<crate::spend::Usd>,
-    pub over_tokens: Option<u64>,
+    pub from_turn: Option<i64>,
+    pub over_cost_usd: Option<String>,
+    pub over_tokens: Option<i64>,
     pub approval_timeout_ms: Option<i64>,
 }
 
@@ -152,21 +152,14 @@ pub(crate) fn set_gate(
         }
         None => {}
     }
-    let rule = conditions.map(|c| check_conditions(&c)).transpose()?;
+    let rule = conditions.map(|c| rule_of(&c, scope.clone())).transpose()?;
     session.ledger.append_global(|view| {
         let stamp = session.stamp(view.last_at_ms());
         let mut global = view.global(stamp.at_ms).into_owned();
-        let rule = rule.as_ref().map(|c| GateRule {
-            scope: scope.clone(),
-            always: c.always,
-            from_turn: c.from_turn,
-            over_cost_usd: c.over_cost_usd,
-            over_tokens: c.over_tokens,
-            approval_timeout_ms: c
-                .approval_timeout_ms
-                .unwrap_or(crate::global::DEFAULT_APPROVAL_TIMEOUT_MS),
+        let rule = rule.clone().map(|rule| GateRule {
             set_at_ms: stamp.at_ms,
             set_by: stamp.by.clone(),
+            ..rule
         });
         let records = plan_gate(scope.clone(), rule.as_ref(), &stamp);
         records.iter().for_each(|record| global.apply(record));
@@ -174,10 +167,11 @@ pub(crate) fn set_gate(
     })
 }
 
-/// The contract's ranges: `--from-turn` 2..32, `--over-cost-usd` > 0,
-/// `--over-tokens` ≥ 1, `--approval-timeout-ms` 1,000..86,400,000, and
-/// one condition at least.
-fn check_conditions(c: &GateConditions) -> Result<GateConditions> {
+/// The rule `c` gives, in the contract's ranges: `--from-turn` 2..32,
+/// `--over-cost-usd` > 0, `--over-tokens` ≥ 1, `--approval-timeout-ms`
+/// 1,000..86,400,000, and one condition at least. When and by whom it
+/// is set are the writer's.
+fn rule_of(c: &GateConditions, scope: Option<Scope>) -> Result<GateRule> {
     let out_of_range = |field: &str, range: &str| {
         Error::new(ErrorCode::OutOfRange, format!("--{field} must be {range}"))
             .detail("field", field.replace('-', "_"))
@@ -189,23 +183,50 @@ fn check_conditions(c: &GateConditions) -> Result<GateConditions> {
         )
         .hint("discuss gate set --agent agent-b --from-turn 3"));
     }
-    if c.from_turn.is_some_and(|t| !(2..=32).contains(&t)) {
-        return Err(out_of_range("from-turn", "from 2 to 32"));
-    }
-    if c.over_cost_usd
-        .is_some_and(|x| x <= crate::spend::Usd::ZERO)
-    {
-        return Err(out_of_range("over-cost-usd", "above 0"));
-    }
-    if c.over_tokens == Some(0) {
-        return Err(out_of_range("over-tokens", "1 or more"));
-    }
-    if c.approval_timeout_ms
-        .is_some_and(|ms| !(1_000..=86_400_000).contains(&ms))
-    {
-        return Err(out_of_range("approval-timeout-ms", "from 1000 to 86400000"));
-    }
-    Ok(c.clone())
+    let from_turn = c
+        .from_turn
+        .map(|t| {
+            u32::try_from(t)
+                .ok()
+                .filter(|t| (2..=32).contains(t))
+                .ok_or_else(|| out_of_range("from-turn", "from 2 to 32"))
+        })
+        .transpose()?;
+    let over_cost_usd = c
+        .over_cost_usd
+        .as_deref()
+        .map(|x| {
+            crate::spend::Usd::parse_decimal(x)
+                .filter(|x| *x > crate::spend::Usd::ZERO)
+                .ok_or_else(|| out_of_range("over-cost-usd", "a number of dollars above 0"))
+        })
+        .transpose()?;
+    let over_tokens = c
+        .over_tokens
+        .map(|t| {
+            u64::try_from(t)
+                .ok()
+                .filter(|t| *t >= 1)
+                .ok_or_else(|| out_of_range("over-tokens", "1 or more"))
+        })
+        .transpose()?;
+    let approval_timeout_ms = match c.approval_timeout_ms {
+        Some(ms) if !(1_000..=86_400_000).contains(&ms) => {
+            return Err(out_of_range("approval-timeout-ms", "from 1000 to 86400000"));
+        }
+        Some(ms) => ms,
+        None => crate::global::DEFAULT_APPROVAL_TIMEOUT_MS,
+    };
+    Ok(GateRule {
+        scope,
+        always: c.always,
+        from_turn,
+        over_cost_usd,
+        over_tokens,
+        approval_timeout_ms,
+        set_at_ms: 0,
+        set_by: String::new(),
+    })
 }
 
 /// `pending`, `granted`, `denied`, `expired`, or `all` (`None`): the
