@@ -372,6 +372,8 @@ pub struct Approval {
     pub decision: Option<Decision>,
     /// The reservation a grant let through.
     pub used_by: Option<String>,
+    /// How far handing the request to a person got (`escalations deliver`).
+    pub delivery: Delivery,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -462,6 +464,27 @@ impl Discussion {
     pub fn awaiting_approval(&self, now_ms: i64) -> Option<&Approval> {
         self.approval()
             .filter(|a| a.pending_at(now_ms) && !self.status.is_terminal())
+    }
+
+    /// The delivery of its escalation or approval request `receipt_id`,
+    /// and whether that is still to be handed out at `now_ms` (a request
+    /// only while it waits for a person: one decided first is not).
+    pub fn handout(&self, receipt_id: &str, now_ms: i64) -> Option<(&Delivery, bool)> {
+        if let Some(e) = self
+            .escalation
+            .as_ref()
+            .filter(|e| e.receipt_id == receipt_id)
+        {
+            return Some((&e.delivery, true));
+        }
+        let approval = self
+            .approvals
+            .iter()
+            .find(|a| a.approval_id == receipt_id)?;
+        let waiting = self
+            .awaiting_approval(now_ms)
+            .is_some_and(|a| a.approval_id == receipt_id);
+        Some((&approval.delivery, waiting))
     }
 
     /// Whether `verify` reports it: invalid, or with a decision of an

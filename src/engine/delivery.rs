@@ -26,9 +26,10 @@ pub enum DeliveryStep {
     },
 }
 
-/// The receipt of `step` for the escalation `escalation_receipt_id` of
-/// `discussion_id`, and the discussion after it; no records when a claim
-/// is not to be had (or the escalation is not there, or delivered).
+/// The receipt of `step` for the escalation or approval request
+/// `escalation_receipt_id` of `discussion_id`, and the discussion after
+/// it; no records when a claim is not to be had (or the escalation is not
+/// there, or delivered, or the request was decided or expired).
 pub fn plan_delivery(
     discussion_id: &str,
     escalation_receipt_id: &str,
@@ -39,16 +40,11 @@ pub fn plan_delivery(
     let Some(discussion) = derive(discussion_id, existing, stamp.at_ms) else {
         return Ok((Vec::new(), None));
     };
-    let Some(escalation) = discussion
-        .escalation
-        .as_ref()
-        .filter(|e| e.receipt_id == escalation_receipt_id)
-    else {
+    let Some((delivery, waiting)) = discussion.handout(escalation_receipt_id, stamp.at_ms) else {
         return Ok((Vec::new(), Some(discussion)));
     };
-    let delivery = &escalation.delivery;
     let refused = match step {
-        DeliveryStep::Claim => !delivery.claimable(stamp.at_ms),
+        DeliveryStep::Claim => !waiting || !delivery.claimable(stamp.at_ms),
         _ => delivery.delivered.is_some(),
     };
     if refused {

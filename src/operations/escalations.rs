@@ -81,23 +81,22 @@ pub(crate) fn escalated(
     Ok((escalated, now))
 }
 
-/// Writes `step` for the escalation of `discussion`; whether it was
-/// written (a claim is not when another deliverer holds it, when it waits
-/// out a backoff, or when it was delivered meanwhile).
+/// Writes `step` for the escalation or approval request `receipt_id` of
+/// `discussion_id`; whether it was written (a claim is not when another
+/// deliverer holds it, when it waits out a backoff, when it was delivered
+/// meanwhile, or when the request was decided first).
 pub(crate) fn record(
     session: &Session,
-    discussion: &Discussion,
+    discussion_id: &str,
+    receipt_id: &str,
     step: &DeliveryStep,
 ) -> Result<bool> {
-    let Some(escalation) = &discussion.escalation else {
-        return Ok(false);
-    };
-    session.ledger.append(&[&discussion.id], |view| {
+    session.ledger.append(&[discussion_id], |view| {
         let (records, _) = plan_delivery(
-            &discussion.id,
-            &escalation.receipt_id,
+            discussion_id,
+            receipt_id,
             step,
-            &view.discussion(&discussion.id),
+            &view.discussion(discussion_id),
             &session.stamp(view.last_at_ms()),
         )?;
         let wrote = !records.is_empty();

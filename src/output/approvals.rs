@@ -31,6 +31,7 @@ pub(crate) fn approval_json(approval: &Approval, now_ms: i64) -> Value {
         "rule": approval.rule,
         "spend": approval.spend,
         "used_by_attempt_id": approval.used_by,
+        "delivery": super::delivery::DeliveryJson::of(&approval.delivery, now_ms),
     })
 }
 

@@ -1,10 +1,11 @@
 //! `show` (and `wait`): a discussion as the contract's object, as blocks
 //! for a person, and as Markdown.
 
+use super::delivery::DeliveryJson;
 use super::text::{body_text, clock_time, duration, hanging, printable, relative, wrap};
 use super::{At, Sink, Style, View};
 use crate::clock::format_ms;
-use crate::discussion::{Attempt, DeliveryState, Discussion, Entry, Escalation, Finding, Root};
+use crate::discussion::{Attempt, Discussion, Entry, Escalation, Finding, Root};
 use crate::ledger::{Body, Record};
 use crate::spend::Usd;
 use serde::Serialize;
@@ -156,42 +157,14 @@ pub(crate) struct EscalationJson<'a> {
     delivery: DeliveryJson<'a>,
 }
 
-/// Whether a person has heard of an escalation (`escalations`).
-#[derive(Serialize)]
-pub(crate) struct DeliveryJson<'a> {
-    pub state: &'static str,
-    pub delivered_at: Option<At>,
-    pub delivered_by: Option<&'a str>,
-    pub failures: u32,
-    pub last_failure: Option<&'a str>,
-    pub retry_at: Option<At>,
-    pub claimed_by: Option<&'a str>,
-    pub lease_until: Option<At>,
-}
-
 impl<'a> EscalationJson<'a> {
     pub(crate) fn of(e: &'a Escalation, now_ms: i64) -> EscalationJson<'a> {
-        let d = &e.delivery;
-        let state = d.state(now_ms);
-        let claim = d.claim.as_ref().filter(|_| state == DeliveryState::Claimed);
         EscalationJson {
             receipt_id: &e.receipt_id,
             at: At(e.at_ms),
             turns_used: e.turns_used,
             reason: &e.reason,
-            delivery: DeliveryJson {
-                state: state.as_str(),
-                delivered_at: d.delivered.as_ref().map(|(at, _)| At(*at)),
-                delivered_by: d.delivered.as_ref().map(|(_, by)| by.as_str()),
-                failures: d.failures,
-                last_failure: d.last_failure.as_deref(),
-                retry_at: d
-                    .retry_at_ms
-                    .filter(|_| state == DeliveryState::Retrying)
-                    .map(At),
-                claimed_by: claim.map(|c| c.by.as_str()),
-                lease_until: claim.map(|c| At(c.lease_until_ms)),
-            },
+            delivery: DeliveryJson::of(&e.delivery, now_ms),
         }
     }
 }

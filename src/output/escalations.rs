@@ -1,11 +1,13 @@
 //! `escalations`: each escalation with its delivery, the object a delivery
 //! command reads, and what `escalations deliver` did with each.
 
+use super::approvals::approval_json;
 use super::discussion::{EscalationJson, dollars};
 use super::text::{printable, relative};
 use super::{At, Sink, Style, View};
 use crate::clock::format_ms;
 use crate::discussion::Discussion;
+use crate::operations::approvals::Decided;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -17,12 +19,8 @@ pub(crate) fn escalation_object(d: &Discussion) -> Value {
         return Value::Null;
     };
     let root = d.root.as_ref();
-    let last = d.head().map(|m| {
-        json!({"message_id": m.message_id, "turn": m.turn, "from_agent_id": m.from_agent_id,
-            "to_agent_id": m.to_agent_id, "type": m.kind.as_str(), "payload": m.body,
-            "at": format_ms(m.at_ms)})
-    });
     json!({
+        "kind": "escalation",
         "discussion_id": d.id,
         "receipt_id": e.receipt_id,
         "at": format_ms(e.at_ms),
@@ -31,8 +29,54 @@ pub(crate) fn escalation_object(d: &Discussion) -> Value {
         "spend": d.spend.to_json(),
         "participants": root.map_or_else(Vec::new, |r| vec![r.asker.clone(), r.peer.clone()]),
         "fleet_id": root.map(|r| r.fleet_id.clone()),
-        "last_message": last,
+        "last_message": last_message(d),
     })
+}
+
+/// The discussion's head as a person is shown it in a handout.
+pub(crate) fn last_message(d: &Discussion) -> Value {
+    d.head().map_or(Value::Null, |m| {
+        json!({"message_id": m.message_id, "turn": m.turn, "from_agent_id": m.from_agent_id,
+            "to_agent_id": m.to_agent_id, "type": m.kind.as_str(), "payload": m.body,
+            "at": format_ms(m.at_ms)})
+    })
+}
+
+/// What a person is told of a request that waits for them: the object
+/// `escalations deliver` hands its command (APPROVAL, whose turn it is,
+/// and the exact commands and HTTP request that decide it).
+pub(crate) fn approval_handout(decided: &Decided) -> Value {
+    let (d, approval) = (&decided.discussion, &decided.approval);
+    let id = &approval.approval_id;
+    let root = d.root.as_ref();
+    let mut object = approval_json(approval, decided.now_ms);
+    let fields = [
+        ("kind", json!("approval")),
+        ("discussion_id", json!(d.id)),
+        ("receipt_id", json!(id)),
+        ("at", json!(format_ms(approval.requested_at_ms))),
+        ("turns_used", json!(d.turns_used)),
+        (
+            "participants",
+            json!(root.map_or_else(Vec::new, |r| vec![&r.asker, &r.peer])),
+        ),
+        ("fleet_id", json!(root.map(|r| &r.fleet_id))),
+        ("last_message", last_message(d)),
+        ("approve_command", json!(format!("discuss approve {id}"))),
+        (
+            "deny_command",
+            json!(format!("discuss deny {id} --reason 'WHY'")),
+        ),
+        (
+            "http",
+            json!({"method": "POST", "path": format!("/v1/approvals/{id}"),
+                "grant": {"decision": "grant"}, "deny": {"decision": "deny", "reason": "WHY"}}),
+        ),
+    ];
+    for (name, value) in fields {
+        object[name] = value;
+    }
+    object
 }
 
 /// The same fields as `DISCUSS_*` variables: text as it is, the rest as
@@ -154,6 +198,8 @@ impl View for EscalationsView {
 /// One delivery that `escalations deliver` made.
 #[derive(Serialize)]
 pub(crate) struct DeliveryView {
+    /// `escalation` or `approval` (a request handed to a person).
+    pub kind: &'static str,
     pub discussion_id: String,
     pub receipt_id: String,
     pub delivered: bool,
@@ -175,8 +221,9 @@ impl View for DeliveryView {
             }
         };
         out.text(&format!(
-            "{} escalation {} of {}: {what}\n",
+            "{} {} {} of {}: {what}\n",
             format_ms(self.at.0),
+            self.kind,
             self.receipt_id,
             self.discussion_id
         ));
@@ -188,8 +235,8 @@ impl View for DeliveryView {
 pub(crate) struct DeliveryPassView {
     pub delivered: usize,
     pub failed: usize,
-    /// Escalations not delivered after the pass (claimed elsewhere,
-    /// waiting out a backoff, or failed now).
+    /// Escalations and approval requests not delivered after the pass
+    /// (claimed elsewhere, waiting out a backoff, or failed now).
     pub pending: usize,
     /// When the earliest of them may be tried again.
     pub next_attempt_at: Option<At>,

@@ -8,6 +8,7 @@
 
 mod admin;
 mod approvals;
+mod delivery;
 mod discussion;
 mod escalations;
 mod events;
@@ -27,7 +28,8 @@ pub(crate) use approvals::{ApprovalsView, DecidedView, GatesView};
 pub(crate) use discussion::render_all;
 pub(crate) use discussion::{DiscussionView, Reached};
 pub(crate) use escalations::{
-    DeliveryPassView, DeliveryView, EscalationsView, escalation_env, escalation_object,
+    DeliveryPassView, DeliveryView, EscalationsView, approval_handout, escalation_env,
+    escalation_object,
 };
 pub(crate) use events::{EventView, TimedEndView};
 pub(crate) use ledger::{

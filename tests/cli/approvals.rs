@@ -474,3 +474,130 @@ fn a_decision_of_a_request_that_is_not_pending_is_a_finding_never_invalid() {
     let (head, _) = head_of(&env, &dsc);
     env.wake(&dsc, "agent-b", &head);
 }
+
+fn example(name: &str) -> String {
+    format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn deliver(env: &Env, command: &[&str]) -> Value {
+    let mut args = vec!["--json", "escalations", "deliver", "--"];
+    args.extend_from_slice(command);
+    let out = env.run(&args);
+    assert!(out.status == 0 || out.status == 8, "{}", out.stderr);
+    let mut pass = out.json();
+    pass["status"] = out.status.into();
+    pass
+}
+
+fn pass(delivered: u64, failed: u64, pending: u64, status: u64) -> Value {
+    json!({"delivered": delivered, "failed": failed, "pending": pending,
+        "next_attempt_at": null, "status": status})
+}
+
+#[test]
+fn a_pending_request_is_handed_to_a_person_once_with_the_commands_that_decide_it() {
+    let mut env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    env.ok(&["gate", "set", "--agent", "agent-b", "--always"]);
+    let id = refused_for_approval(&env, &dsc, true);
+
+    // The chat example posts one message with both commands in it.
+    let (url, server) = crate::common::http::one_post_receiver();
+    assert_eq!(
+        deliver(&env, &[&example("deliver-chat.sh"), &url]),
+        pass(1, 0, 0, 0)
+    );
+    let (head, body) = server.join().unwrap();
+    let posted: Value = serde_json::from_slice(&body).unwrap();
+    let text = posted["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Approval needed: turn 2 of agent-b"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Grant: discuss approve {id}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Deny:  discuss deny {id} --reason")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("POST /v1/approvals/{id}")), "{text}");
+    let key = format!("idempotency-key: {id}\r\n");
+    assert!(
+        head.iter().any(|h| h.eq_ignore_ascii_case(&key)),
+        "{head:?}"
+    );
+    // Recorded once, with the escalation's receipts naming the request.
+    for name in [
+        "discussion.escalation.claimed",
+        "discussion.escalation.delivered",
+    ] {
+        let written = receipts(&env, name);
+        assert_eq!(written.len(), 1, "{name}");
+        assert_eq!(written[0]["escalation_receipt_id"], id.as_str());
+    }
+    let shown = env.show(&dsc);
+    assert_eq!(shown["status"], "open");
+    assert_eq!(shown["approval"]["state"], "pending");
+    assert_eq!(shown["approval"]["delivery"]["state"], "delivered");
+    // Never handed out again: `false` would fail a delivery.
+    assert_eq!(deliver(&env, &["false"]), pass(0, 0, 0, 0));
+
+    // The object on stdin: kind, the request, and how to decide it.
+    let (second, _) = env.ask(&[]);
+    let second_id = refused_for_approval(&env, &second, true);
+    let file = env.dir.path().join("handed.jsonl");
+    let file = file.to_str().unwrap();
+    assert_eq!(
+        deliver(&env, &[&example("deliver-file.sh"), file]),
+        pass(1, 0, 0, 0)
+    );
+    let handed: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(handed["kind"], "approval");
+    assert_eq!(handed["approval_id"], second_id.as_str());
+    assert_eq!(handed["receipt_id"], second_id.as_str());
+    assert_eq!(handed["discussion_id"], second.as_str());
+    assert_eq!(handed["state"], "pending");
+    assert_eq!(handed["turn"], 2);
+    assert_eq!(handed["participants"], json!(["agent-a", "agent-b"]));
+    assert_eq!(handed["rule"]["always"], true);
+    assert_eq!(handed["spend"], json!({"tokens": 0, "cost_usd": 0}));
+    assert_eq!(
+        handed["approve_command"],
+        format!("discuss approve {second_id}")
+    );
+    assert_eq!(handed["http"]["path"], format!("/v1/approvals/{second_id}"));
+
+    // A request decided before it is handed out is not handed out; one
+    // whose delivery failed and is decided before its retry neither.
+    let (third, _) = env.ask(&[]);
+    let third_id = refused_for_approval(&env, &third, true);
+    env.ok(&["approve", &third_id]);
+    let (fourth, _) = env.ask(&[]);
+    let fourth_id = refused_for_approval(&env, &fourth, true);
+    let failed = deliver(&env, &["false"]);
+    assert_eq!(
+        (&failed["delivered"], &failed["failed"], &failed["pending"]),
+        (&json!(0), &json!(1), &json!(1)),
+        "{failed}"
+    );
+    assert_eq!(failed["status"], 8);
+    env.ok(&["deny", &fourth_id, "--reason", "not today"]);
+    env.advance(60_000);
+    assert_eq!(deliver(&env, &["false"]), pass(0, 0, 0, 0));
+    let claims: Vec<Value> = receipts(&env, "discussion.escalation.claimed");
+    assert!(
+        !claims
+            .iter()
+            .any(|c| c["escalation_receipt_id"] == third_id.as_str()),
+        "{claims:?}"
+    );
+    assert_eq!(
+        claims
+            .iter()
+            .filter(|c| c["escalation_receipt_id"] == fourth_id.as_str())
+            .count(),
+        1
+    );
+}

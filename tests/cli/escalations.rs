@@ -307,32 +307,7 @@ fn the_webhook_script_posts_the_escalation() {
     let env = Env::new();
     env.fleet();
     let dsc = exhausted(&env);
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let server = std::thread::spawn(move || {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let (stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut head = Vec::new();
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap();
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push(line);
-        }
-        let mut body = vec![0u8; length];
-        reader.read_exact(&mut body).unwrap();
-        (&stream)
-            .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        (head, body)
-    });
+    let (url, server) = crate::common::http::one_post_receiver();
     let out = deliver(&env, &[&example("deliver-webhook.sh"), &url]);
     assert_eq!(out.status, 0, "{}", out.stderr);
     let (head, body) = server.join().unwrap();

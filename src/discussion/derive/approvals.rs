@@ -51,6 +51,7 @@ impl Fold {
             expires_ms,
             decision: None,
             used_by: None,
+            delivery: Delivery::default(),
         });
         Ok(())
     }

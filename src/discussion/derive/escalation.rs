@@ -7,52 +7,29 @@ use crate::discussion::state::*;
 use crate::record::{Receipt, ReceiptKind, Record};
 
 impl Fold {
-    /// A delivery receipt of the escalation: claims, successes and
+    /// A delivery receipt of the escalation or of an approval request
+    /// (`escalation_receipt_id` names either): claims, successes and
     /// failures. They never change the status; one that does not fit (no
-    /// such escalation, nothing claimed) is left out.
+    /// such escalation or request, nothing claimed) is left out.
     pub(super) fn on_delivery(&mut self, kind: ReceiptKind, record: &Record, r: &Receipt, t: i64) {
-        let Some(escalation) = self.d.escalation.as_mut() else {
+        let Some(target) = r.escalation_receipt_id.as_deref() else {
             return;
         };
-        if r.escalation_receipt_id.as_deref() != Some(escalation.receipt_id.as_str()) {
-            return;
+        let delivery = match self.d.escalation.as_mut() {
+            Some(escalation) if escalation.receipt_id == target => &mut escalation.delivery,
+            _ => match self
+                .d
+                .approvals
+                .iter_mut()
+                .find(|a| a.approval_id == target)
+            {
+                Some(approval) => &mut approval.delivery,
+                None => return,
+            },
+        };
+        if delivery.take(kind, record, r, t) {
+            self.keep_receipt(record);
         }
-        let delivery = &mut escalation.delivery;
-        if delivery.delivered.is_some() {
-            return;
-        }
-        match kind {
-            ReceiptKind::EscalationClaimed => {
-                let Some(lease_until_ms) = r.deadline_ms else {
-                    return;
-                };
-                let claim_runs = delivery
-                    .claim
-                    .as_ref()
-                    .is_some_and(|c| t < c.lease_until_ms);
-                if claim_runs || delivery.retry_at_ms.is_some_and(|at| t < at) {
-                    return;
-                }
-                delivery.claim = Some(Claim {
-                    receipt_id: record.id.clone(),
-                    by: record.by.clone(),
-                    at_ms: t,
-                    lease_until_ms,
-                });
-            }
-            ReceiptKind::EscalationDelivered => {
-                delivery.claim = None;
-                delivery.delivered = Some((t, record.by.clone()));
-            }
-            _ => {
-                delivery.claim = None;
-                delivery.failures += 1;
-                delivery.retry_at_ms =
-                    Some(t.saturating_add(delivery_backoff_ms(delivery.failures)));
-                delivery.last_failure = r.detail.clone().or_else(|| r.reason.clone());
-            }
-        }
-        self.keep_receipt(record);
     }
 
     pub(super) fn on_escalated(
@@ -93,6 +70,45 @@ impl Fold {
             delivery: Delivery::default(),
         });
         Ok(())
+    }
+}
+
+impl Delivery {
+    /// Takes one delivery receipt at `t`; whether it fitted (a claim does
+    /// not while another claim's lease or a backoff runs, nothing does
+    /// once delivered).
+    fn take(&mut self, kind: ReceiptKind, record: &Record, r: &Receipt, t: i64) -> bool {
+        if self.delivered.is_some() {
+            return false;
+        }
+        match kind {
+            ReceiptKind::EscalationClaimed => {
+                let Some(lease_until_ms) = r.deadline_ms else {
+                    return false;
+                };
+                let claim_runs = self.claim.as_ref().is_some_and(|c| t < c.lease_until_ms);
+                if claim_runs || self.retry_at_ms.is_some_and(|at| t < at) {
+                    return false;
+                }
+                self.claim = Some(Claim {
+                    receipt_id: record.id.clone(),
+                    by: record.by.clone(),
+                    at_ms: t,
+                    lease_until_ms,
+                });
+            }
+            ReceiptKind::EscalationDelivered => {
+                self.claim = None;
+                self.delivered = Some((t, record.by.clone()));
+            }
+            _ => {
+                self.claim = None;
+                self.failures += 1;
+                self.retry_at_ms = Some(t.saturating_add(delivery_backoff_ms(self.failures)));
+                self.last_failure = r.detail.clone().or_else(|| r.reason.clone());
+            }
+        }
+        true
     }
 }
 

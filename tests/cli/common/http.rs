@@ -389,3 +389,37 @@ impl Events {
         }
     }
 }
+
+/// A request's head lines and its body.
+pub(crate) type Posted = (Vec<String>, Vec<u8>);
+
+/// A webhook receiver: a loopback URL whose first request is read whole
+/// (its head lines and body) and answered 204; `join` the handle for them.
+pub(crate) fn one_post_receiver() -> (String, std::thread::JoinHandle<Posted>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = Vec::new();
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push(line);
+        }
+        let mut body = vec![0u8; length];
+        reader.read_exact(&mut body).unwrap();
+        (&stream)
+            .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        (head, body)
+    });
+    (url, server)
+}
