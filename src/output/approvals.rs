@@ -132,6 +132,24 @@ impl View for ApprovalsView {
     }
 }
 
+/// When a RULE asks a person, in words: "always or from turn 3".
+pub(crate) fn asks_when(rule: &Value) -> String {
+    let mut when = Vec::new();
+    if rule["always"] == true {
+        when.push("always".to_owned());
+    }
+    if let Some(turn) = rule["from_turn"].as_u64() {
+        when.push(format!("from turn {turn}"));
+    }
+    if !rule["over_cost_usd"].is_null() {
+        when.push(format!("spend reaches ${}", rule["over_cost_usd"]));
+    }
+    if let Some(tokens) = rule["over_tokens"].as_u64() {
+        when.push(format!("spend reaches {tokens} tokens"));
+    }
+    when.join(" or ")
+}
+
 /// `gate list`: `{"gates":[RULE plus "set_at","set_by"]}`.
 pub(crate) struct GatesView {
     pub gates: Vec<GateRule>,
@@ -173,22 +191,9 @@ impl View for GatesView {
                 None => "every wake".to_owned(),
                 Some(scope) => format!("{} {}", scope.kind(), printable(scope.id(), false)),
             };
-            let mut when = Vec::new();
-            if rule.always {
-                when.push("always".to_owned());
-            }
-            if let Some(turn) = rule.from_turn {
-                when.push(format!("from turn {turn}"));
-            }
-            if let Some(cost) = rule.over_cost_usd {
-                when.push(format!("spend reaches ${cost}"));
-            }
-            if let Some(tokens) = rule.over_tokens {
-                when.push(format!("spend reaches {tokens} tokens"));
-            }
             text.push_str(&format!(
                 "gate of {scope}: asks a person when {}; a request waits {} s (set {} by {})\n",
-                when.join(" or "),
+                asks_when(&rule.to_json()),
                 rule.approval_timeout_ms / 1000,
                 format_ms(rule.set_at_ms),
                 printable(&rule.set_by, false)

@@ -23,7 +23,7 @@ mod writes;
 pub(crate) use admin::{
     FleetView, FleetsView, KillSwitchView, QuotaView, TokenIssuedView, TokensView,
 };
-pub(crate) use approvals::{ApprovalsView, DecidedView, GatesView};
+pub(crate) use approvals::{ApprovalsView, DecidedView, GatesView, asks_when};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use discussion::render_all;
 pub(crate) use discussion::{DiscussionView, Reached};

@@ -601,3 +601,183 @@ fn a_pending_request_is_handed_to_a_person_once_with_the_commands_that_decide_it
         1
     );
 }
+
+/// The console's overview opens with the requests that wait for a person;
+/// Grant and Deny record what `approve` and `deny` would, with the
+/// operator's token as the author; a request made meanwhile shows without
+/// a reload; a foreign origin, an agent, a denial without a reason and a
+/// second decision change nothing.
+#[test]
+fn the_console_overview_opens_with_what_needs_a_person_and_grants_or_denies() {
+    use crate::common::browser::Browser;
+    use crate::console::{base, get_page, listening, post_form, sign_in, token_id_of};
+    const WITHIN: Duration = Duration::from_secs(10);
+    let env = Env::new();
+    let (first, _) = env.discussion(&[]);
+    env.ok(&["gate", "set", "--agent", "agent-b", "--from-turn", "2"]);
+    let first_id = refused_for_approval(&env, &first, true);
+    let ops = token(&env, &["ops", "--operator"]);
+    let ops_id = token_id_of(&env, "ops");
+    let agent = token(&env, &["agent-a"]);
+    let server = Served::start(&env, &[]);
+    let Some(browser) = Browser::start(1280, 800) else {
+        return;
+    };
+    sign_in(&browser, &server, &ops);
+    listening(&browser);
+    let item = |id: &str| format!("#approvals li[data-approval-id='{id}']");
+    let shown = |id: &str| format!("!!document.querySelector(\"{}\")", item(id));
+    browser.wait_until(&shown(&first_id), WITHIN);
+    // Before every other part of the page.
+    assert_eq!(
+        browser.eval("return document.querySelector('main section').id"),
+        "approvals"
+    );
+    let text = browser.eval(&format!(
+        "return document.querySelector(\"{}\").innerText",
+        item(&first_id)
+    ));
+    let text = text.as_str().unwrap();
+    assert!(text.contains("Turn 2 of agent-b"), "{text}");
+    assert!(text.contains("(the gate asks from turn 2)"), "{text}");
+    assert!(
+        text.contains(&format!("discuss approve {first_id}")),
+        "{text}"
+    );
+    // A request made now shows on the open page.
+    let (second, _) = env.ask(&[]);
+    let second_id = refused_for_approval(&env, &second, true);
+    browser.wait_until(&shown(&second_id), WITHIN);
+    browser.screenshot("approvals-1280x800");
+
+    // Refusals change nothing: another origin, an agent's cookie, a
+    // denial without a reason, an unknown id.
+    let before = env.ledger_bytes();
+    let grant = format!("approval_id={first_id}&decision=grant");
+    let foreign = post_form(
+        &server,
+        "/console/approvals",
+        Some(&ops),
+        Some("http://evil.example"),
+        &grant,
+    );
+    assert_eq!(foreign.status, 403);
+    let by_agent = post_form(&server, "/console/approvals", Some(&agent), None, &grant);
+    assert_eq!(by_agent.status, 403, "{}", by_agent.text());
+    let page = get_page(&server, "/", &agent);
+    assert!(
+        !page.text().contains("id=\"approvals\""),
+        "an agent learns nothing of them"
+    );
+    let unexplained = post_form(
+        &server,
+        "/console/approvals",
+        Some(&ops),
+        None,
+        &format!("approval_id={first_id}&decision=deny&reason=+"),
+    );
+    assert_eq!(unexplained.status, 400);
+    assert!(unexplained.text().contains("invalid_argument"));
+    let unknown = post_form(
+        &server,
+        "/console/approvals",
+        Some(&ops),
+        None,
+        "approval_id=rcp_00000000000000000000000000&decision=grant",
+    );
+    assert!([400, 404].contains(&unknown.status), "{}", unknown.text());
+    assert_eq!(env.ledger_bytes(), before);
+
+    // Grant from the page: recorded as `approve` would, by the token.
+    browser.click(&format!(
+        "{} button[aria-label='Grant {first_id}']",
+        item(&first_id)
+    ));
+    browser.wait_until(
+        &format!("location.pathname === '/' && !{}", shown(&first_id)),
+        WITHIN,
+    );
+    let granted = receipts(&env, "discussion.approval.granted");
+    assert_eq!(granted.len(), 1);
+    assert_eq!(granted[0]["approval_id"], first_id.as_str());
+    assert_eq!(granted[0]["token_id"], ops_id.as_str());
+    assert_eq!(env.show(&first)["approval"]["state"], "granted");
+    // Deny, with the reason typed on the page.
+    browser.type_into(
+        &format!("{} input[name=reason]", item(&second_id)),
+        "not <this> turn",
+    );
+    browser.click(&format!(
+        "{} button[aria-label='Deny {second_id}']",
+        item(&second_id)
+    ));
+    browser.wait_until(
+        &format!("location.pathname === '/' && !{}", shown(&second_id)),
+        WITHIN,
+    );
+    let denied = receipts(&env, "discussion.approval.denied");
+    assert_eq!(denied.len(), 1);
+    assert_eq!(denied[0]["reason"], "not <this> turn");
+    assert_eq!(denied[0]["token_id"], ops_id.as_str());
+    browser.wait_until(
+        "document.getElementById('approvals').innerText.includes('No approval waits for a person.')",
+        WITHIN,
+    );
+    // A second decision is the CLI's conflict, as a page; nothing written.
+    let before = env.ledger_bytes();
+    let again = post_form(&server, "/console/approvals", Some(&ops), None, &grant);
+    assert_eq!(again.status, 409, "{}", again.text());
+    assert!(again.text().contains("approval_not_pending"));
+    assert_eq!(env.ledger_bytes(), before);
+}
+
+/// Racing decisions of one request from separate processes: one wins, the
+/// others are `approval_not_pending`, and one decision is recorded.
+#[test]
+fn racing_decisions_of_one_request_have_one_winner() {
+    let env = Env::new();
+    let (dsc, _) = env.discussion(&[]);
+    env.ok(&["gate", "set", "--agent", "agent-b", "--always"]);
+    let id = refused_for_approval(&env, &dsc, true);
+    let children: Vec<std::process::Child> = (0..8)
+        .map(|i| {
+            let mut args = vec!["--json".to_owned()];
+            if i % 2 == 0 {
+                args.extend(["approve".into(), id.clone()]);
+            } else {
+                args.extend([
+                    "deny".into(),
+                    id.clone(),
+                    "--reason".into(),
+                    format!("no {i}"),
+                ]);
+            }
+            env.command_std()
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let ends: Vec<std::process::Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let codes: Vec<i32> = ends.iter().map(|o| o.status.code().unwrap()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 5).count(), 7, "{codes:?}");
+    for end in ends.iter().filter(|o| o.status.code() == Some(5)) {
+        let error: Value = serde_json::from_slice(&end.stderr).unwrap();
+        assert_eq!(error["error"]["code"], "approval_not_pending");
+    }
+    let decided = receipts(&env, "discussion.approval.granted").len()
+        + receipts(&env, "discussion.approval.denied").len();
+    assert_eq!(decided, 1);
+    assert!(
+        env.show(&dsc)["integrity_findings"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}

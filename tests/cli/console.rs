@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 const WITHIN: Duration = Duration::from_secs(10);
 
-fn base(server: &Served) -> String {
+pub(crate) fn base(server: &Served) -> String {
     format!("http://127.0.0.1:{}", server.port)
 }
 
 /// A form post as a page of the server itself would send it.
-fn post_form(
+pub(crate) fn post_form(
     server: &Served,
     path: &str,
     cookie: Option<&str>,
@@ -41,14 +41,14 @@ fn post_form(
     server.request("POST", path, None, &headers, Some(form.as_bytes()))
 }
 
-fn get_page(server: &Served, path: &str, token: &str) -> Reply {
+pub(crate) fn get_page(server: &Served, path: &str, token: &str) -> Reply {
     let cookie = format!("discuss_console={token}");
     server.request("GET", path, None, &[("cookie", &cookie)], None)
 }
 
 /// Signs in from the login page, by keyboard: the token field has the
 /// focus, the token is typed and Enter sends it.
-fn sign_in(browser: &Browser, server: &Served, token: &str) {
+pub(crate) fn sign_in(browser: &Browser, server: &Served, token: &str) {
     browser.goto(&format!("{}/login", base(server)));
     browser.wait_until(
         "document.activeElement && document.activeElement.id === 'token'",
@@ -62,7 +62,7 @@ fn sign_in(browser: &Browser, server: &Served, token: &str) {
 }
 
 /// Waits until the page's stream of changes is open.
-fn listening(browser: &Browser) {
+pub(crate) fn listening(browser: &Browser) {
     browser.wait_until(
         "document.getElementById('signal').dataset.state === 'live'",
         WITHIN,
@@ -76,7 +76,7 @@ fn shows_within(browser: &Browser, condition: &str, limit: Duration) {
     assert!(took < limit, "{condition} after {took:?}, past {limit:?}");
 }
 
-fn token_id_of(env: &Env, agent: &str) -> String {
+pub(crate) fn token_id_of(env: &Env, agent: &str) -> String {
     let tokens = env.ok(&["token", "list"]);
     tokens["tokens"]
         .as_array()

@@ -41,9 +41,13 @@
         const fresh = new DOMParser().parseFromString(await answer.text(), "text/html");
         const focused = document.activeElement && document.activeElement.closest("[data-live]")
           ? document.activeElement.getAttribute("aria-label") || document.activeElement.name : null;
+        // A part someone is typing in (a denial's reason) is left as it
+        // is until they send it or clear it.
+        const typing = (part) => [...part.querySelectorAll("input:not([type=hidden]), textarea")]
+          .some((e) => e === document.activeElement || e.value !== e.defaultValue);
         for (const part of document.querySelectorAll("[data-live][id]")) {
           const next = fresh.getElementById(part.id);
-          if (next && next.innerHTML !== part.innerHTML) {
+          if (next && next.innerHTML !== part.innerHTML && !typing(part)) {
             part.replaceWith(document.importNode(next, true));
           }
         }

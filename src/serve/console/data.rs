@@ -100,6 +100,9 @@ pub(super) enum Shows {
 }
 
 pub(super) struct Overview {
+    /// The approval requests that wait for a person, oldest first (the
+    /// operator's only: an agent learns nothing of them).
+    pub approvals: Vec<crate::operations::approvals::Decided>,
     /// Discussions by status, in the precedence order.
     pub counts: Vec<(&'static str, usize)>,
     /// `list`'s rows with a live attempt (at most `OVERVIEW_ROWS`), and
@@ -332,6 +335,13 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
             caller,
         )?);
     }
+    let approvals = match viewer {
+        None => crate::operations::approvals::requests(
+            session,
+            Some(crate::discussion::ApprovalState::Pending),
+        )?,
+        Some(_) => Vec::new(),
+    };
     // One read of the global state: quotas, switches, tokens, and the
     // switches that halt the rows shown.
     let view = session.ledger.view(&[])?;
@@ -365,6 +375,7 @@ fn overview(session: &Session, viewer: Option<&str>) -> Result<Shown> {
     Ok(Shown {
         now_ms,
         what: Shows::Overview(Box::new(Overview {
+            approvals,
             counts,
             live: rows_json(live, now_ms, &halts),
             live_total,

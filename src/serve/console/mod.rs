@@ -46,6 +46,7 @@ pub(super) fn router() -> Router<App> {
         .route("/console/changes", get(changes))
         .route("/console/kill-switch", post(kill_switch))
         .route("/console/tokens/revoke", post(revoke))
+        .route("/console/approvals", post(decide))
         .route("/assets/console.css", get(stylesheet))
         .route("/assets/console.js", get(script))
         .layer(axum::Extension(std::sync::Arc::new(data::Cache::default())))
@@ -55,7 +56,7 @@ pub(super) fn router() -> Router<App> {
 /// The routes `routes::route_of` names in a span (a discussion's id is
 /// `{id}`).
 pub(super) fn route_of(path: &str) -> Option<&'static str> {
-    const FIXED: [&str; 9] = [
+    const FIXED: [&str; 10] = [
         "/",
         "/login",
         "/logout",
@@ -63,6 +64,7 @@ pub(super) fn route_of(path: &str) -> Option<&'static str> {
         "/console/changes",
         "/console/kill-switch",
         "/console/tokens/revoke",
+        "/console/approvals",
         "/assets/console.css",
         "/assets/console.js",
     ];
@@ -428,7 +430,7 @@ async fn control(
         if !principal.is_operator() {
             let err = Error::new(
                 ErrorCode::Forbidden,
-                "only an operator changes switches and tokens",
+                "only an operator changes switches and tokens and decides approvals",
             )
             .hint("sign in with an operator token (discuss token issue NAME --operator)");
             return error_page(&err, Some(&principal));
@@ -518,6 +520,29 @@ async fn revoke(State(app): State<App>, headers: HeaderMap, uri: Uri, body: Body
             crate::operations::admin::revoke_token(session, token_id).map(|_| ())
         },
     )
+    .await
+}
+
+/// `POST /console/approvals`: `approval_id=`, `decision=grant|deny`,
+/// `reason=` (required to deny).
+async fn decide(State(app): State<App>, headers: HeaderMap, uri: Uri, body: Body) -> Response {
+    const KNOWN: &[&str] = &["approval_id", "decision", "reason", "back"];
+    control(app, headers, uri, body, KNOWN, |session, fields| {
+        let field = |name: &str| single(fields, name).ok().flatten().map(str::trim);
+        let granted = match field("decision") {
+            Some("grant") => true,
+            Some("deny") => false,
+            _ => {
+                return Err(
+                    Error::new(ErrorCode::InvalidArgument, "decision is grant or deny")
+                        .detail("field", "decision"),
+                );
+            }
+        };
+        let approval_id = field("approval_id").unwrap_or("");
+        let reason = field("reason").map(str::to_owned);
+        crate::operations::approvals::decide(session, approval_id, granted, reason).map(|_| ())
+    })
     .await
 }
 

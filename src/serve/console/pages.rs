@@ -186,6 +186,16 @@ pub(super) fn overview(shown: &Shown, principal: &Principal) -> Markup {
         html! {
             main #main {
                 h1 { "Overview" }
+                @if principal.is_operator() {
+                    section #approvals data-live aria-label="Needs a person" {
+                        h2 { "Needs a person" }
+                        (approvals(o, now))
+                    }
+                }
+                section #escalations data-live {
+                    h2 { "Escalations" }
+                    (escalations(o, now))
+                }
                 section #counts data-live aria-label="Discussions by status" {
                     ul.tiles {
                         @for (name, n) in &o.counts {
@@ -210,10 +220,6 @@ pub(super) fn overview(shown: &Shown, principal: &Principal) -> Markup {
                     }
                 }
                 @if principal.is_operator() { (engage_form("global", None, "/")) }
-                section #escalations data-live {
-                    h2 { "Escalations" }
-                    (escalations(o, now))
-                }
                 section #spend data-live {
                     h2 { "Spend and quotas" }
                     (spend(&o.quota))
@@ -336,6 +342,49 @@ fn engage_form(scope: &str, target: Option<&str>, back: &str) -> Markup {
             }
             label { "because " input name="reason" required placeholder="why (recorded)"; }
             button.danger type="submit" { "Engage halt" }
+        }
+    }
+}
+
+/// The approval requests that wait for the operator, each with Grant and
+/// Deny (a denial says why); the decision is the CLI's `approve`/`deny`.
+fn approvals(o: &Overview, now: i64) -> Markup {
+    html! {
+        @if o.approvals.is_empty() { p.quiet { "No approval waits for a person." } }
+        ul.approvals {
+            @for decided in &o.approvals {
+                @let (d, a) = (&decided.discussion, &decided.approval);
+                @let id = a.approval_id.as_str();
+                @let expires = crate::clock::format_ms(a.expires_ms);
+                li.approval data-approval-id=(id) data-discussion-id=(d.id) {
+                    p {
+                        strong { "Turn " (a.turn) " of " code { (a.agent_id) } }
+                        " in " a.id href={ "/discussions/" (d.id) } title=(d.id) { (short(&d.id)) }
+                        @if let Some(root) = &d.root { " (" (root.fleet_id) ")" }
+                        " waits for a person (the gate asks " (crate::output::asks_when(&a.rule)) ")."
+                    }
+                    p.meta {
+                        "Spent so far " (a.spend["tokens"].as_u64().unwrap_or(0)) " tokens, "
+                        (dollars(a.spend["cost_usd"].as_f64()))
+                        " · requested by " (a.requested_by) " " (time(&crate::clock::format_ms(a.requested_at_ms), now))
+                        " · reads as denied in " (countdown(&expires, now))
+                        " · " code { "discuss approve " (id) }
+                    }
+                    form.inline method="post" action="/console/approvals" {
+                        input type="hidden" name="approval_id" value=(id);
+                        input type="hidden" name="decision" value="grant";
+                        input type="hidden" name="back" value="/";
+                        button type="submit" aria-label={ "Grant " (id) } { "Grant" }
+                    }
+                    form.inline method="post" action="/console/approvals" {
+                        input type="hidden" name="approval_id" value=(id);
+                        input type="hidden" name="decision" value="deny";
+                        input type="hidden" name="back" value="/";
+                        label { "because " input name="reason" required placeholder="why (recorded)" aria-label={ "Why deny " (id) }; }
+                        button.danger type="submit" aria-label={ "Deny " (id) } { "Deny" }
+                    }
+                }
+            }
         }
     }
 }

@@ -544,3 +544,52 @@ fn tool_calls_write_what_the_cli_would() {
     shape.insert("replayed".into(), true.into());
     assert_eq!(keys(&via_call), keys(&Value::Object(shape)));
 }
+
+#[test]
+fn a_gated_wake_through_the_tools_asks_once_and_goes_through_after_the_grant() {
+    let env = Env::new();
+    env.fleet();
+    env.ok(&["gate", "set", "--agent", "agent-b", "--always"]);
+    runtime().block_on(async {
+        let client = connect(&env, None).await;
+        let (dsc, root) = env.ask(&[]);
+        let wake =
+            json!({"agent_id": "agent-b", "discussion_id": dsc, "expected_head_message_id": root});
+        let first = refused(
+            &call(&client, "wake_agent", wake.clone()).await,
+            "approval_required",
+        );
+        let id = first["details"]["approval_id"].as_str().unwrap().to_owned();
+        let again = refused(
+            &call(&client, "wake_agent", wake.clone()).await,
+            "approval_required",
+        );
+        assert_eq!(
+            again["details"]["approval_id"],
+            id.as_str(),
+            "the same request"
+        );
+        // ask_peer with wake_peer: the discussion, and a request of its own.
+        let asked = refused(
+            &call(
+                &client,
+                "ask_peer",
+                ask("agent-a", "agent-b", json!({"wake_peer": true})),
+            )
+            .await,
+            "approval_required",
+        );
+        assert!(asked["details"]["discussion_id"].is_string(), "{asked}");
+        assert_ne!(asked["details"]["approval_id"], id.as_str());
+        env.ok(&["approve", &id]);
+        let woken = ok(&call(&client, "wake_agent", wake).await);
+        let attempt = woken["attempt"]["attempt_id"].as_str().unwrap();
+        let reserved = env
+            .records()
+            .into_iter()
+            .find(|r| r["receipt"] == "discussion.attempt.reserved" && r["attempt_id"] == attempt)
+            .unwrap();
+        assert_eq!(reserved["approval_id"], id.as_str());
+        client.cancel().await.unwrap();
+    });
+}
