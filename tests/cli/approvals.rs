@@ -610,7 +610,7 @@ fn a_pending_request_is_handed_to_a_person_once_with_the_commands_that_decide_it
 #[test]
 fn the_console_overview_opens_with_what_needs_a_person_and_grants_or_denies() {
     use crate::common::browser::Browser;
-    use crate::console::{base, get_page, listening, post_form, sign_in, token_id_of};
+    use crate::console::{get_page, listening, post_form, sign_in, token_id_of};
     const WITHIN: Duration = Duration::from_secs(10);
     let env = Env::new();
     let (first, _) = env.discussion(&[]);

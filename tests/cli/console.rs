@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 const WITHIN: Duration = Duration::from_secs(10);
 
-pub(crate) fn base(server: &Served) -> String {
+fn base(server: &Served) -> String {
     format!("http://127.0.0.1:{}", server.port)
 }
 
