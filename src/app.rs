@@ -227,6 +227,7 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Reply(args) => traced_write("reply_discussion", Some(&args.discussion), || {
             commands::reply::run(&ctx, args)
         })?,
+        Command::Turn(args) => commands::turn::run(&ctx, args)?,
         Command::Show(args) => commands::show::run(&ctx, args)?,
         Command::KillSwitch(args) => commands::kill_switch::run(&ctx, args)?,
         Command::Quota(args) => commands::quota::run(&ctx, args)?,

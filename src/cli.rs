@@ -16,6 +16,7 @@ use crate::commands::{
     serve::ServeArgs,
     show::ShowArgs,
     token::TokenArgs,
+    turn::TurnArgs,
     verify::VerifyArgs,
     wait::WaitArgs,
     wake::WakeArgs,
@@ -89,6 +90,9 @@ pub(crate) enum Command {
     Wake(WakeArgs),
     /// Answer within a reserved turn (a question or a result)
     Reply(ReplyArgs),
+    /// The turn reserved for an agent in a live session, and how to
+    /// answer it; the first call records the pickup
+    Turn(TurnArgs),
     /// Show the derived state of a discussion
     Show(ShowArgs),
     /// Engage, release or read halts: the global one, a fleet's, an

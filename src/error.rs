@@ -72,6 +72,13 @@ pub enum ErrorCode {
     /// `approve`/`deny` of a request that is decided, expired or moot.
     ApprovalNotPending,
     UnknownApproval,
+    /// `wake --into`: the pane (or the tmux server) is not there.
+    UnknownTarget,
+    /// `turn`: no turn is reserved for the agent.
+    NoLiveTurn,
+    /// `wake --into`: the pane never quieted or vanished; the turn ended
+    /// `failed` (exit 8, as a supervised turn that failed).
+    DeliveryFailed,
     DiscussionInvalid,
     IntegrityFindings,
     /// `verify --seal`: the ledger no longer holds the sealed line as it
@@ -129,6 +136,9 @@ impl ErrorCode {
             ApprovalDenied => "approval_denied",
             ApprovalNotPending => "approval_not_pending",
             UnknownApproval => "unknown_approval",
+            UnknownTarget => "unknown_target",
+            NoLiveTurn => "no_live_turn",
+            DeliveryFailed => "delivery_failed",
             DiscussionInvalid => "discussion_invalid",
             IntegrityFindings => "integrity_findings",
             SealMismatch => "seal_mismatch",
@@ -149,13 +159,14 @@ impl ErrorCode {
             | SameAgent | GroupNotSupported | UnknownField | AgentMismatch | Unauthorized
             | Forbidden | MethodNotAllowed | UnsupportedMediaType => 3,
             UnknownFleet | NotInFleet | UnknownDiscussion | UnknownAttempt | AmbiguousId
-            | NotFound | UnknownToken | UnknownApproval => 4,
+            | NotFound | UnknownToken | UnknownApproval | UnknownTarget | NoLiveTurn => 4,
             StaleHead | TurnAlreadyActive | NotRecipient | NotAttemptAgent | AttemptNotLive
             | DiscussionTerminal | IdempotencyConflict | ApprovalNotPending => 5,
             WakeQuotaExceeded | SpendQuotaExceeded | KillSwitchEngaged | TooManyStreams
             | ApprovalRequired | ApprovalDenied => 6,
             DiscussionInvalid | IntegrityFindings | SealMismatch => 7,
             WaitTimeout | StatusUnreachable => 10,
+            DeliveryFailed => EXIT_TURN_FAILED,
         }
     }
 }

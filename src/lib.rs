@@ -44,6 +44,7 @@ mod credentials;
 mod escape;
 mod ids;
 mod ledger;
+mod live;
 mod operations;
 mod options;
 mod output;

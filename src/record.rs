@@ -174,6 +174,14 @@ pub struct Receipt {
     /// On an approval request: when it expires undecided.
     #[serde(default)]
     pub expires_ms: Option<i64>,
+    /// On a reservation (and its delivery): the live session told of the
+    /// turn, `"tmux:%N"`.
+    #[serde(default)]
+    pub into: Option<String>,
+    /// On `started`: `"pickup"` when the live session's agent took the
+    /// turn; absent when a supervisor spawned it.
+    #[serde(default)]
+    pub via: Option<String>,
 }
 
 /// The receipts the format names. A ledger may hold others (another
@@ -197,10 +205,13 @@ pub enum ReceiptKind {
     ApprovalRequested,
     ApprovalGranted,
     ApprovalDenied,
+    /// A live session was told of its turn (`wake --into`): the pointer
+    /// was typed. Never changes a status.
+    Delivered,
 }
 
 impl ReceiptKind {
-    const ALL: [ReceiptKind; 12] = [
+    const ALL: [ReceiptKind; 13] = [
         ReceiptKind::Reserved,
         ReceiptKind::Started,
         ReceiptKind::Completed,
@@ -213,6 +224,7 @@ impl ReceiptKind {
         ReceiptKind::ApprovalRequested,
         ReceiptKind::ApprovalGranted,
         ReceiptKind::ApprovalDenied,
+        ReceiptKind::Delivered,
     ];
 
     /// The name in the ledger's `receipt` field.
@@ -230,6 +242,7 @@ impl ReceiptKind {
             ReceiptKind::ApprovalRequested => "discussion.approval.requested",
             ReceiptKind::ApprovalGranted => "discussion.approval.granted",
             ReceiptKind::ApprovalDenied => "discussion.approval.denied",
+            ReceiptKind::Delivered => "discussion.attempt.delivered",
         }
     }
 

@@ -19,9 +19,11 @@ pub(crate) mod reply;
 pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod token;
+pub(crate) mod turn;
 pub(crate) mod verify;
 pub(crate) mod wait;
 pub(crate) mod wake;
+mod wake_into;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::output::Output;

@@ -30,6 +30,8 @@ pub(crate) struct WakeArgs {
     #[arg(long)]
     pub wait_approval: bool,
     #[command(flatten)]
+    pub live: super::wake_into::IntoArgs,
+    #[command(flatten)]
     pub idempotency: super::IdempotencyArgs,
     #[command(flatten)]
     pub quiet: super::QuietArgs,
@@ -40,6 +42,13 @@ pub(crate) struct WakeArgs {
 pub(crate) fn run(ctx: &Context, args: &WakeArgs) -> Result<Answer> {
     let discussion = operations::resolve_discussion(ctx, &args.discussion)?;
     let request = WakeRequest::new(&args.agent, &discussion, &args.expected_head)?;
+    if let Some(into) = &args.live.into {
+        let key = args.idempotency.key()?;
+        return Ok(
+            super::wake_into::run(ctx, &args.live, into, request, key, args.wait_approval)?
+                .quiet(args.quiet.quiet),
+        );
+    }
     let supervise = args.supervise.options()?;
     let key = args.idempotency.key()?;
     let reserved_at = std::time::Instant::now();

@@ -22,6 +22,7 @@ use crate::spend::{Spend, Usage};
 mod after_each;
 mod approvals;
 mod escalation;
+mod live;
 pub use after_each::StatusAfterEach;
 
 /// Derives the discussion `id` from its records (in ledger order). `None`
@@ -492,6 +493,10 @@ impl Fold {
                 self.on_delivery(kind, record, receipt, t);
                 return;
             }
+            Some(ReceiptKind::Delivered) => {
+                self.on_pointer_delivered(record, receipt, t);
+                return;
+            }
             Some(
                 kind @ (ReceiptKind::ApprovalRequested
                 | ReceiptKind::ApprovalGranted
@@ -605,6 +610,9 @@ impl Fold {
             terminal_receipt: false,
             usage: None,
             usage_unreadable: false,
+            into: r.into.clone(),
+            delivered_at_ms: None,
+            picked_up_at_ms: None,
         });
         if let Some(approval_id) = &r.approval_id {
             self.on_reserved_with(approval_id, attempt_id);
@@ -668,6 +676,9 @@ impl Fold {
                 }
                 attempt.started_at_ms = Some(t);
                 attempt.pid = r.pid;
+                if r.via.as_deref() == Some("pickup") {
+                    attempt.picked_up_at_ms = Some(t);
+                }
                 if live {
                     attempt.state = AttemptState::Started;
                 }

@@ -215,6 +215,13 @@ pub struct Attempt {
     pub usage: Option<Usage>,
     /// Its terminal receipt says its usage report could not be read.
     pub usage_unreadable: bool,
+    /// The live session told of the turn (`wake --into`): `"tmux:%N"`.
+    pub into: Option<String>,
+    /// When the pointer was typed there.
+    pub delivered_at_ms: Option<i64>,
+    /// When the session's agent took the turn (`started` with `via:
+    /// "pickup"`).
+    pub picked_up_at_ms: Option<i64>,
 }
 
 /// Which budget ran out.

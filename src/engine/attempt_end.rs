@@ -28,6 +28,9 @@ pub enum EndReason {
     OutputTooLarge,
     /// `--reply-from-stdout`: the reply made of the output was refused.
     ReplyRefused,
+    /// `wake --into`: the pointer could not be typed (the pane never
+    /// quieted, or vanished).
+    DeliveryFailed,
 }
 
 impl EndReason {
@@ -41,6 +44,7 @@ impl EndReason {
             EndReason::EmptyOutput => "empty_output",
             EndReason::OutputTooLarge => "output_too_large",
             EndReason::ReplyRefused => "reply_refused",
+            EndReason::DeliveryFailed => "delivery_failed",
         }
     }
 }

@@ -12,6 +12,7 @@ mod ask;
 mod attempt_end;
 mod delivery;
 pub mod idempotency;
+mod live;
 mod reply;
 mod request;
 mod wake;
@@ -22,6 +23,7 @@ pub use admin::{
 pub use ask::{AskOutcome, plan_ask};
 pub use attempt_end::{AttemptEnd, EndReason, plan_attempt_end, plan_started};
 pub use delivery::{DeliveryStep, LEASE_MS, due_escalation, plan_delivery, plan_due_escalation};
+pub use live::{plan_pickup, plan_pointer_delivered};
 pub use reply::plan_reply;
 pub use request::{AskRequest, ReplyRequest, WakeRequest};
 pub use wake::{Woken, plan_wake};

@@ -129,6 +129,9 @@ pub struct WakeRequest {
     /// An agent token's request: a discussion `agent` takes no part in is
     /// refused as one that does not exist (`participant_only`).
     pub participant_only: bool,
+    /// The live session to tell of the turn (`wake --into`), as its
+    /// reservation records it: `"tmux:%N"`.
+    pub into: Option<String>,
 }
 
 impl WakeRequest {
@@ -142,7 +145,24 @@ impl WakeRequest {
             expected_head: expected_head.into(),
             digest: super::idempotency::digest(&["wake", agent, discussion_id, expected_head]),
             participant_only: false,
+            into: None,
         })
+    }
+
+    /// A wake that tells the live session `into` of its turn; a retry
+    /// with the same key must name the same session.
+    pub fn into(mut self, into: Option<String>) -> WakeRequest {
+        if let Some(into) = &into {
+            self.digest = super::idempotency::digest(&[
+                "wake",
+                &self.agent,
+                &self.discussion_id,
+                &self.expected_head,
+                into,
+            ]);
+        }
+        self.into = into;
+        self
     }
 
     /// The request of an agent token, which must take part.

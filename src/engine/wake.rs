@@ -122,6 +122,7 @@ pub fn plan_wake(
             head_message_id: Some(head.message_id.clone()),
             deadline_ms: Some(deadline),
             approval_id,
+            into: request.into.clone(),
             ..Receipt::default()
         })),
     );

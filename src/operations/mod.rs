@@ -11,6 +11,7 @@ pub(crate) mod ask;
 pub(crate) mod escalations;
 pub(crate) mod events;
 pub(crate) mod lists;
+pub(crate) mod live;
 pub(crate) mod read;
 pub(crate) mod reply;
 pub(crate) mod wake;

@@ -122,6 +122,11 @@ pub(crate) struct AttemptJson<'a> {
     /// Its usage report was there but could not be read.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub usage_unreadable: bool,
+    /// The live session told of the turn (`wake --into`), when its
+    /// pointer was typed, and when the session picked the turn up.
+    pub into: Option<&'a str>,
+    pub delivered_at: Option<At>,
+    pub picked_up_at: Option<At>,
 }
 
 impl<'a> AttemptJson<'a> {
@@ -144,6 +149,9 @@ impl<'a> AttemptJson<'a> {
             detail: attempt.detail.as_deref(),
             usage: attempt.usage.map(|u| u.to_json()),
             usage_unreadable: attempt.usage_unreadable,
+            into: attempt.into.as_deref(),
+            delivered_at: attempt.delivered_at_ms.map(At),
+            picked_up_at: attempt.picked_up_at_ms.map(At),
         }
     }
 }
@@ -520,6 +528,9 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
             if let Some(reason) = &a.reason {
                 text.push_str(&format!(" · {}", printable(reason, false)));
             }
+            if let Some(into) = &a.into {
+                text.push_str(&format!(" · {}", live_delivery(a, into)));
+            }
             // Under a spend budget, a turn that said nothing of its cost
             // is worth a look; one whose report could not be read
             // exhausted the discussion.
@@ -533,6 +544,29 @@ fn human(discussion: &Discussion, now_ms: i64, style: &Style) -> String {
     }
     text.push_str(&findings_blocks(discussion, style));
     text
+}
+
+/// Where a live session's turn was delivered and whether it was picked
+/// up: "into tmux:%3, delivered 12:00:01, picked up 12:00:04", or what is
+/// still missing.
+pub(crate) fn live_delivery(a: &Attempt, into: &str) -> String {
+    let into = printable(into, false);
+    match (a.delivered_at_ms, a.picked_up_at_ms) {
+        (_, Some(picked)) => format!(
+            "into {into}{}, picked up {}",
+            a.delivered_at_ms
+                .map(|d| format!(", delivered {}", clock_time(d)))
+                .unwrap_or_default(),
+            clock_time(picked)
+        ),
+        (Some(delivered), None) => {
+            format!(
+                "into {into}, delivered {}, not picked up",
+                clock_time(delivered)
+            )
+        }
+        (None, None) => format!("into {into}, not delivered"),
+    }
 }
 
 /// One block a finding, like the transcript's: the kind, line and record

@@ -16,6 +16,7 @@ mod events;
 pub(crate) use events::json_by_hand_as_serde;
 mod json_line;
 mod ledger;
+mod live;
 mod rows;
 mod text;
 mod writes;
@@ -35,6 +36,7 @@ pub(crate) use events::{EventView, TimedEndView};
 pub(crate) use ledger::{
     ExportView, ImportView, InfoView, KeygenView, SealHeld, SealView, VerifyView,
 };
+pub(crate) use live::{HookView, TurnView};
 pub(crate) use rows::{RowsView, summary_row_json};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use rows::{rows_by_hand_as_serde, summary_row_as_serde};

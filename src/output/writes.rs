@@ -166,8 +166,16 @@ impl View for WakeView {
             format_ms(a.deadline_ms),
             a.attempt_id
         ));
+        if let Some(into) = &a.into {
+            out.text(&format!("{}\n", super::discussion::live_delivery(a, into)));
+        }
         if self.replayed {
             out.text(REPLAYED);
+        } else if a.into.is_some() {
+            out.text(&format!(
+                "the session takes it with: discuss turn --agent {}\n",
+                a.agent_id
+            ));
         } else {
             out.text(&format!(
                 "reply: discuss reply --agent {} --discussion {} --attempt {} --reply-to {} --type result --payload JSON\n",

@@ -84,6 +84,10 @@ struct Line<'a> {
     rule: Option<Box<Value>>,
     #[serde(default)]
     spend: Option<Box<Value>>,
+    #[serde(default)]
+    into: Option<String>,
+    #[serde(default)]
+    via: Option<String>,
     // fleet, credential
     #[serde(default)]
     op: Option<String>,
@@ -168,6 +172,8 @@ fn record_of(mut l: Line<'_>, line_no: usize) -> Option<(Record, OpMark)> {
             rule: l.rule,
             spend: l.spend,
             expires_ms: l.expires_ms,
+            into: l.into,
+            via: l.via,
         })),
         "fleet" => Body::Fleet(FleetChange {
             op: match l.op.as_deref()? {

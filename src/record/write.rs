@@ -38,7 +38,7 @@ impl Record {
             Body::Receipt(r) => {
                 put("receipt", r.receipt.clone().into());
                 put("discussion_id", r.discussion_id.clone().into());
-                let optional: [(&str, Option<Value>); 19] = [
+                let optional: [(&str, Option<Value>); 21] = [
                     ("attempt_id", r.attempt_id.clone().map(Value::from)),
                     ("agent_id", r.agent_id.clone().map(Value::from)),
                     ("turn", r.turn.map(Value::from)),
@@ -64,6 +64,8 @@ impl Record {
                     ("rule", r.rule.as_deref().cloned()),
                     ("spend", r.spend.as_deref().cloned()),
                     ("expires_ms", r.expires_ms.map(Value::from)),
+                    ("into", r.into.clone().map(Value::from)),
+                    ("via", r.via.clone().map(Value::from)),
                 ];
                 for (key, value) in optional {
                     if let Some(value) = value {

@@ -610,7 +610,7 @@ fn current_attempt(
 
 /// Records the end (unless the attempt completed) and reports the outcome
 /// from the ledger's point of view.
-pub(super) fn finish(
+pub(crate) fn finish(
     session: &Session,
     discussion: &Discussion,
     attempt: &Attempt,

@@ -30,6 +30,7 @@ mod generated;
 mod integrity;
 mod ledger;
 mod list;
+mod live;
 mod locations;
 mod mcp;
 mod postgres;

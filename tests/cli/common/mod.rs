@@ -5,6 +5,7 @@
 pub(crate) mod browser;
 pub(crate) mod http;
 pub(crate) mod postgres;
+pub(crate) mod tmux;
 
 use assert_cmd::Command;
 use serde_json::Value;
