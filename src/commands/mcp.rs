@@ -42,7 +42,14 @@ pub(crate) fn run(ctx: Context, args: &McpArgs) -> Result<u8> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("the MCP server's runtime", &e))?;
-    runtime.block_on(serve(server));
+    let pushes = args.agent.clone().map(|agent| {
+        (
+            Arc::clone(&ctx) as Arc<dyn AsSession>,
+            agent,
+            Arc::clone(&server.wants),
+        )
+    });
+    runtime.block_on(serve(server, pushes));
     drop(runtime);
     // Last, outside the runtime: a PostgreSQL ledger's client blocks on
     // its own runtime to say goodbye, which tokio forbids inside another.
@@ -79,7 +86,7 @@ fn announce(ctx: &Context) {
 /// both kinds leave through one writer, a whole line at a time, so stdout
 /// carries only protocol messages. When stdin closes, the session ends
 /// only once every request read has been answered.
-async fn serve(server: McpServer) {
+async fn serve(server: McpServer, pushes: Option<Pushes>) {
     use tokio::io::{AsyncWriteExt, BufReader};
     let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, from_server) = tokio::io::duplex(1 << 16);
@@ -149,10 +156,26 @@ async fn serve(server: McpServer) {
     // A client that connects and leaves before initializing ends the
     // session as cleanly as one that closes stdin later.
     if let Ok(service) = server.serve((server_in, server_out)).await {
+        // The agent's reserved turns, pushed while the session lasts.
+        let pushing = pushes.map(|(session, agent, wants)| {
+            tokio::spawn(crate::tools::push::push_turns(
+                session,
+                agent,
+                service.peer().clone(),
+                wants,
+            ))
+        });
         let _ = service.waiting().await;
+        if let Some(pushing) = pushing {
+            pushing.abort();
+        }
     }
     let _ = writer.await;
 }
+
+/// What pushes turns to a session pinned to an agent: the ledger, the
+/// agent, and what the client asked of log messages.
+type Pushes = (Arc<dyn AsSession>, String, Arc<crate::tools::mcp::Wants>);
 
 /// How long the requests read before stdin closed may take to be answered.
 const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);

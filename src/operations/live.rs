@@ -22,9 +22,14 @@ pub(crate) struct Turn {
 /// The turn reserved for `agent` now, if any: (discussion, attempt) of
 /// the live attempt with the earliest deadline.
 pub(crate) fn live_turn_of(session: &Session, agent: &str) -> Result<Option<(String, String)>> {
+    Ok(live_turns_of(session, agent)?.into_iter().next())
+}
+
+/// Every turn reserved for `agent` now, the earliest deadline first.
+pub(crate) fn live_turns_of(session: &Session, agent: &str) -> Result<Vec<(String, String)>> {
     crate::ids::check_name("agent_id", agent)?;
     if !session.ledger.exists()? {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let (rows, now) = super::lists::listed(session, &[Status::Active], Some(agent), None)?;
     let mut live: Vec<(i64, String, String)> = rows
@@ -37,7 +42,7 @@ pub(crate) fn live_turn_of(session: &Session, agent: &str) -> Result<Option<(Str
         })
         .collect();
     live.sort();
-    Ok(live.into_iter().next().map(|(_, d, a)| (d, a)))
+    Ok(live.into_iter().map(|(_, d, a)| (d, a)).collect())
 }
 
 /// Takes the turn reserved for `agent`: records the pickup the first

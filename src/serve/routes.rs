@@ -52,6 +52,7 @@ pub(super) fn router(app: App) -> Router {
         .route("/v1/discussions", get(list))
         .route("/v1/discussions/{id}", get(discussion))
         .route("/v1/inbox", get(inbox))
+        .route("/v1/turn", get(turn))
         .route("/v1/events", get(super::events::stream))
         .route("/v1/kill-switch", post(kill_switch))
         .route("/v1/fleets/{fleet}/agents", post(fleet))
@@ -78,11 +79,12 @@ pub(super) fn router(app: App) -> Router {
 /// `{id}`; any path the router does not know is `/{unknown}` (the path a
 /// stranger sends is not repeated).
 fn route_of(path: &str) -> String {
-    const FIXED: [&str; 8] = [
+    const FIXED: [&str; 9] = [
         "/healthz",
         "/mcp",
         "/v1/discussions",
         "/v1/inbox",
+        "/v1/turn",
         "/v1/events",
         "/v1/kill-switch",
         "/v1/quota",
@@ -257,7 +259,8 @@ async fn authenticate(State(app): State<App>, mut request: Request, next: Next) 
     let path = request.uri().path();
     let gated = path.starts_with("/v1/tools/")
         || path.starts_with("/v1/discussions")
-        || path == "/v1/inbox";
+        || path == "/v1/inbox"
+        || path == "/v1/turn";
     let digest = token.as_deref().map(credentials::digest);
     let seen = match (&digest, gated) {
         (Some(digest), true) => app.lock_known().get(digest).cloned(),
@@ -518,6 +521,43 @@ async fn inbox(
         Ok::<_, Error>(request)
     })();
     call_or_refuse(&app, principal, presented.map(|p| p.0), "inbox", request).await
+}
+
+/// `GET /v1/turn[?wait_ms=N][&agent=A]`: `turn --json` (an agent
+/// token's own turn; the operator names one), recording the pickup; none
+/// after the wait is 404 `no_live_turn`.
+async fn turn(
+    State(app): State<App>,
+    axum::Extension(principal): axum::Extension<Principal>,
+    presented: Option<axum::Extension<Presented>>,
+    uri: Uri,
+) -> Response {
+    let request = (|| {
+        let pairs = query_pairs(uri.query(), &["agent", "wait_ms"])?;
+        let mut request = Map::new();
+        if let Some(agent) = single(&pairs, "agent")? {
+            request.insert("agent_id".into(), agent.into());
+        }
+        if let Some(wait) = single(&pairs, "wait_ms")? {
+            let ms = wait.parse::<u64>().map_err(|_| {
+                Error::new(
+                    ErrorCode::InvalidArgument,
+                    format!("wait_ms is a number of ms, not {wait:?}"),
+                )
+                .detail("field", "wait_ms")
+            })?;
+            request.insert("wait_ms".into(), ms.into());
+        }
+        Ok::<_, Error>(request)
+    })();
+    call_or_refuse(
+        &app,
+        principal,
+        presented.map(|p| p.0),
+        "take_turn",
+        request,
+    )
+    .await
 }
 
 /// `POST /v1/kill-switch {"engaged":bool,"reason":string}`.

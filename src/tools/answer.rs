@@ -248,6 +248,23 @@ fn answer_request(
             let (rows, now_ms) = lists::inbox_rows(session, agent)?;
             rows_json(session, rows, now_ms)?
         }
+        Operation::TakeTurn => {
+            if caller.own_only {
+                pinned(&request, caller, "agent_id")?;
+            }
+            let given = request.optional_string("agent_id")?;
+            let Some(agent) = given.as_deref().or(agent) else {
+                return Err(
+                    Error::new(ErrorCode::InvalidArgument, "agent_id is required")
+                        .detail("field", "agent_id"),
+                );
+            };
+            let wait = request.int("wait_ms")?;
+            let wait = (wait > 0).then(|| std::time::Duration::from_millis(wait as u64));
+            let turn = operations::live::take_turn(session, agent, wait, true)?;
+            let reply_argv = operations::live::reply_argv(session, &turn);
+            crate::output::TurnView { turn, reply_argv }.value()
+        }
         Operation::Get => {
             let id = resolve_for(session, &request.string("discussion_id")?, caller)?;
             let (mut discussion, now_ms, halted) = operations::read::load_with_halt(session, &id)?;

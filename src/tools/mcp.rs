@@ -22,6 +22,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an agent reads first: the protocol in a few lines.
 const INSTRUCTIONS: &str = "discuss runs bounded two-agent discussions. \
@@ -61,6 +62,8 @@ pub(crate) struct McpServer {
     /// optional (a server pinned to an agent).
     tools: Arc<Vec<Tool>>,
     pinned_tools: Arc<Vec<Tool>>,
+    /// What the client asked of `notifications/message` (`logging/setLevel`).
+    pub(crate) wants: Arc<Wants>,
 }
 
 impl McpServer {
@@ -70,6 +73,7 @@ impl McpServer {
             agent,
             tools: Arc::new(tools(false)),
             pinned_tools: Arc::new(tools(true)),
+            wants: Arc::default(),
         }
     }
 
@@ -135,6 +139,23 @@ impl McpServer {
     }
 }
 
+/// Whether the client wants `notifications/message` at level notice: it
+/// does unless it set a higher level (`logging/setLevel`).
+#[derive(Debug, Default)]
+pub(crate) struct Wants {
+    quieter_than_notice: AtomicBool,
+}
+
+impl Wants {
+    pub(crate) fn set_quieter_than_notice(&self, quieter: bool) {
+        self.quieter_than_notice.store(quieter, Ordering::Relaxed);
+    }
+
+    pub(crate) fn notices(&self) -> bool {
+        !self.quieter_than_notice.load(Ordering::Relaxed)
+    }
+}
+
 /// Whom one MCP request acts for.
 struct Whom {
     /// The HTTP request's span, for the tool call's to nest under.
@@ -149,7 +170,22 @@ struct Whom {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        // A session of one agent (`mcp --agent`) is pushed its reserved
+        // turns: as log messages (deprecated by the protocol's SEP-2577,
+        // still what hosts show) and on Claude Code's channel.
+        if self.agent.is_some() {
+            #[allow(deprecated)]
+            {
+                capabilities.logging = Some(Default::default());
+            }
+            capabilities.experimental = Some(
+                [("claude/channel".to_owned(), Default::default())]
+                    .into_iter()
+                    .collect(),
+            );
+        }
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("discuss", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
@@ -164,6 +200,18 @@ impl ServerHandler for McpServer {
             None => &self.tools,
         };
         Ok(ListToolsResult::with_all_items(tools.to_vec()))
+    }
+
+    #[allow(deprecated)] // logging/setLevel (SEP-2577), still what hosts send
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<(), ErrorData> {
+        use rmcp::model::LoggingLevel::*;
+        let quieter = !matches!(request.level, Debug | Info | Notice);
+        self.wants.set_quieter_than_notice(quieter);
+        Ok(())
     }
 
     async fn call_tool(

@@ -8,6 +8,7 @@
 
 mod answer;
 pub(crate) mod mcp;
+pub(crate) mod push;
 mod request;
 pub(crate) mod schema;
 
@@ -50,6 +51,7 @@ pub(crate) enum Operation {
     Get,
     List,
     Inbox,
+    TakeTurn,
 }
 
 pub(crate) struct Field {
@@ -361,6 +363,32 @@ pub(crate) const TOOLS: &[Tool] = &[
             need: Need::UnlessPinned("The agent; this server's own agent when left out."),
             description: "The agent whose inbox to read.",
         }],
+    },
+    Tool {
+        name: "take_turn",
+        description: "For an agent in a live session: the turn reserved for it (discussion, \
+             attempt, deadline, the head message with its body) and the reply command that \
+             answers it; the first call records that the session picked the turn up. \
+             wait_ms waits that long for a turn to be reserved (for a wake, never for a \
+             message). Refused no_live_turn when none is.",
+        operation: Operation::TakeTurn,
+        fields: &[
+            Field {
+                name: "agent_id",
+                kind: Kind::Name,
+                need: Need::UnlessPinned("The agent; this server's own agent when left out."),
+                description: "The agent whose turn to take.",
+            },
+            Field {
+                name: "wait_ms",
+                kind: Kind::Integer {
+                    range: (0, 600_000),
+                    default: 0,
+                },
+                need: Need::Optional,
+                description: "Wait up to this many ms for a turn to be reserved.",
+            },
+        ],
     },
 ];
 

@@ -149,6 +149,12 @@ pub(crate) fn output(tool: &Tool) -> Map<String, Value> {
                 "integrity_findings",
             ],
         ),
+        Operation::TakeTurn => (
+            json!({"discussion_id": id, "attempt": attempt, "head": {"type": "object",
+                "required": ["message_id", "from_agent_id", "type", "body"]},
+                "reply_argv": {"type": "array", "items": id}}),
+            &["discussion_id", "attempt", "head", "reply_argv"],
+        ),
         Operation::List | Operation::Inbox => (
             json!({"discussions": {"type": "array", "items": row}}),
             &["discussions"],

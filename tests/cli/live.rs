@@ -564,3 +564,72 @@ fn the_claude_code_hook_blocks_a_stop_with_the_turn_once_and_never_loops() {
     let out = hook(r#"{"hook_event_name":"PreToolUse","tool_name":"Bash"}"#);
     assert_eq!((out.status, out.stdout.as_str()), (0, ""));
 }
+
+#[test]
+fn over_http_an_agent_token_takes_its_own_turn_and_the_pickup_is_recorded() {
+    use crate::common::http::Served;
+    use crate::serve::token;
+    let env = Env::new();
+    env.fleet();
+    let b = token(&env, &["agent-b"]);
+    let a = token(&env, &["agent-a"]);
+    let server = Served::start(&env, &[]);
+    let none = server.get("/v1/turn", Some(&b));
+    assert_eq!(none.status, 404, "{}", none.text());
+    assert_eq!(none.json()["error"]["code"], "no_live_turn");
+    let bad = server.get("/v1/turn?wait_ms=soon", Some(&b));
+    assert_eq!(bad.status, 400);
+    let (dsc, root) = ask(&env, "over the wire", &[]);
+    let attempt = env.wake(&dsc, "agent-b", &root);
+    // Another agent's token cannot take it.
+    let other = server.get("/v1/turn?agent=agent-b", Some(&a));
+    assert_eq!(other.status, 403, "{}", other.text());
+    assert_eq!(other.json()["error"]["code"], "agent_mismatch");
+    let taken = server.get("/v1/turn?wait_ms=1000", Some(&b));
+    assert_eq!(taken.status, 200, "{}", taken.text());
+    let turn = taken.json();
+    assert_eq!(turn["attempt"]["attempt_id"], attempt.as_str());
+    assert_eq!(turn["head"]["body"], json!({"body": "over the wire"}));
+    let started = receipts(&env, "discussion.attempt.started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["via"], "pickup");
+    assert!(
+        started[0]["token_id"].is_string(),
+        "the pickup names the token: {}",
+        started[0]
+    );
+    // A wait that a wake ends, in another request.
+    let (dsc2, root2) = ask(&env, "second", &[]);
+    let waiting = {
+        let port = server.port;
+        let b = b.clone();
+        std::thread::spawn(move || {
+            let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            write!(stream, "GET /v1/turn?wait_ms=20000 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {b}\r\nConnection: close\r\n\r\n").unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).unwrap();
+            answer
+        })
+    };
+    env.ok(&[
+        "reply",
+        "--agent",
+        "agent-b",
+        "--discussion",
+        &dsc,
+        "--attempt",
+        &attempt,
+        "--reply-to",
+        &root,
+        "--type",
+        "result",
+        "--payload",
+        r#"{"body":"done"}"#,
+    ]);
+    let second = env.wake(&dsc2, "agent-b", &root2);
+    let answer = waiting.join().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(&second), "{answer}");
+}

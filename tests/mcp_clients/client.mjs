@@ -24,7 +24,8 @@ for (const one of Object.values(clients)) assert.equal(one.getServerVersion().na
 
 const { tools } = await client.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(),
-  ["ask_peer", "get_discussion", "inbox", "list_discussions", "reply_discussion", "wake_agent"]);
+  ["ask_peer", "get_discussion", "inbox", "list_discussions", "reply_discussion", "take_turn",
+    "wake_agent"]);
 const reply = tools.find((t) => t.name === "reply_discussion");
 assert.deepEqual(reply.inputSchema.properties.type.enum, ["question", "result"]);
 for (const tool of tools) {

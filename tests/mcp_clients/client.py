@@ -58,13 +58,14 @@ async def discussion(connect, transport: str) -> None:
 
         tools = {t["name"]: t for t in dump(await session.list_tools())["tools"]}
         assert set(tools) == {"ask_peer", "wake_agent", "reply_discussion", "get_discussion",
-                              "list_discussions", "inbox"}, tools.keys()
+                              "list_discussions", "inbox", "take_turn"}, tools.keys()
         schema = tools["ask_peer"]["inputSchema"]
         assert schema["additionalProperties"] is False
         assert schema["properties"]["max_turns"]["minimum"] == 2
         # Readers need no approval; every tool's answers have a schema.
         for name, tool in tools.items():
             reader = name in ("get_discussion", "list_discussions", "inbox")
+            # take_turn records the pickup: it writes.
             assert tool["annotations"]["readOnlyHint"] is reader, tool
             assert tool["annotations"]["destructiveHint"] is False, tool
             assert tool["outputSchema"]["type"] == "object", tool
@@ -117,6 +118,67 @@ async def discussion(connect, transport: str) -> None:
           "four turns, a refusal: ok")
 
 
+async def pushes(binary, env) -> None:
+    """A turn reserved for agent-b reaches its connected session (`mcp
+    --agent agent-b`) within a second, as a log message at level notice
+    and on Claude Code's channel: the pointer, never the body. take_turn
+    then records the pickup."""
+    import time
+    from pydantic import BaseModel
+    from mcp.client.extension import NotificationBinding
+
+    class Channel(BaseModel):
+        content: str
+        meta: dict[str, str]
+
+    logged, channel = asyncio.Queue(), asyncio.Queue()
+
+    async def on_log(params):
+        await logged.put(params)
+
+    async def on_channel(params):
+        await channel.put(params)
+
+    def cli(*args):
+        done = subprocess.run([binary, "--json", *args], env=env, check=True,
+                              capture_output=True, text=True)
+        return json.loads(done.stdout) if done.stdout.strip() else None
+
+    secret = "the body is never pushed"
+    params = StdioServerParameters(command=binary, args=["mcp", "--agent", "agent-b"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, logging_callback=on_log, notification_bindings=[
+                NotificationBinding(method="notifications/claude/channel", params_type=Channel,
+                                    handler=on_channel)]) as session:
+            init = dump(await session.initialize())
+            assert "claude/channel" in init["capabilities"]["experimental"], init
+            asked = cli("ask", "--from", "agent-a", "--to", "agent-b", "--fleet", "fleet-alpha",
+                        "--payload", json.dumps({"body": secret}))
+            dsc = asked["discussion_id"]
+            started = time.monotonic()
+            woken = cli("wake", "--agent", "agent-b", "--discussion", dsc,
+                        "--expected-head", asked["root_message_id"])
+            attempt = woken["attempt"]["attempt_id"]
+            log = await asyncio.wait_for(logged.get(), 5)
+            latency = time.monotonic() - started
+            assert latency < 1.5, latency
+            assert log.level == "notice", log
+            assert log.data["attempt_id"] == attempt and log.data["state"] == "reserved", log
+            assert f"turn 2 of {dsc} is yours" in log.data["pointer"], log
+            pushed = await asyncio.wait_for(channel.get(), 5)
+            assert pushed.meta["attempt_id"] == attempt and pushed.meta["turn"] == "2", pushed
+            assert pushed.meta["discussion_id"] == dsc, pushed
+            assert "is yours" in pushed.content, pushed
+            assert secret not in json.dumps(log.data) and secret not in pushed.content
+            taken = dump(await session.call_tool("take_turn", {}))
+            assert taken.get("isError") is False, taken
+            turn = taken["structuredContent"]
+            assert turn["attempt"]["state"] == "started" and turn["head"]["body"]["body"] == secret
+            assert turn["reply_argv"][-4:] == ["--type", "result", "--payload-file", "-"], turn
+    print(f"python mcp {version('mcp')}: a reserved turn pushed in {latency * 1000:.0f} ms "
+          "(log message and channel), take_turn: ok")
+
+
 async def run(binary: str, folder: str) -> None:
     for transport in ("stdio", "http"):
         env = {"DISCUSS_LEDGER": f"{folder}/{transport}.jsonl", "DISCUSS_ACTOR": "python-client"}
@@ -124,6 +186,7 @@ async def run(binary: str, folder: str) -> None:
                        check=True, capture_output=True)
         if transport == "stdio":
             await discussion(lambda agent: over_stdio(binary, env, agent), transport)
+            await pushes(binary, env)
             continue
         tokens = {agent: subprocess.run([binary, "token", "issue", agent], env=env, check=True,
                                         capture_output=True, text=True).stdout.strip()

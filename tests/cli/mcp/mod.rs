@@ -127,7 +127,8 @@ fn the_server_says_who_it_is_and_its_schemas_are_the_seeds() {
                 "reply_discussion",
                 "get_discussion",
                 "list_discussions",
-                "inbox"
+                "inbox",
+                "take_turn"
             ]
         );
         let call_tools = discuss::call_tools();
