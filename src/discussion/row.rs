@@ -41,6 +41,11 @@ pub struct Row {
     /// versions never wrote one.
     #[serde(default)]
     pub approval_expires_ms: Option<i64>,
+    /// How far its live turn reached a live session: `undelivered` (made
+    /// `--into` a pane, not typed yet), `delivered` (typed, not picked
+    /// up), `picked_up`; absent for a turn no session was told of.
+    #[serde(default)]
+    pub live_attempt_delivery: Option<String>,
     /// Spend: input + output tokens, and dollars. Required: a summary
     /// written before spend existed is folded anew, never read as 0.
     pub tokens: u64,
@@ -79,6 +84,14 @@ impl Row {
                 .approval()
                 .filter(|a| a.decision.is_none() && !d.status.is_terminal())
                 .map(|a| a.expires_ms),
+            live_attempt_delivery: d.live_attempt().and_then(|a| {
+                match (a.picked_up_at_ms, a.delivered_at_ms, &a.into) {
+                    (Some(_), _, _) => Some("picked_up".to_owned()),
+                    (None, Some(_), _) => Some("delivered".to_owned()),
+                    (None, None, Some(_)) => Some("undelivered".to_owned()),
+                    (None, None, None) => None,
+                }
+            }),
             tokens: d.spend.tokens(),
             cost_usd: d.spend.cost_usd,
         }

@@ -52,6 +52,12 @@ enum What<'a> {
         /// On approval receipts and a reservation a grant let through.
         #[serde(skip_serializing_if = "Option::is_none")]
         approval_id: Option<&'a str>,
+        /// Where a live session was told of the turn (a reservation, its
+        /// delivery), and how a turn was started (`pickup`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        into: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        via: Option<&'a str>,
     },
     /// An approval gate set (its rule) or cleared.
     Gate {
@@ -111,6 +117,8 @@ impl<'a> EventView<'a> {
                 usage: r.usage.as_deref(),
                 escalation_receipt_id: r.escalation_receipt_id.as_deref(),
                 approval_id: r.approval_id.as_deref(),
+                into: r.into.as_deref(),
+                via: r.via.as_deref(),
             },
             Body::Gate(g) => What::Gate {
                 engaged: g.engaged,
@@ -193,6 +201,8 @@ impl EventView<'_> {
                 usage,
                 escalation_receipt_id,
                 approval_id,
+                into,
+                via,
             } => {
                 o.str("receipt", receipt);
                 o.opt_str("attempt_id", *attempt_id);
@@ -206,6 +216,8 @@ impl EventView<'_> {
                 }
                 o.str_if("escalation_receipt_id", *escalation_receipt_id);
                 o.str_if("approval_id", *approval_id);
+                o.str_if("into", *into);
+                o.str_if("via", *via);
             }
             What::Gate { engaged, scope } => {
                 o.bool("engaged", *engaged);
@@ -281,10 +293,21 @@ impl View for EventView<'_> {
                 turn.map_or("null".to_owned(), |t| t.to_string())
             ),
             What::Receipt {
-                receipt, agent_id, ..
+                receipt,
+                agent_id,
+                into,
+                via,
+                ..
             } => {
                 let name = receipt.rsplit('.').next().unwrap_or(receipt);
-                format!("{name} {}", agent_id.unwrap_or(""))
+                let mut line = format!("{name} {}", agent_id.unwrap_or(""));
+                if let Some(into) = into {
+                    line.push_str(&format!(" into {}", printable(into, false)));
+                }
+                if let Some(via) = via {
+                    line.push_str(&format!(" by {}", printable(via, false)));
+                }
+                line
             }
             What::Fleet {
                 op,

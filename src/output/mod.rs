@@ -645,6 +645,7 @@ mod tests {
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
             approval_expires_ms: None,
+            live_attempt_delivery: None,
             tokens: 0,
             cost_usd: crate::spend::Usd::ZERO,
         }

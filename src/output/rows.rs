@@ -22,6 +22,9 @@ struct RowJson<'a> {
     escalated: bool,
     live_attempt_id: Option<&'a str>,
     live_attempt_deadline_at: Option<super::At>,
+    /// How far the live turn reached a live session (`undelivered`,
+    /// `delivered`, `picked_up`), when one was told of it.
+    live_attempt_delivery: Option<&'a str>,
     tokens: u64,
     cost_usd: crate::spend::Usd,
     /// The first engaged switch that covers it.
@@ -45,6 +48,7 @@ impl<'a> RowJson<'a> {
             escalated: row.escalated,
             live_attempt_id: row.live_attempt_id.as_deref(),
             live_attempt_deadline_at: row.live_attempt_deadline_ms.map(super::At),
+            live_attempt_delivery: row.live_attempt_delivery.as_deref(),
             tokens: row.tokens,
             cost_usd: row.cost_usd,
             halted: halt_of(row, switches).map(|h| h.to_json()),
@@ -84,6 +88,7 @@ impl RowJson<'_> {
             "live_attempt_deadline_at",
             self.live_attempt_deadline_at.map(|at| at.0),
         );
+        o.opt_str("live_attempt_delivery", self.live_attempt_delivery);
         o.uint("tokens", self.tokens);
         o.usd("cost_usd", self.cost_usd);
         o.value("halted", &self.halted);
@@ -115,6 +120,10 @@ pub(crate) fn summary_row_json(row: Option<&Row>) -> String {
     o.opt_str("live_attempt_id", row.live_attempt_id.as_deref());
     o.opt_int("live_attempt_deadline_ms", row.live_attempt_deadline_ms);
     o.opt_int("approval_expires_ms", row.approval_expires_ms);
+    o.opt_str(
+        "live_attempt_delivery",
+        row.live_attempt_delivery.as_deref(),
+    );
     o.uint("tokens", row.tokens);
     o.usd("cost_usd", row.cost_usd);
     o.close();
@@ -363,8 +372,14 @@ impl View for RowsView {
                 ) else {
                     continue;
                 };
+                let delivery = match row.live_attempt_delivery.as_deref() {
+                    Some("undelivered") => "; its session is not told yet",
+                    Some("delivered") => "; told its session, not picked up",
+                    Some("picked_up") => "; picked up",
+                    _ => "",
+                };
                 let line = format!(
-                    "live turn of {} in {}: --attempt {attempt} --reply-to {head}, until {} ({})",
+                    "live turn of {} in {}: --attempt {attempt} --reply-to {head}, until {} ({}){delivery}",
                     row.head_to_agent_id.as_deref().unwrap_or("?"),
                     row.id,
                     clock_time(deadline),
@@ -482,6 +497,7 @@ mod tests {
             live_attempt_id: Some("att_1".into()),
             live_attempt_deadline_ms: Some(1_792_541_068_703),
             approval_expires_ms: Some(1_792_541_068_800),
+            live_attempt_delivery: Some("delivered".into()),
             tokens: 1500,
             cost_usd: Usd::from_nanos(250_000_001),
         };
@@ -495,6 +511,7 @@ mod tests {
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
             approval_expires_ms: None,
+            live_attempt_delivery: None,
             updated_at_ms: -62_135_596_800_001,
             tokens: u64::MAX,
             cost_usd: Usd::from_nanos(3_000_000_000),

@@ -400,6 +400,29 @@ fn wait_stays_to_the_end_and_a_halt_withdraws_the_turn_in_the_pane() {
         .spawn()
         .unwrap();
     tmux.wait_for(&quiet, "is yours until");
+    // Told and not picked up: plain in the inbox, the list and events.
+    let delivery = || {
+        env.ok(&["inbox", "--agent", "agent-b"])["discussions"][0]["live_attempt_delivery"].clone()
+    };
+    wait_until("the delivery to be recorded", || delivery() == "delivered");
+    let human = env.run(&["inbox", "--agent", "agent-b"]).stdout;
+    assert!(human.contains("told its session, not picked up"), "{human}");
+    let events = env.run(&["events"]).stdout;
+    assert!(
+        events.contains(&format!("reserved agent-b into tmux:{quiet}")),
+        "{events}"
+    );
+    assert!(
+        events.contains(&format!("delivered agent-b into tmux:{quiet}")),
+        "{events}"
+    );
+    env.ok(&["turn", "--agent", "agent-b"]);
+    assert_eq!(delivery(), "picked_up");
+    assert!(
+        env.run(&["events"])
+            .stdout
+            .contains("started agent-b by pickup")
+    );
     env.ok(&[
         "kill-switch",
         "on",
@@ -598,21 +621,6 @@ fn over_http_an_agent_token_takes_its_own_turn_and_the_pickup_is_recorded() {
         "the pickup names the token: {}",
         started[0]
     );
-    // A wait that a wake ends, in another request.
-    let (dsc2, root2) = ask(&env, "second", &[]);
-    let waiting = {
-        let port = server.port;
-        let b = b.clone();
-        std::thread::spawn(move || {
-            let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-            use std::io::{Read, Write};
-            let mut stream = stream;
-            write!(stream, "GET /v1/turn?wait_ms=20000 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {b}\r\nConnection: close\r\n\r\n").unwrap();
-            let mut answer = String::new();
-            stream.read_to_string(&mut answer).unwrap();
-            answer
-        })
-    };
     env.ok(&[
         "reply",
         "--agent",
@@ -628,6 +636,21 @@ fn over_http_an_agent_token_takes_its_own_turn_and_the_pickup_is_recorded() {
         "--payload",
         r#"{"body":"done"}"#,
     ]);
+    // A wait that a wake ends, in another request.
+    let (dsc2, root2) = ask(&env, "second", &[]);
+    let waiting = {
+        let port = server.port;
+        let b = b.clone();
+        std::thread::spawn(move || {
+            let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            write!(stream, "GET /v1/turn?wait_ms=20000 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {b}\r\nConnection: close\r\n\r\n").unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).unwrap();
+            answer
+        })
+    };
     let second = env.wake(&dsc2, "agent-b", &root2);
     let answer = waiting.join().unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");

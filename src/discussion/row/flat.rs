@@ -37,6 +37,9 @@ pub(super) fn row(json: &str) -> Option<Option<Row>> {
                 once(&mut f.live_attempt_deadline_ms, s.nullable(Scan::signed)?)?
             }
             b"approval_expires_ms" => once(&mut f.approval_expires_ms, s.nullable(Scan::signed)?)?,
+            b"live_attempt_delivery" => {
+                once(&mut f.live_attempt_delivery, s.nullable(Scan::owned)?)?
+            }
             b"tokens" => once(&mut f.tokens, s.unsigned()?)?,
             // Whole dollars only: a fraction is a float, read by serde's
             // rules.
@@ -65,6 +68,7 @@ pub(super) fn row(json: &str) -> Option<Option<Row>> {
         live_attempt_id: f.live_attempt_id.flatten(),
         live_attempt_deadline_ms: f.live_attempt_deadline_ms.flatten(),
         approval_expires_ms: f.approval_expires_ms.flatten(),
+        live_attempt_delivery: f.live_attempt_delivery.flatten(),
         tokens: f.tokens?,
         cost_usd: f.cost_usd?,
     }))
@@ -87,6 +91,7 @@ struct Fields {
     live_attempt_id: Option<Option<String>>,
     live_attempt_deadline_ms: Option<Option<i64>>,
     approval_expires_ms: Option<Option<i64>>,
+    live_attempt_delivery: Option<Option<String>>,
     tokens: Option<u64>,
     cost_usd: Option<Usd>,
 }
@@ -134,6 +139,7 @@ mod tests {
             live_attempt_id: None,
             live_attempt_deadline_ms: None,
             approval_expires_ms: None,
+            live_attempt_delivery: None,
             tokens: 1500,
             cost_usd: Usd::from_nanos(3_000_000_000),
         };

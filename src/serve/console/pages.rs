@@ -703,7 +703,13 @@ pub(super) fn discussion(shown: &Shown, principal: &Principal) -> Markup {
                                 td.num { (a.get("turn").unwrap_or(&Value::Null)) }
                                 td { (text(a, "agent_id")) }
                                 td { (text(a, "state")) @if !text(a, "reason").is_empty() { " (" (text(a, "reason")) ")" }
-                                     @if let Some(code) = a.get("exit_code").filter(|c| !c.is_null()) { ", exit " (code) } }
+                                     @if let Some(code) = a.get("exit_code").filter(|c| !c.is_null()) { ", exit " (code) }
+                                     @if !text(a, "into").is_empty() { br; span.meta.delivery {
+                                         "into " code { (text(a, "into")) } ", "
+                                         @if text(a, "delivered_at").is_empty() { "not delivered" } @else { "delivered " (time(text(a, "delivered_at"), now)) }
+                                         @if !text(a, "picked_up_at").is_empty() { ", picked up " (time(text(a, "picked_up_at"), now)) }
+                                         @else if !text(a, "delivered_at").is_empty() { ", not picked up" }
+                                     } } }
                                 td.opt { (time(text(a, "reserved_at"), now)) }
                                 td { @if matches!(text(a, "state"), "reserved" | "started") { (countdown(text(a, "deadline_at"), now)) } @else { span.quiet title=(text(a, "deadline_at")) { "—" } } }
                                 td.opt { (time(text(a, "ended_at"), now)) }
