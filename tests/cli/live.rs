@@ -656,3 +656,79 @@ fn over_http_an_agent_token_takes_its_own_turn_and_the_pickup_is_recorded() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains(&second), "{answer}");
 }
+
+/// `examples/claude-code/`: every hook the settings file installs runs
+/// `discuss turn --hook claude-code` as Claude Code would (the event on
+/// stdin, the session's environment), and the launcher starts `claude`
+/// with those settings as the agent.
+#[test]
+fn the_claude_code_example_installs_hooks_that_answer_and_a_launcher_that_names_the_agent() {
+    let env = Env::new();
+    env.fleet();
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/claude-code");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("settings.json")).unwrap())
+            .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("discuss");
+    let path = format!("{}:/usr/bin:/bin", bin.parent().unwrap().display());
+    let run_hook = |command: &str, event: &Value| {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", command])
+            .env_clear()
+            .env("PATH", &path)
+            .env("DISCUSS_LEDGER", env.ledger())
+            .env("DISCUSS_NOW", env.now_ms.to_string())
+            .env("DISCUSS_AGENT_ID", "agent-b")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{command}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (dsc, root) = ask(&env, "from the example", &[]);
+    env.wake(&dsc, "agent-b", &root);
+    let hooks = settings["hooks"].as_object().unwrap();
+    for name in ["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop"] {
+        let command = hooks[name][0]["hooks"][0]["command"].as_str().unwrap();
+        assert!(command.starts_with("discuss turn --hook claude-code"), "{command}");
+        let event = json!({"session_id": "s", "hook_event_name": name, "stop_hook_active": false});
+        let said: Value = serde_json::from_str(&run_hook(command, &event)).unwrap();
+        let text = match name {
+            "Stop" | "SubagentStop" => said["reason"].as_str().unwrap().to_owned(),
+            _ => said["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned(),
+        };
+        assert!(text.contains(&format!("turn 2 of {dsc} is yours")), "{name}: {text}");
+    }
+    // The launcher: `claude` (a stand-in that shows what it was given)
+    // started with the settings, as the agent, on the fleet's ledger.
+    let fake = env.dir.path().join("bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(
+        fake.join("claude"),
+        "#!/bin/sh\necho \"agent=$DISCUSS_AGENT_ID ledger=$DISCUSS_LEDGER args=$*\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(fake.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(folder.join("launch.sh"))
+        .args(["agent-b", "--model", "sonnet"])
+        .env_clear()
+        .env("PATH", format!("{}:{path}", fake.display()))
+        .env("DISCUSS_LEDGER", env.ledger())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(
+        said.trim(),
+        format!(
+            "agent=agent-b ledger={} args=--settings {}/settings.json --model sonnet",
+            env.ledger().display(),
+            folder.display()
+        )
+    );
+}
