@@ -14,8 +14,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the ledger is looked at for new turns.
-const PUSH_POLL: Duration = Duration::from_millis(200);
+/// How often the ledger's version is looked at: the turns are read again
+/// when it changed, and at least every `PUSH_REREAD` (a turn lapses with
+/// no write).
+const PUSH_POLL: Duration = Duration::from_millis(50);
+const PUSH_REREAD: Duration = Duration::from_secs(1);
 
 /// What changed about the agent's turns since the last look.
 enum Push {
@@ -34,13 +37,32 @@ pub(crate) async fn push_turns(
 ) {
     // The live turns pushed already: attempt → discussion.
     let mut pushed: HashMap<String, String> = HashMap::new();
+    let mut seen: Option<(Option<u64>, std::time::Instant)> = None;
     loop {
         let looked = {
             let session = Arc::clone(&session);
             let agent = agent.clone();
             let known = pushed.clone();
-            tokio::task::spawn_blocking(move || changes(session.session(), &agent, &known)).await
+            // On the blocking pool, the version's read too (a database's
+            // client blocks).
+            tokio::task::spawn_blocking(move || {
+                let session = session.session();
+                let version = session.ledger.version();
+                if let Some((last, at)) = seen
+                    && last == version
+                    && at.elapsed() < PUSH_REREAD
+                {
+                    return (seen, Ok(Vec::new()));
+                }
+                let now = Some((version, std::time::Instant::now()));
+                (now, changes(session, &agent, &known))
+            })
+            .await
         };
+        let looked = looked.map(|(now, found)| {
+            seen = now;
+            found
+        });
         let Ok(Ok(found)) = looked else {
             tokio::time::sleep(PUSH_POLL).await;
             continue;
