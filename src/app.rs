@@ -237,6 +237,7 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Approvals(args) => commands::gate::list(&ctx, args)?,
         Command::Call(args) => commands::call::run(&ctx, args)?,
         Command::List(args) => commands::list::run(&ctx, args)?,
+        Command::Search(args) => commands::search::run(&ctx, args)?,
         Command::Inbox(args) => commands::list::inbox(&ctx, args)?,
         Command::Verify(args) => commands::verify::run(&ctx, args)?,
         Command::Wait(args) => commands::wait::run(&ctx, args)?,

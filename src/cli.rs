@@ -13,6 +13,7 @@ use crate::commands::{
     mcp::McpArgs,
     quota::QuotaArgs,
     reply::ReplyArgs,
+    search::SearchArgs,
     serve::ServeArgs,
     show::ShowArgs,
     token::TokenArgs,
@@ -116,6 +117,8 @@ pub(crate) enum Command {
     Call(CallArgs),
     /// List discussions, newest first
     List(ListArgs),
+    /// Find messages by their words, newest first (reads only)
+    Search(SearchArgs),
     /// What waits for an agent: open discussions whose head is addressed
     /// to it, and its live turn (reads only)
     Inbox(InboxArgs),

@@ -51,6 +51,7 @@ mod output;
 mod progress;
 mod regular_file;
 mod seal;
+mod search;
 mod serve;
 mod session;
 mod supervisor;

@@ -16,6 +16,7 @@ pub(crate) mod list;
 pub(crate) mod mcp;
 pub(crate) mod quota;
 pub(crate) mod reply;
+pub(crate) mod search;
 pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod token;

@@ -142,6 +142,20 @@ impl Ledger {
         on_backend!(self, backend => backend.location())
     }
 
+    /// Messages that may hold every term of `query`, newest first: the
+    /// file's index beside it, or the database's full-text search.
+    pub(crate) fn search_candidates(
+        &self,
+        query: &crate::search::Query,
+        skip: usize,
+        take: usize,
+    ) -> Result<Vec<crate::search::index::Candidate>> {
+        match self {
+            Ledger::File(file) => crate::search::index::candidates(file.path(), query, skip, take),
+            Ledger::Postgres(pg) => pg.search_candidates(query, skip, take),
+        }
+    }
+
     /// The file ledger, for what only a file has (its torn tails).
     pub(crate) fn as_file(&self) -> Option<&FileLedger> {
         match self {

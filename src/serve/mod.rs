@@ -25,6 +25,7 @@ mod http;
 mod operator;
 mod origin;
 mod routes;
+pub(crate) mod search;
 mod watch;
 
 use crate::error::{Error, ErrorCode, Result};

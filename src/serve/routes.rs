@@ -53,6 +53,7 @@ pub(super) fn router(app: App) -> Router {
         .route("/v1/discussions/{id}", get(discussion))
         .route("/v1/inbox", get(inbox))
         .route("/v1/turn", get(turn))
+        .route("/v1/search", get(super::search::find))
         .route("/v1/events", get(super::events::stream))
         .route("/v1/kill-switch", post(kill_switch))
         .route("/v1/fleets/{fleet}/agents", post(fleet))
@@ -79,12 +80,13 @@ pub(super) fn router(app: App) -> Router {
 /// `{id}`; any path the router does not know is `/{unknown}` (the path a
 /// stranger sends is not repeated).
 fn route_of(path: &str) -> String {
-    const FIXED: [&str; 9] = [
+    const FIXED: [&str; 10] = [
         "/healthz",
         "/mcp",
         "/v1/discussions",
         "/v1/inbox",
         "/v1/turn",
+        "/v1/search",
         "/v1/events",
         "/v1/kill-switch",
         "/v1/quota",

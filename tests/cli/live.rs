@@ -684,7 +684,12 @@ fn the_claude_code_example_installs_hooks_that_answer_and_a_launcher_that_names_
             .spawn()
             .unwrap();
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(event.to_string().as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{command}");
         String::from_utf8(out.stdout).unwrap()
@@ -694,14 +699,23 @@ fn the_claude_code_example_installs_hooks_that_answer_and_a_launcher_that_names_
     let hooks = settings["hooks"].as_object().unwrap();
     for name in ["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop"] {
         let command = hooks[name][0]["hooks"][0]["command"].as_str().unwrap();
-        assert!(command.starts_with("discuss turn --hook claude-code"), "{command}");
+        assert!(
+            command.starts_with("discuss turn --hook claude-code"),
+            "{command}"
+        );
         let event = json!({"session_id": "s", "hook_event_name": name, "stop_hook_active": false});
         let said: Value = serde_json::from_str(&run_hook(command, &event)).unwrap();
         let text = match name {
             "Stop" | "SubagentStop" => said["reason"].as_str().unwrap().to_owned(),
-            _ => said["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_owned(),
+            _ => said["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
         };
-        assert!(text.contains(&format!("turn 2 of {dsc} is yours")), "{name}: {text}");
+        assert!(
+            text.contains(&format!("turn 2 of {dsc} is yours")),
+            "{name}: {text}"
+        );
     }
     // The launcher: `claude` (a stand-in that shows what it was given)
     // started with the settings, as the agent, on the fleet's ledger.

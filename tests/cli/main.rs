@@ -36,6 +36,7 @@ mod mcp;
 mod postgres;
 mod race;
 mod reply;
+mod search;
 mod serve;
 mod show;
 mod spend;

@@ -287,6 +287,10 @@ impl PgLedger {
             // Every statement of the schema is "if not exists": a dropped
             // state table is made again, and folded anew from the lines.
             tx.batch_execute(SCHEMA)?;
+            // The search's table and its GIN index, made with the others
+            // (a database of an earlier version gets them at its first
+            // search).
+            tx.batch_execute(super::search::SEARCH_SCHEMA)?;
         }
         if !tables.summaries && tables.write_summaries {
             tx.batch_execute(SUMMARIES)?;

@@ -52,6 +52,7 @@ mod connection;
 mod location;
 mod read;
 mod schema;
+mod search;
 mod write;
 
 pub(super) use location::{Location, is_postgres_url};

@@ -14,6 +14,7 @@
 
 mod data;
 mod pages;
+mod search;
 
 use super::app::App;
 use super::http::{query_pairs, single, status_of};
@@ -43,6 +44,7 @@ pub(super) fn router() -> Router<App> {
         .route("/logout", post(sign_out))
         .route("/discussions", get(discussions))
         .route("/discussions/{id}", get(discussion))
+        .route("/search", get(search::page))
         .route("/console/changes", get(changes))
         .route("/console/kill-switch", post(kill_switch))
         .route("/console/tokens/revoke", post(revoke))
@@ -56,11 +58,12 @@ pub(super) fn router() -> Router<App> {
 /// The routes `routes::route_of` names in a span (a discussion's id is
 /// `{id}`).
 pub(super) fn route_of(path: &str) -> Option<&'static str> {
-    const FIXED: [&str; 10] = [
+    const FIXED: [&str; 11] = [
         "/",
         "/login",
         "/logout",
         "/discussions",
+        "/search",
         "/console/changes",
         "/console/kill-switch",
         "/console/tokens/revoke",

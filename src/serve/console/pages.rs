@@ -55,7 +55,7 @@ fn when(at: &str, now_ms: i64) -> String {
     }
 }
 
-fn time(at: &str, now_ms: i64) -> Markup {
+pub(super) fn time(at: &str, now_ms: i64) -> Markup {
     html! { @if at.is_empty() { "—" } @else { time datetime=(at) title=(at) { (when(at, now_ms)) } } }
 }
 
@@ -90,7 +90,7 @@ fn body(payload: &Value) -> String {
 
 /// The frame of every page: the header with where to go and who is signed
 /// in, and `main`.
-fn layout(
+pub(super) fn layout(
     title: &str,
     principal: Option<&Principal>,
     now_ms: i64,
@@ -116,6 +116,9 @@ fn layout(
                         nav aria-label="Pages" {
                             a href="/" { "Overview" }
                             a href="/discussions" { "Discussions" }
+                        }
+                        form.search method="get" action="/search" role="search" {
+                            input type="search" name="q" aria-label="Search what agents said" placeholder="Search messages";
                         }
                         div.who {
                             span.signal #signal role="status" aria-live="polite" { "connecting" }
@@ -271,7 +274,7 @@ fn rows_table(rows: &[Value], now: i64, live: bool) -> Markup {
 /// An id shortened for a table: its kind and the first and last of its
 /// digits (ids made close together share their first digits, their time);
 /// the whole id is in the link's address and title.
-fn short(id: &str) -> String {
+pub(super) fn short(id: &str) -> String {
     let chars: Vec<char> = id.chars().collect();
     if chars.len() <= 20 {
         return id.to_owned();
