@@ -238,6 +238,7 @@ fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Call(args) => commands::call::run(&ctx, args)?,
         Command::List(args) => commands::list::run(&ctx, args)?,
         Command::Search(args) => commands::search::run(&ctx, args)?,
+        Command::Top(args) => commands::top::run(&ctx, args)?,
         Command::Inbox(args) => commands::list::inbox(&ctx, args)?,
         Command::Verify(args) => commands::verify::run(&ctx, args)?,
         Command::Wait(args) => commands::wait::run(&ctx, args)?,

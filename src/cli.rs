@@ -17,6 +17,7 @@ use crate::commands::{
     serve::ServeArgs,
     show::ShowArgs,
     token::TokenArgs,
+    top::TopArgs,
     turn::TurnArgs,
     verify::VerifyArgs,
     wait::WaitArgs,
@@ -119,6 +120,9 @@ pub(crate) enum Command {
     List(ListArgs),
     /// Find messages by their words, newest first (reads only)
     Search(SearchArgs),
+    /// The operator's live terminal view: what needs a person, live turns,
+    /// halts, counts, spend; keys halt, release, grant and deny
+    Top(TopArgs),
     /// What waits for an agent: open discussions whose head is addressed
     /// to it, and its live turn (reads only)
     Inbox(InboxArgs),

@@ -56,6 +56,7 @@ mod serve;
 mod session;
 mod supervisor;
 mod tools;
+mod top;
 mod traces;
 mod user;
 

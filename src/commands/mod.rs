@@ -20,6 +20,7 @@ pub(crate) mod search;
 pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod token;
+pub(crate) mod top;
 pub(crate) mod turn;
 pub(crate) mod verify;
 pub(crate) mod wait;

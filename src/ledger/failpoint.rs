@@ -19,7 +19,8 @@
 //! - `fs.network=<name>`: the ledger's filesystem reads as that network
 //!   filesystem;
 //! - `supervisor.before_started`: a supervised turn is reserved and its
-//!   agent spawned, `started` not yet recorded (the ledger unlocked).
+//!   agent spawned, `started` not yet recorded (the ledger unlocked);
+//! - `top.draw`: `discuss top` draws a frame (`panic` makes it panic).
 
 use std::io;
 
@@ -183,6 +184,8 @@ fn fire(action: &str) -> io::Result<()> {
         }
         "enospc" => Err(Errno::NOSPC.into()),
         "eio" => Err(Errno::IO.into()),
+        // `discuss top` restores the terminal on a panic too.
+        "panic" => panic!("the fail point asked for a panic"),
         other => panic!("unknown fail point action {other:?}"),
     }
 }

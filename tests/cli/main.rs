@@ -44,6 +44,7 @@ mod statuses;
 mod supervise;
 mod surface;
 mod token;
+mod top;
 mod traces;
 mod verify;
 mod wait;

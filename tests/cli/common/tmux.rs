@@ -17,6 +17,11 @@ impl Tmux {
     /// `env`'s ledger, clock and this build's `discuss` on its PATH;
     /// `None` (skipped) without tmux unless CI asks for it.
     pub(crate) fn start(env: &Env, command: &str) -> Option<Tmux> {
+        Tmux::start_sized(env, command, 200, 50)
+    }
+
+    /// `start` with a window of `width`×`height`.
+    pub(crate) fn start_sized(env: &Env, command: &str, width: u16, height: u16) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             if std::env::var("CI").is_ok_and(|v| v == "true") {
                 panic!("CI needs tmux for the live-session tests, and it is missing");
@@ -50,9 +55,9 @@ impl Tmux {
                 "-s",
                 "work",
                 "-x",
-                "200",
+                &width.to_string(),
                 "-y",
-                "50",
+                &height.to_string(),
             ])
             .arg(command)
             .output()
@@ -91,6 +96,33 @@ impl Tmux {
             assert!(Instant::now() < until, "{text:?} never showed:\n{screen}");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// What pane `target` shows, row by row as on the screen (no joining
+    /// of wrapped lines).
+    pub(crate) fn rows(&self, target: &str) -> Vec<String> {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", target]).stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// A format of pane `target` (`#{pane_dead_status}` and the like).
+    pub(crate) fn format(&self, target: &str, format: &str) -> String {
+        String::from_utf8_lossy(
+            &self
+                .run(&["display-message", "-p", "-t", target, format])
+                .stdout,
+        )
+        .trim()
+        .to_owned()
+    }
+
+    /// What pane `target` shows, with its colours and attributes as escape
+    /// sequences.
+    pub(crate) fn screen_with_escapes(&self, target: &str) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-e", "-t", target]).stdout)
+            .into_owned()
     }
 
     /// A new window running `command`; its pane's id.
