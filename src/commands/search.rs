@@ -3,8 +3,9 @@
 
 use super::Context;
 use crate::error::Result;
-use crate::operations::search::{SearchRequest, search};
-use crate::output::{Answer, SearchView};
+use crate::output::Answer;
+use crate::search::run::{SearchRequest, search};
+use crate::search::view::SearchView;
 use clap::Args;
 
 // Find what agents said: messages whose body holds every word of TEXT

@@ -41,5 +41,6 @@ pub(crate) use file::FileLedger;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use file::cache::peek_as_serde;
 pub(crate) use postgres::LOOKUPS as POSTGRES_LOOKUPS;
+pub(crate) use postgres::{PgLedger, SearchDoc};
 pub(crate) use storage::{Info, Ledger};
 pub(crate) use summary::{Summarize, Summary, Untrusted};

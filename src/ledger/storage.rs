@@ -142,17 +142,12 @@ impl Ledger {
         on_backend!(self, backend => backend.location())
     }
 
-    /// Messages that may hold every term of `query`, newest first: the
-    /// file's index beside it, or the database's full-text search.
-    pub(crate) fn search_candidates(
-        &self,
-        query: &crate::search::Query,
-        skip: usize,
-        take: usize,
-    ) -> Result<Vec<crate::search::index::Candidate>> {
+    /// The database ledger, for what only a database has (its own
+    /// full-text search).
+    pub(crate) fn as_postgres(&self) -> Option<&PgLedger> {
         match self {
-            Ledger::File(file) => crate::search::index::candidates(file.path(), query, skip, take),
-            Ledger::Postgres(pg) => pg.search_candidates(query, skip, take),
+            Ledger::File(_) => None,
+            Ledger::Postgres(pg) => Some(pg),
         }
     }
 

@@ -14,7 +14,6 @@ pub(crate) mod lists;
 pub(crate) mod live;
 pub(crate) mod read;
 pub(crate) mod reply;
-pub(crate) mod search;
 pub(crate) mod wake;
 pub(crate) mod watch;
 

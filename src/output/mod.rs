@@ -18,7 +18,6 @@ mod json_line;
 mod ledger;
 mod live;
 mod rows;
-mod search;
 mod text;
 mod writes;
 
@@ -41,8 +40,7 @@ pub(crate) use live::{HookView, TurnView};
 pub(crate) use rows::{RowsView, summary_row_json};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use rows::{rows_by_hand_as_serde, summary_row_as_serde};
-pub(crate) use search::SearchView;
-pub(crate) use text::{terminal_width, wrap};
+pub(crate) use text::{relative, terminal_width, wrap};
 pub(crate) use writes::{AskView, ReplyView, WakeView};
 
 use crate::discussion::Status;

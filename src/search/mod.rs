@@ -6,7 +6,10 @@
 //! message matches when it holds every term. The same rules on every
 //! backend: an index only proposes candidates, which are checked here.
 
+mod database;
 pub(crate) mod index;
+pub(crate) mod run;
+pub(crate) mod view;
 
 use crate::error::{Error, ErrorCode, Result};
 use serde_json::Value;

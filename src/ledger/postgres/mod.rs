@@ -57,6 +57,7 @@ mod write;
 
 pub(super) use location::{Location, is_postgres_url};
 pub(crate) use schema::LOOKUPS;
+pub(crate) use search::SearchDoc;
 // What the rooms of this backend share.
 use read::{keyed_of, records_of};
 use schema::{

@@ -1,13 +1,26 @@
-//! `discuss search` on a database: the database's own full-text search.
-//! `discuss_search` holds a `tsvector` of each message's words (the
-//! search's own words, as lexemes with their positions: no parser or
-//! configuration of the server's comes between, so both backends agree)
-//! with a GIN index; it is made with the tables and caught up by each
-//! search from the lines written since (`discuss_search_state`).
+//! The database's own full-text search, for `discuss search`:
+//! `discuss_search` holds a `tsvector` of each message's words (made by
+//! the search, as lexemes with positions) with a GIN index; it is made
+//! with the tables and caught up by each search from the lines written
+//! since (`discuss_search_state`), one search at a time.
 
 use super::*;
-use crate::search::Query;
-use crate::search::index::Candidate;
+
+/// A message's row of `discuss_search`: its `tsvector` as a literal.
+pub(crate) struct SearchDoc {
+    pub discussion_id: String,
+    pub record_id: String,
+    pub at_ms: i64,
+    pub tsvector: String,
+}
+
+/// A row that matched: where its message is.
+pub(crate) struct SearchHit {
+    pub discussion_id: String,
+    pub record_id: String,
+    pub at_ms: i64,
+    pub line_no: i64,
+}
 
 pub(super) const SEARCH_SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS discuss_search (
@@ -31,45 +44,17 @@ const SEARCH_LOCK_KEY: i64 = 0x6469_7363_7573_7331;
 /// The most lines a catch-up reads in one statement.
 const CATCH_UP_BATCH: i64 = 20_000;
 
-/// A word as a lexeme of a `tsvector` or `tsquery` literal.
-fn lexeme(word: &str) -> String {
-    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
-}
-
-/// The `tsvector` literal of a body: each word at its position (1-based;
-/// PostgreSQL keeps positions up to 16,383).
-fn tsvector_of(text: &str) -> String {
-    crate::search::words(text)
-        .enumerate()
-        .map(|(i, (_, _, word))| format!("{}:{}", lexeme(&word), (i + 1).min(16_383)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The `tsquery` literal of a query: every term, a phrase's words
-/// adjacent in order.
-fn tsquery_of(query: &Query) -> String {
-    query
-        .terms
-        .iter()
-        .map(|words| {
-            let phrase: Vec<String> = words.iter().map(|w| lexeme(w)).collect();
-            format!("({})", phrase.join(" <-> "))
-        })
-        .collect::<Vec<_>>()
-        .join(" & ")
-}
-
 impl PgLedger {
-    /// The messages that hold every term of `query`, newest first (ties
-    /// in ledger order): `take` of them after the first `skip`, once the
-    /// index holds every line.
-    pub(crate) fn search_candidates(
+    /// The rows whose words match the `tsquery` literal, newest first
+    /// (ties in ledger order): `take` of them after the first `skip`, once
+    /// the table holds every line (`document_of` makes a line's row).
+    pub(crate) fn search(
         &self,
-        query: &Query,
+        document_of: &dyn Fn(&[u8], i64) -> Option<SearchDoc>,
+        tsquery: &str,
         skip: usize,
         take: usize,
-    ) -> Result<Vec<Candidate>> {
+    ) -> Result<Vec<SearchHit>> {
         self.session(|client| {
             let mut tx = client.transaction()?;
             tx.execute_typed(
@@ -93,15 +78,14 @@ impl PgLedger {
                 for row in &rows {
                     let line_no: i64 = row.get(0);
                     let line: Vec<u8> = row.get(1);
-                    let Some((discussion_id, record_id, at_ms, text)) = message_of(&line, line_no)
-                    else {
+                    let Some(doc) = document_of(&line, line_no) else {
                         continue;
                     };
                     lines.push(line_no);
-                    discussions.push(discussion_id);
-                    ids.push(record_id);
-                    ats.push(at_ms);
-                    words.push(tsvector_of(&text));
+                    discussions.push(doc.discussion_id);
+                    ids.push(doc.record_id);
+                    ats.push(doc.at_ms);
+                    words.push(doc.tsvector);
                 }
                 tx.execute_typed(
                     "INSERT INTO discuss_search (line_no, discussion_id, record_id, at_ms, words) \
@@ -129,7 +113,7 @@ impl PgLedger {
                 "SELECT discussion_id, record_id, at_ms, line_no FROM discuss_search \
                  WHERE words @@ $1::tsquery ORDER BY at_ms DESC, line_no LIMIT $2 OFFSET $3",
                 &[
-                    (&tsquery_of(query), Type::TEXT),
+                    (&tsquery, Type::TEXT),
                     (&take, Type::INT8),
                     (&skip, Type::INT8),
                 ],
@@ -137,46 +121,13 @@ impl PgLedger {
             tx.commit()?;
             Ok(rows
                 .iter()
-                .map(|row| Candidate {
+                .map(|row| SearchHit {
                     discussion_id: row.get(0),
-                    message_id: row.get(1),
+                    record_id: row.get(1),
                     at_ms: row.get(2),
-                    line: row.get::<_, i64>(3) as u64,
+                    line_no: row.get(3),
                 })
                 .collect())
         })
-    }
-}
-
-/// A line's message: its discussion, id, time and the text of its body,
-/// when its envelope parses.
-fn message_of(line: &[u8], line_no: i64) -> Option<(String, String, i64, String)> {
-    let record = crate::record::Record::parse(line, line_no as usize).ok()?;
-    let crate::record::Body::Message(message) = &record.body else {
-        return None;
-    };
-    let discussion_id = message.correlation_id.clone()?;
-    let envelope =
-        crate::discussion::envelope::Envelope::parse(&message.payload, &discussion_id).ok()?;
-    Some((
-        discussion_id,
-        record.id.clone(),
-        record.at_ms,
-        crate::search::body_text(&envelope.body),
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn literals_carry_the_words_as_lexemes() {
-        assert_eq!(
-            tsvector_of("Auth, auth it's"),
-            "'auth':1 'auth':2 'it':3 's':4"
-        );
-        let query = Query::parse(r#"token "auth refactor""#).unwrap();
-        assert_eq!(tsquery_of(&query), "('token') & ('auth' <-> 'refactor')");
     }
 }

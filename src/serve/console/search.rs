@@ -5,7 +5,7 @@
 use super::pages::{layout, short, time};
 use super::{App, error_page, html, viewed};
 use crate::credentials::Principal;
-use crate::operations::search::Found;
+use crate::search::run::Found;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
@@ -27,7 +27,7 @@ pub(super) async fn page(State(app): State<App>, headers: HeaderMap, uri: Uri) -
             Err(err) => return error_page(&err, Some(&principal)),
         };
         let found = shown
-            .blocking(move |session| crate::operations::search::search(session, &request))
+            .blocking(move |session| crate::search::run::search(session, &request))
             .await;
         match found {
             Ok((found, now)) => html(StatusCode::OK, matches(&principal, &text, &found, now)),

@@ -3,9 +3,10 @@
 //! against the derived discussion (its transcript leaves out malformed
 //! and foreign messages), so both backends answer alike.
 
+use super::Query;
+use super::index::Candidate;
 use crate::discussion::{Discussion, Status};
 use crate::error::{Error, ErrorCode, Result};
-use crate::search::Query;
 use crate::session::Session;
 use std::collections::HashMap;
 
@@ -46,7 +47,7 @@ impl SearchRequest {
             query: Query::parse(text)?,
             fleet,
             agent,
-            statuses: super::lists::parse_statuses(statuses)?,
+            statuses: crate::operations::lists::parse_statuses(statuses)?,
             limit: limit as usize,
             reader: None,
         })
@@ -77,18 +78,17 @@ pub(crate) fn search(session: &Session, request: &SearchRequest) -> Result<(Vec<
     let mut loaded: HashMap<String, Option<Discussion>> = HashMap::new();
     let mut skip = 0;
     loop {
-        let candidates = session
-            .ledger
-            .search_candidates(&request.query, skip, page)?;
+        let candidates = candidates(session, &request.query, skip, page)?;
         for candidate in &candidates {
             let discussion = match loaded.get(&candidate.discussion_id) {
                 Some(known) => known.as_ref(),
                 None => {
-                    let read = match super::read::load(session, &candidate.discussion_id) {
-                        Ok((discussion, _)) => Some(discussion).filter(|d| request.admits(d)),
-                        Err(err) if err.code == ErrorCode::UnknownDiscussion => None,
-                        Err(err) => return Err(err),
-                    };
+                    let read =
+                        match crate::operations::read::load(session, &candidate.discussion_id) {
+                            Ok((discussion, _)) => Some(discussion).filter(|d| request.admits(d)),
+                            Err(err) if err.code == ErrorCode::UnknownDiscussion => None,
+                            Err(err) => return Err(err),
+                        };
                     loaded
                         .entry(candidate.discussion_id.clone())
                         .or_insert(read)
@@ -105,7 +105,7 @@ pub(crate) fn search(session: &Session, request: &SearchRequest) -> Result<(Vec<
             else {
                 continue;
             };
-            let text = crate::search::body_text(&entry.body);
+            let text = super::body_text(&entry.body);
             let Some(at) = request.query.find(&text) else {
                 continue;
             };
@@ -115,7 +115,7 @@ pub(crate) fn search(session: &Session, request: &SearchRequest) -> Result<(Vec<
                 turn: entry.turn,
                 from_agent_id: entry.from_agent_id.clone(),
                 at_ms: entry.at_ms,
-                snippet: crate::search::snippet(&text, at),
+                snippet: super::snippet(&text, at),
                 line: candidate.line,
             });
         }
@@ -152,4 +152,19 @@ pub(crate) fn missing_text() -> Error {
         "what to search for? q is missing",
     )
     .detail("field", "q")
+}
+
+/// Messages that may hold every term of `query`, newest first: the file's
+/// index beside it, or the database's full-text search.
+fn candidates(
+    session: &Session,
+    query: &Query,
+    skip: usize,
+    take: usize,
+) -> Result<Vec<Candidate>> {
+    match (session.ledger.as_file(), session.ledger.as_postgres()) {
+        (Some(file), _) => super::index::candidates(file.path(), query, skip, take),
+        (None, Some(pg)) => super::database::candidates(pg, query, skip, take),
+        (None, None) => Ok(Vec::new()),
+    }
 }

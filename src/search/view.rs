@@ -1,9 +1,9 @@
 //! `discuss search`: `{"matches":[{"discussion_id","message_id","turn",
 //! "from_agent_id","at","snippet"}]}`, and a block a match for a person.
 
-use super::text::{printable, relative};
-use super::{At, Sink, Style, View};
-use crate::operations::search::Found;
+use super::run::Found;
+use crate::escape::printable;
+use crate::output::{At, Sink, Style, View, relative};
 use serde::Serialize;
 use serde_json::json;
 
