@@ -137,7 +137,12 @@ pub(crate) fn run(session: &Session, filter: Filter, color: bool) -> Result<()> 
             if crate::supervisor::stop_requested() {
                 return Ok(());
             }
-            if event::poll(TICK).map_err(|e| Error::io("the terminal", &e))? {
+            let Some(ready) = input_within(TICK)? else {
+                // The terminal hung up (its window closed, its server
+                // killed): nobody is left to see the view.
+                return Ok(());
+            };
+            if ready && event::poll(Duration::ZERO).map_err(|e| Error::io("the terminal", &e))? {
                 if let Event::Key(key) = event::read().map_err(|e| Error::io("the terminal", &e))?
                     && key.kind != KeyEventKind::Release
                 {
@@ -162,6 +167,29 @@ pub(crate) fn run(session: &Session, filter: Filter, color: bool) -> Result<()> 
     })();
     ratatui::restore();
     outcome
+}
+
+/// Whether input came on stdin within `wait`; `None` when the terminal
+/// hung up. (crossterm's own wait spins on a hung-up terminal, which
+/// reads as an endless end of file, and never comes back.)
+fn input_within(wait: Duration) -> Result<Option<bool>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let timeout = Timespec {
+        tv_sec: 0,
+        tv_nsec: wait.as_nanos().min(999_999_999) as _,
+    };
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ok(Some(false)),
+        Err(e) => return Err(Error::io("the terminal", &e.into())),
+    }
+    let seen = fds[0].revents();
+    if seen.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+        return Ok(None);
+    }
+    Ok(Some(seen.contains(PollFlags::IN)))
 }
 
 /// What a key does; whether the screen must be read again (a write).

@@ -175,6 +175,26 @@ fn every_way_out_restores_the_terminal() {
         "{}",
         tmux.screen("work")
     );
+    drop(tmux);
+    // Its terminal gone (the tmux server killed): it ends, never spins.
+    let Some(tmux) = top(&env, 80, 24, "") else {
+        return;
+    };
+    let pid = tmux.format("work", "#{pane_pid}");
+    tmux.run(&["kill-server"]);
+    let until = Instant::now() + Duration::from_secs(10);
+    // Ended: gone, or a zombie nobody reaped yet.
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|s| !s.trim_start().starts_with('Z'))
+        })
+    };
+    while running() {
+        assert!(Instant::now() < until, "top outlived its terminal");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // Without a terminal: refused, pointing at list and events.
     let out = env.run(&["top"]);
     assert_eq!(out.status, 2, "{}", out.stderr);
