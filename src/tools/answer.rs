@@ -133,7 +133,6 @@ fn answer_request(
     request: Map<String, Value>,
     caller: Caller<'_>,
 ) -> Result<Value> {
-    let agent = caller.agent;
     let Some(tool) = super::find(tool) else {
         return Err(
             Error::new(ErrorCode::InvalidArgument, format!("unknown tool {tool:?}"))
@@ -235,33 +234,15 @@ fn answer_request(
             rows_json(session, rows, now_ms)?
         }
         Operation::Inbox => {
-            if caller.own_only {
-                pinned(&request, caller, "agent_id")?;
-            }
-            let given = request.optional_string("agent_id")?;
-            let Some(agent) = given.as_deref().or(agent) else {
-                return Err(
-                    Error::new(ErrorCode::InvalidArgument, "agent_id is required")
-                        .detail("field", "agent_id"),
-                );
-            };
-            let (rows, now_ms) = lists::inbox_rows(session, agent)?;
+            let agent = agent_asked(&request, caller)?;
+            let (rows, now_ms) = lists::inbox_rows(session, &agent)?;
             rows_json(session, rows, now_ms)?
         }
         Operation::TakeTurn => {
-            if caller.own_only {
-                pinned(&request, caller, "agent_id")?;
-            }
-            let given = request.optional_string("agent_id")?;
-            let Some(agent) = given.as_deref().or(agent) else {
-                return Err(
-                    Error::new(ErrorCode::InvalidArgument, "agent_id is required")
-                        .detail("field", "agent_id"),
-                );
-            };
+            let agent = agent_asked(&request, caller)?;
             let wait = request.int("wait_ms")?;
             let wait = (wait > 0).then(|| std::time::Duration::from_millis(wait as u64));
-            let turn = operations::live::take_turn(session, agent, wait, true)?;
+            let turn = operations::live::take_turn(session, &agent, wait, true)?;
             let reply_argv = operations::live::reply_argv(session, &turn);
             crate::output::TurnView { turn, reply_argv }.value()
         }
@@ -299,6 +280,21 @@ pub(crate) fn hide_unless_taking_part(
         return Ok(());
     }
     Err(crate::engine::unknown_discussion(&discussion.id))
+}
+
+/// The agent an `inbox` or `take_turn` is about: `agent_id`, else the
+/// one the caller acts for (an agent token may name only its own).
+fn agent_asked(request: &Request, caller: Caller<'_>) -> Result<String> {
+    if caller.own_only {
+        pinned(request, caller, "agent_id")?;
+    }
+    request
+        .optional_string("agent_id")?
+        .or_else(|| caller.agent.map(str::to_owned))
+        .ok_or_else(|| {
+            Error::new(ErrorCode::InvalidArgument, "agent_id is required")
+                .detail("field", "agent_id")
+        })
 }
 
 /// `agent_mismatch` when the server acts for `agent` and `field` names
